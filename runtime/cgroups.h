@@ -1,0 +1,64 @@
+/* cgroups behind one interface: v1, v2 and the hybrid layout (v1 controllers plus a
+ * cgroup2 mount at /sys/fs/cgroup/unified), or none at all. */
+#ifndef AGENTBOX_CGROUPS_H
+#define AGENTBOX_CGROUPS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+
+struct json_out;
+
+enum cgroup_mode { CGROUP_MODE_DISABLED, CGROUP_MODE_V1, CGROUP_MODE_HYBRID, CGROUP_MODE_V2 };
+
+/* A container's cgroup: the layout and the path below each hierarchy's root.
+ * Small and flat so it can be stored in the container state as two strings. */
+struct cgroup_ref {
+	enum cgroup_mode mode;
+	char path[PATH_MAX];        /* "/docker/abc"; "" when disabled */
+};
+
+/* Layout of this host (detected once, cached). Honours AGENTBOX_CGROUP_ROOT for tests. */
+enum cgroup_mode cgroup_host_mode(void);
+const char *cgroup_mode_name(enum cgroup_mode m);   /* "v1", "hybrid", "v2", "disabled" */
+int cgroup_mode_from_name(const char *name, enum cgroup_mode *ret);
+
+/* Resolve linux.cgroupsPath: absolute ("/a/b"), relative ("a/b", below the runtime's
+ * own cgroup), systemd "slice:prefix:name" when systemd is set (mapped to the
+ * cgroupfs path when systemd is not PID 1, logged at debug), NULL/empty = the default
+ * "/agentbox/<id>". disabled yields mode DISABLED. */
+int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool disabled,
+		   struct cgroup_ref *ret, struct ab_err *err);
+
+/* Create the cgroup in every hierarchy and apply resources (may be NULL).
+ * On failure nothing created is left behind. */
+int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);
+/* Move pid into the cgroup (every hierarchy). */
+int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err);
+/* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1 when the
+ * layout is not pure v2. */
+int cgroup_v2_dirfd(const struct cgroup_ref *cg);
+/* Apply (or update) resources on an existing cgroup. */
+int cgroup_apply(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);
+/* Freeze/thaw every process (v1 freezer, v2 cgroup.freeze); waits until done. */
+int cgroup_freeze(const struct cgroup_ref *cg, bool frozen, struct ab_err *err);
+/* 1 when frozen, 0 when not. */
+int cgroup_is_frozen(const struct cgroup_ref *cg, struct ab_err *err);
+/* The pids in the cgroup (malloc'd array). */
+int cgroup_pids(const struct cgroup_ref *cg, pid_t **ret, size_t *ret_n, struct ab_err *err);
+/* Signal every process in the cgroup (v2 cgroup.kill for SIGKILL where present). */
+int cgroup_kill_all(const struct cgroup_ref *cg, int sig, struct ab_err *err);
+/* Remove the cgroup from every hierarchy (kills stragglers, bounded retries). */
+int cgroup_destroy(const struct cgroup_ref *cg, struct ab_err *err);
+/* Write the "data" object of `events --stats` ({cpu,memory,pids,blkio,hugetlb}). */
+int cgroup_stats(const struct cgroup_ref *cg, struct json_out *o, struct ab_err *err);
+/* An fd that becomes readable when the OOM killer fires in the cgroup
+ * (v1: eventfd on memory.oom_control; v2: inotify on memory.events). -1 if none. */
+int cgroup_oom_watch(const struct cgroup_ref *cg, struct ab_err *err);
+/* Number of OOM kills so far (v2 memory.events oom_kill; v1 memory.oom_control). */
+int cgroup_oom_count(const struct cgroup_ref *cg, uint64_t *ret, struct ab_err *err);
+
+#endif

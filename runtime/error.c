@@ -1,0 +1,37 @@
+#include "error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int ab_verror(struct ab_err *err, int errnum, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	if (n < 0)
+		n = 0;
+	if (errnum > 0 && (size_t)n < sizeof err->msg)
+		snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errnum));
+	err->code = errnum > 0 ? errnum : 0;
+	return errnum > 0 ? -errnum : -1;
+}
+
+int ab_error(struct ab_err *err, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = ab_verror(err, errnum, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ab_wrap(struct ab_err *err, const char *fmt, ...)
+{
+	char prefix[512], old[AB_ERR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof old);
+	snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+	return err->code > 0 ? -err->code : -1;
+}

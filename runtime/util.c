@@ -1,0 +1,447 @@
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		abort();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	char *p;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		abort();
+	return p;
+}
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK 16384
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	struct arena_block *b = a->head;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+		b = xmalloc(sizeof *b + cap);
+		b->cap = cap;
+		b->used = 0;
+		b->next = a->head;
+		a->head = b;
+	}
+	void *p = (char *)b->data + b->used;
+	b->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s)
+{
+	return s ? arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+char *arena_printf(struct arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *p = arena_alloc(a, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+void arena_free(struct arena *a)
+{
+	struct arena_block *b = a->head;
+	while (b) {
+		struct arena_block *next = b->next;
+		free(b);
+		b = next;
+	}
+	a->head = NULL;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t read_all(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, size_t *ret_len,
+		 struct ab_err *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "open %s", path);
+	size_t cap = 4096, len = 0;
+	_cleanup_free_ char *buf = xmalloc(cap + 1);
+	for (;;) {
+		if (len == cap) {
+			if (cap >= max_size)
+				return ab_error(err, EFBIG, "read %s: larger than %zu bytes", path, max_size);
+			cap = cap * 2 > max_size ? max_size : cap * 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return ab_error(err, errno, "read %s", path);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	*ret_buf = TAKE_PTR(buf);
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			 struct ab_err *err)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return ab_error(err, ENAMETOOLONG, "write %s", path);
+	_cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return ab_error(err, errno, "create %s", tmp);
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		int e = errno;
+		unlinkat(dirfd, tmp, 0);
+		return ab_error(err, e, "write %s", tmp);
+	}
+	if (renameat(dirfd, tmp, dirfd, path) < 0) {
+		int e = errno;
+		unlinkat(dirfd, tmp, 0);
+		return ab_error(err, e, "rename %s to %s", tmp, path);
+	}
+	return 0;
+}
+
+int write_file_at(int dirfd, const char *path, const char *data, size_t len, struct ab_err *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "open %s", path);
+	ssize_t n;
+	do
+		n = write(fd, data, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return ab_error(err, errno, "write '%.*s' to %s", (int)(len > 64 ? 64 : len), data, path);
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode, struct ab_err *err)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return ab_error(err, ENAMETOOLONG, "mkdir %s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == 0) {
+			char c = *p;
+			*p = 0;
+			if (mkdir(buf, mode) < 0 && errno != EEXIST)
+				return ab_error(err, errno, "mkdir %s", buf);
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+static int rm_rf_children(int dfd, struct ab_err *err)
+{
+	_cleanup_closedir_ DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return ab_error(err, errno, "fdopendir");
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM)
+			return ab_error(err, errno, "unlink %s", de->d_name);
+		if (rm_rf_at(dirfd(d), de->d_name, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int rm_rf_at(int dirfd, const char *path, struct ab_err *err)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == ENOTDIR || errno == ELOOP) {
+			if (unlinkat(dirfd, path, 0) < 0 && errno != ENOENT)
+				return ab_error(err, errno, "unlink %s", path);
+			return 0;
+		}
+		return ab_error(err, errno, "open %s", path);
+	}
+	if (rm_rf_children(fd, err) < 0)
+		return ab_wrap(err, "remove %s", path);
+	if (unlinkat(dirfd, path, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return ab_error(err, errno, "rmdir %s", path);
+	return 0;
+}
+
+int parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int parse_uint64(const char *s, uint64_t *ret)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+bool container_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 1024 || streq(s, ".") || streq(s, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  (i > 0 && (c == '_' || c == '.' || c == '-' || c == '+'));
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static int read_proc_stat(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Fields after the comm, which may itself hold spaces and parentheses. */
+static char *proc_stat_after_comm(char *buf)
+{
+	char *p = strrchr(buf, ')');
+	return p && p[1] ? p + 2 : NULL;
+}
+
+int proc_start_time(pid_t pid, uint64_t *ret)
+{
+	char buf[1024];
+	int r = read_proc_stat(pid, buf, sizeof buf);
+	if (r < 0)
+		return r;
+	char *p = proc_stat_after_comm(buf);
+	/* p points at field 3 (state); start time is field 22. */
+	for (int field = 3; p && field < 22; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return -EIO;
+	*ret = strtoull(p, NULL, 10);
+	return 0;
+}
+
+char proc_state(pid_t pid)
+{
+	char buf[1024];
+	if (read_proc_stat(pid, buf, sizeof buf) < 0)
+		return 0;
+	char *p = proc_stat_after_comm(buf);
+	return p ? *p : 0;
+}
+
+static int keep_fd(int fd, const int *keep, size_t n_keep)
+{
+	for (size_t i = 0; i < n_keep; i++)
+		if (keep[i] == fd)
+			return 1;
+	return 0;
+}
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Fallback when close_range is missing: walk /proc/self/fd. */
+static int close_fds_by_proc(int first, const int *keep, size_t n_keep, bool cloexec_only)
+{
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd < first || fd == dfd || keep_fd(fd, keep, n_keep))
+			continue;
+		if (cloexec_only)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		else
+			close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
+bool util_force_fallbacks;
+
+int close_fds_from(int first, const int *keep, size_t n_keep)
+{
+	if (util_force_fallbacks)
+		return close_fds_by_proc(first, keep, n_keep, false);
+	/* close the gaps between kept fds, in ascending order */
+	int lo = first;
+	for (;;) {
+		int next_keep = -1;
+		for (size_t i = 0; i < n_keep; i++)
+			if (keep[i] >= lo && (next_keep < 0 || keep[i] < next_keep))
+				next_keep = keep[i];
+		unsigned hi = next_keep < 0 ? ~0U : (unsigned)next_keep - 1;
+		if (next_keep < 0 || next_keep > lo) {
+			if (syscall(SYS_close_range, (unsigned)lo, hi, 0) < 0)
+				return close_fds_by_proc(first, keep, n_keep, false);
+		}
+		if (next_keep < 0)
+			return 0;
+		lo = next_keep + 1;
+	}
+}
+
+int cloexec_fds_from(int first)
+{
+	if (!util_force_fallbacks && syscall(SYS_close_range, (unsigned)first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	return close_fds_by_proc(first, NULL, 0, true);
+}
+
+void format_rfc3339(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%09ldZ", ts.tv_nsec);
+}

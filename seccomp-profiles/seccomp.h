@@ -1,0 +1,37 @@
+/* OCI linux.seccomp → BPF (libseccomp), the shipped profiles, and loading. */
+#ifndef AGENTBOX_SECCOMP_H
+#define AGENTBOX_SECCOMP_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "error.h"
+
+struct json_out;
+
+struct seccomp_prog {
+	struct sock_filter *filter;     /* malloc'd */
+	unsigned short len;
+	unsigned int flags;             /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
+	bool notify;                    /* has a NOTIFY action: load returns a listener fd */
+};
+
+/* Compile s into a ready BPF program for the native architecture (+ the listed ones). */
+int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
+/* Load prog into the calling thread (needs no_new_privs or CAP_SYS_ADMIN).
+ * When prog->notify, *ret_notify_fd receives the listener fd. Allocates nothing. */
+int seccomp_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err);
+void seccomp_prog_free(struct seccomp_prog *prog);
+
+/* The shipped profiles, embedded in the binary: "default", "agent". */
+int seccomp_builtin_profile(const char *name, struct arena *arena, struct oci_seccomp **ret,
+			    struct ab_err *err);
+/* Send the notify fd and the container state JSON to listenerPath (SCM_RIGHTS). */
+int seccomp_send_notify_fd(const char *listener_path, const char *state_json, int notify_fd,
+			   struct ab_err *err);
+/* For `features`: write "seccomp": {...} members (enabled, actions, operators, archs,
+ * knownFlags, supportedFlags). */
+void seccomp_features_json(struct json_out *o);
+
+#endif
