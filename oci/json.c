@@ -1,0 +1,245 @@
+/* The one JSON module: yajl's tree parser for reading, yajl_gen for writing. */
+#include "json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
+
+#include "util.h"
+
+/* yajl parses iteratively, but yajl_tree_free recurses once per level: a
+ * document of a few MiB of '[' would blow the stack. No OCI document nests
+ * anywhere near this deep. */
+#define JSON_MAX_DEPTH 256
+
+/* A cheap pre-scan over the raw text for what the tree API cannot report:
+ * nesting depth, and \u0000 escapes (the tree hands out C strings, so an
+ * embedded NUL would silently cut a path or an argument short). Comments are
+ * skipped because yajl_tree_parse accepts them. */
+static int prescan(const char *text, const char *what, struct ab_err *err)
+{
+	int depth = 0;
+	for (const char *p = text; *p; p++) {
+		switch (*p) {
+		case '"':
+			for (p++; *p && *p != '"'; p++) {
+				if (*p != '\\')
+					continue;
+				if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+					return ab_error(err, 0, "%s: invalid JSON: a string contains \\u0000", what);
+				if (p[1])
+					p++;
+			}
+			if (!*p)
+				return 0;   /* unterminated: let yajl report it */
+			break;
+		case '/':
+			if (p[1] == '/') {
+				p += strcspn(p, "\n");
+			} else if (p[1] == '*') {
+				const char *end = strstr(p + 2, "*/");
+				if (!end)
+					return 0;
+				p = end + 1;
+			}
+			if (!*p)
+				return 0;
+			break;
+		case '[':
+		case '{':
+			if (++depth > JSON_MAX_DEPTH)
+				return ab_error(err, 0, "%s: invalid JSON: nested deeper than %d levels",
+						what, JSON_MAX_DEPTH);
+			break;
+		case ']':
+		case '}':
+			depth--;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* yajl_tree_parse only hands back a verbose multi-line message. Re-run the
+ * stream parser (no callbacks, so no allocation per value) to get yajl's
+ * one-line reason and the offset where it stopped. */
+static void describe_parse_error(const char *text, const char *tree_msg, char *buf, size_t len)
+{
+	size_t n = strlen(text);
+	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+	if (!h) {
+		snprintf(buf, len, "%s", tree_msg);
+		return;
+	}
+	yajl_config(h, yajl_allow_comments, 1);
+	yajl_status st = yajl_parse(h, (const unsigned char *)text, n);
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(h);
+	if (st == yajl_status_ok) {
+		/* Both disagree (should not happen): keep the tree's words. */
+		snprintf(buf, len, "%.*s", (int)strcspn(tree_msg, "\n"), tree_msg);
+		yajl_free(h);
+		return;
+	}
+	unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, n);
+	size_t off = yajl_get_bytes_consumed(h);
+	if (off > n)
+		off = n;
+	unsigned line = 1, col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	const char *m = msg ? (const char *)msg : tree_msg;
+	snprintf(buf, len, "%.*s at line %u, column %u", (int)strcspn(m, "\n"), m, line, col);
+	if (msg)
+		yajl_free_error(h, msg);
+	yajl_free(h);
+}
+
+int json_parse(const char *text, const char *what, yajl_val *ret, struct ab_err *err)
+{
+	if (prescan(text, what, err) < 0)
+		return -1;
+	char tree_msg[512] = "";
+	yajl_val v = yajl_tree_parse(text, tree_msg, sizeof tree_msg);
+	if (!v) {
+		char reason[640];
+		describe_parse_error(text, tree_msg, reason, sizeof reason);
+		return ab_error(err, 0, "%s: invalid JSON: %s", what, reason);
+	}
+	*ret = v;
+	return 0;
+}
+
+void json_free(yajl_val v)
+{
+	if (v)
+		yajl_tree_free(v);
+}
+
+yajl_val json_get(yajl_val obj, const char *key)
+{
+	if (!YAJL_IS_OBJECT(obj))
+		return NULL;
+	for (size_t i = 0; i < obj->u.object.len; i++)
+		if (streq(obj->u.object.keys[i], key))
+			return obj->u.object.values[i];
+	return NULL;
+}
+
+/* ---- writing ---- */
+
+struct json_out {
+	yajl_gen g;
+};
+
+struct json_out *json_out_new(bool pretty)
+{
+	struct json_out *o = xmalloc(sizeof *o);
+	o->g = yajl_gen_alloc(NULL);
+	if (!o->g)
+		abort();
+	if (pretty) {
+		yajl_gen_config(o->g, yajl_gen_beautify, 1);
+		yajl_gen_config(o->g, yajl_gen_indent_string, "  ");
+	}
+	/* No yajl_gen_validate_utf8: an environment string or path that is not
+	 * UTF-8 must still be written (as bytes), not make generation fail. */
+	return o;
+}
+
+void json_out_free(struct json_out *o)
+{
+	if (!o)
+		return;
+	yajl_gen_free(o->g);
+	free(o);
+}
+
+/* A yajl_gen failure means the caller nested keys and values wrongly: a bug,
+ * not a runtime condition, so stop loudly. */
+static void check(yajl_gen_status st)
+{
+	if (st != yajl_gen_status_ok) {
+		fprintf(stderr, "agentbox: JSON generator misuse (yajl_gen status %d)\n", (int)st);
+		abort();
+	}
+}
+
+void json_obj_begin(struct json_out *o) { check(yajl_gen_map_open(o->g)); }
+void json_obj_end(struct json_out *o) { check(yajl_gen_map_close(o->g)); }
+void json_arr_begin(struct json_out *o) { check(yajl_gen_array_open(o->g)); }
+void json_arr_end(struct json_out *o) { check(yajl_gen_array_close(o->g)); }
+
+void json_key(struct json_out *o, const char *key)
+{
+	check(yajl_gen_string(o->g, (const unsigned char *)key, strlen(key)));
+}
+
+void json_str(struct json_out *o, const char *s)
+{
+	if (!s)
+		check(yajl_gen_null(o->g));
+	else
+		check(yajl_gen_string(o->g, (const unsigned char *)s, strlen(s)));
+}
+
+void json_int(struct json_out *o, int64_t v)
+{
+	check(yajl_gen_integer(o->g, (long long)v));
+}
+
+void json_uint(struct json_out *o, uint64_t v)
+{
+	/* yajl_gen_integer takes a long long; values above INT64_MAX (e.g.
+	 * RLIM_INFINITY) go out as a preformatted number. */
+	char buf[24];
+	int n = snprintf(buf, sizeof buf, "%" PRIu64, v);
+	check(yajl_gen_number(o->g, buf, (size_t)n));
+}
+
+void json_bool(struct json_out *o, bool v) { check(yajl_gen_bool(o->g, v)); }
+void json_null(struct json_out *o) { check(yajl_gen_null(o->g)); }
+
+void json_kv_str(struct json_out *o, const char *key, const char *s)
+{
+	json_key(o, key);
+	json_str(o, s);
+}
+
+void json_kv_int(struct json_out *o, const char *key, int64_t v)
+{
+	json_key(o, key);
+	json_int(o, v);
+}
+
+void json_kv_uint(struct json_out *o, const char *key, uint64_t v)
+{
+	json_key(o, key);
+	json_uint(o, v);
+}
+
+void json_kv_bool(struct json_out *o, const char *key, bool v)
+{
+	json_key(o, key);
+	json_bool(o, v);
+}
+
+const char *json_out_text(struct json_out *o, size_t *ret_len)
+{
+	const unsigned char *buf = NULL;
+	size_t len = 0;
+	check(yajl_gen_get_buf(o->g, &buf, &len));
+	if (ret_len)
+		*ret_len = len;
+	/* yajl keeps its buffer NUL-terminated, but has none before output. */
+	return buf ? (const char *)buf : "";
+}
