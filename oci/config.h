@@ -1,6 +1,8 @@
 /* config.json (OCI runtime-spec 1.2, Linux) as typed structs.
  * Everything a parsed config owns lives in its arena; free it with oci_config_free.
- * "has_x" flags mark optional scalars that were present. */
+ * "has_x" flags mark optional scalars that were present. Arrays of strings
+ * (char **x with size_t n_x) are also NULL-terminated, so args/env go straight
+ * to execve. JSON null is taken as "absent", as the engines' Go encoders mean it. */
 #ifndef AGENTBOX_OCI_CONFIG_H
 #define AGENTBOX_OCI_CONFIG_H
 
@@ -97,6 +99,8 @@ struct oci_mount {
 	bool tmpcopyup;
 	uint64_t rec_attr_set, rec_attr_clr;   /* MOUNT_ATTR_* from rro, rnosuid, ... */
 	char *data;                 /* remaining options joined by ',' for mount(2) data */
+	bool idmap;                 /* "idmap" / "ridmap" (or uid/gid mappings given) */
+	bool recursive_idmap;       /* "ridmap" */
 };
 
 struct oci_hook {
@@ -206,7 +210,8 @@ struct oci_resources {
 	} network;
 	struct oci_kv *unified;
 	size_t n_unified;
-	struct oci_kv *rdma;            /* device -> "hca_handles=N hca_objects=M" */
+	struct oci_kv *rdma;            /* device -> "hca_handle=N hca_object=M" (rdma.max
+					 * syntax; "max" where the spec field is absent) */
 	size_t n_rdma;
 };
 
@@ -282,6 +287,9 @@ struct oci_linux {
 	bool has_time_offsets;
 	int64_t time_monotonic_secs, time_boottime_secs;
 	uint32_t time_monotonic_nanosecs, time_boottime_nanosecs;
+	struct oci_kv *net_devices;     /* linux.netDevices: host name -> name in the
+					 * container (value NULL = same name) */
+	size_t n_net_devices;
 };
 
 struct oci_config {
@@ -316,6 +324,12 @@ int oci_process_parse(const char *text, const char *what, struct arena *arena,
 /* linux.resources payload of `update` (the LinuxResources object on its own). */
 int oci_resources_parse(const char *text, const char *what, struct arena *arena,
 			struct oci_resources *ret, struct ab_err *err);
+
+/* Derive flags, propagation, rec_attr_set/clr, data, ... of m from m->options and m->type
+ * (oci_config_parse does this for every mount). `where` prefixes errors, e.g.
+ * "config.json: mounts[3]" -> "config.json: mounts[3].options: conflicting ...". */
+int oci_mount_parse_options(struct oci_mount *m, struct arena *arena, const char *where,
+			    struct ab_err *err);
 
 /* Helpers over a parsed config. */
 const char *oci_annotation(const struct oci_config *c, const char *key);
