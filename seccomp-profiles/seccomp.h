@@ -4,6 +4,8 @@
 
 #include <linux/filter.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "error.h"
@@ -27,9 +29,16 @@ void seccomp_prog_free(struct seccomp_prog *prog);
 /* The shipped profiles, embedded in the binary: "default", "agent". */
 int seccomp_builtin_profile(const char *name, struct arena *arena, struct oci_seccomp **ret,
 			    struct ab_err *err);
+/* The embedded JSON text of a shipped profile (NUL-terminated), or NULL. */
+const char *seccomp_builtin_profile_text(const char *name, size_t *ret_len);
 /* Send the notify fd and the container state JSON to listenerPath (SCM_RIGHTS). */
 int seccomp_send_notify_fd(const char *listener_path, const char *state_json, int notify_fd,
 			   struct ab_err *err);
+/* The runtime-spec "container process state" sent to the listener: ociVersion,
+ * fds ["seccompFd"], pid, metadata (omitted when NULL) and state_json (the
+ * container's state document, inserted as is). malloc'd. */
+char *seccomp_process_state_json(const char *oci_version, pid_t pid, const char *metadata,
+				 const char *state_json);
 /* For `features`: write "seccomp": {...} members (enabled, actions, operators, archs,
  * knownFlags, supportedFlags). */
 void seccomp_features_json(struct json_out *o);
