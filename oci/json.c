@@ -76,8 +76,14 @@ static void describe_parse_error(const char *text, const char *tree_msg, char *b
 	}
 	yajl_config(h, yajl_allow_comments, 1);
 	yajl_status st = yajl_parse(h, (const unsigned char *)text, n);
-	if (st == yajl_status_ok)
+	/* Where it stopped: the last byte yajl took, or the end when the text
+	 * ran out (yajl_complete_parse counts only its own call). */
+	size_t off = yajl_get_bytes_consumed(h);
+	off = off > 0 ? off - 1 : 0;
+	if (st == yajl_status_ok) {
 		st = yajl_complete_parse(h);
+		off = n;
+	}
 	if (st == yajl_status_ok) {
 		/* Both disagree (should not happen): keep the tree's words. */
 		snprintf(buf, len, "%.*s", (int)strcspn(tree_msg, "\n"), tree_msg);
@@ -85,7 +91,6 @@ static void describe_parse_error(const char *text, const char *tree_msg, char *b
 		return;
 	}
 	unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, n);
-	size_t off = yajl_get_bytes_consumed(h);
 	if (off > n)
 		off = n;
 	unsigned line = 1, col = 1;
@@ -98,7 +103,10 @@ static void describe_parse_error(const char *text, const char *tree_msg, char *b
 		}
 	}
 	const char *m = msg ? (const char *)msg : tree_msg;
-	snprintf(buf, len, "%.*s at line %u, column %u", (int)strcspn(m, "\n"), m, line, col);
+	int mlen = (int)strcspn(m, "\n");
+	while (mlen > 0 && (m[mlen - 1] == '.' || m[mlen - 1] == ' '))
+		mlen--;
+	snprintf(buf, len, "%.*s at line %u, column %u", mlen, m, line, col);
 	if (msg)
 		yajl_free_error(h, msg);
 	yajl_free(h);
