@@ -1,0 +1,226 @@
+/* config.json mounts[]: the objects, and their fstab-style options turned into
+ * mount(2) flags, propagation, mount_setattr(2) attributes and fs data. */
+#include <string.h>
+#include <sys/mount.h>
+
+#include "config_walk.h"
+
+/* Options that set (or, with clear, unset) a mount(2) flag. */
+static const struct {
+	const char *name;
+	bool clear;
+	unsigned long flag;
+} mount_flags[] = {
+	{ "defaults", false, 0 },
+	{ "ro", false, MS_RDONLY },          { "rw", true, MS_RDONLY },
+	{ "nosuid", false, MS_NOSUID },      { "suid", true, MS_NOSUID },
+	{ "nodev", false, MS_NODEV },        { "dev", true, MS_NODEV },
+	{ "noexec", false, MS_NOEXEC },      { "exec", true, MS_NOEXEC },
+	{ "sync", false, MS_SYNCHRONOUS },   { "async", true, MS_SYNCHRONOUS },
+	{ "dirsync", false, MS_DIRSYNC },
+	{ "remount", false, MS_REMOUNT },
+	{ "mand", false, MS_MANDLOCK },      { "nomand", true, MS_MANDLOCK },
+	{ "noatime", false, MS_NOATIME },    { "atime", true, MS_NOATIME },
+	{ "nodiratime", false, MS_NODIRATIME }, { "diratime", true, MS_NODIRATIME },
+	{ "relatime", false, MS_RELATIME },  { "norelatime", true, MS_RELATIME },
+	{ "strictatime", false, MS_STRICTATIME }, { "nostrictatime", true, MS_STRICTATIME },
+	{ "lazytime", false, MS_LAZYTIME },  { "nolazytime", true, MS_LAZYTIME },
+	{ "nosymfollow", false, MS_NOSYMFOLLOW }, { "symfollow", true, MS_NOSYMFOLLOW },
+	{ "silent", false, MS_SILENT },      { "loud", true, MS_SILENT },
+	{ "iversion", false, MS_I_VERSION }, { "noiversion", true, MS_I_VERSION },
+};
+
+static const struct {
+	const char *name;
+	unsigned long flags;
+} propagations[] = {
+	{ "shared", MS_SHARED },         { "rshared", MS_SHARED | MS_REC },
+	{ "slave", MS_SLAVE },           { "rslave", MS_SLAVE | MS_REC },
+	{ "private", MS_PRIVATE },       { "rprivate", MS_PRIVATE | MS_REC },
+	{ "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
+};
+
+/* Recursive attributes for mount_setattr(2) with AT_RECURSIVE. The kernel
+ * wants the whole MOUNT_ATTR__ATIME field cleared whenever an atime mode is
+ * set; "ratime" therefore means back to the default mode, relatime. */
+static const struct {
+	const char *name;
+	uint64_t set, clr;
+} rec_attrs[] = {
+	{ "rro", MOUNT_ATTR_RDONLY, 0 },           { "rrw", 0, MOUNT_ATTR_RDONLY },
+	{ "rnosuid", MOUNT_ATTR_NOSUID, 0 },       { "rsuid", 0, MOUNT_ATTR_NOSUID },
+	{ "rnodev", MOUNT_ATTR_NODEV, 0 },         { "rdev", 0, MOUNT_ATTR_NODEV },
+	{ "rnoexec", MOUNT_ATTR_NOEXEC, 0 },       { "rexec", 0, MOUNT_ATTR_NOEXEC },
+	{ "rnodiratime", MOUNT_ATTR_NODIRATIME, 0 }, { "rdiratime", 0, MOUNT_ATTR_NODIRATIME },
+	{ "rnosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0 }, { "rsymfollow", 0, MOUNT_ATTR_NOSYMFOLLOW },
+	{ "rnoatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
+	{ "rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+	{ "rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+	{ "ratime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+};
+
+static bool is_bind(const struct oci_mount *m)
+{
+	return (m->flags & MS_BIND) != 0;
+}
+
+/* Derive the mount's flags from its options, with w's path at the mount. */
+static int mount_options(struct walk *w, struct oci_mount *m)
+{
+	m->flags = 0;
+	m->propagation = 0;
+	m->recursive_bind = m->tmpcopyup = false;
+	m->rec_attr_set = m->rec_attr_clr = 0;
+	m->data = NULL;
+	m->idmap = m->n_uid_mappings > 0;
+	m->recursive_idmap = false;
+	if (m->type && streq(m->type, "bind"))
+		m->flags |= MS_BIND;
+
+	size_t data_len = 0, prop_index = 0, tmpcopyup_index = 0, idmap_index = 0;
+	bool has_idmap_option = false;
+	for (size_t i = 0; i < m->n_options; i++)
+		data_len += strlen(m->options[i]) + 1;
+	char *data = arena_alloc(w->a, data_len + 1), *d = data;
+
+	size_t old = walk_push_key(w, "options");
+	for (size_t i = 0; i < m->n_options; i++) {
+		const char *o = m->options[i];
+		size_t old_i = walk_push_index(w, i);
+		bool done = false;
+		if (!*o)
+			return walk_fail(w, "empty mount option");
+		for (size_t j = 0; !done && j < ARRAY_SIZE(mount_flags); j++) {
+			if (!streq(o, mount_flags[j].name))
+				continue;
+			if (mount_flags[j].clear)
+				m->flags &= ~mount_flags[j].flag;
+			else
+				m->flags |= mount_flags[j].flag;
+			done = true;
+		}
+		for (size_t j = 0; !done && j < ARRAY_SIZE(propagations); j++) {
+			if (!streq(o, propagations[j].name))
+				continue;
+			/* One mount has one propagation type; two different ones are
+			 * a mistake we should not resolve by guessing. */
+			if (m->propagation && m->propagation != propagations[j].flags)
+				return walk_fail(w, "conflicting propagation options \"%s\" and \"%s\"",
+						 m->options[prop_index], o);
+			m->propagation = propagations[j].flags;
+			prop_index = i;
+			done = true;
+		}
+		for (size_t j = 0; !done && j < ARRAY_SIZE(rec_attrs); j++) {
+			if (!streq(o, rec_attrs[j].name))
+				continue;
+			m->rec_attr_set = (m->rec_attr_set & ~rec_attrs[j].clr) | rec_attrs[j].set;
+			m->rec_attr_clr = (m->rec_attr_clr & ~rec_attrs[j].set) | rec_attrs[j].clr;
+			done = true;
+		}
+		if (done) {
+			walk_pop(w, old_i);
+			continue;
+		}
+		if (streq(o, "bind")) {
+			m->flags |= MS_BIND;
+		} else if (streq(o, "rbind")) {
+			m->flags |= MS_BIND | MS_REC;
+			m->recursive_bind = true;
+		} else if (streq(o, "tmpcopyup")) {
+			m->tmpcopyup = true;
+			tmpcopyup_index = i;
+		} else if (streq(o, "idmap") || streq(o, "ridmap")) {
+			m->idmap = has_idmap_option = true;
+			m->recursive_idmap |= streq(o, "ridmap");
+			idmap_index = i;
+		} else {
+			/* Filesystem data: mode=755, size=65536k, newinstance, ... */
+			if (d != data)
+				*d++ = ',';
+			d = stpcpy(d, o);
+		}
+		walk_pop(w, old_i);
+	}
+	if (m->tmpcopyup && !(m->type && streq(m->type, "tmpfs"))) {
+		walk_push_index(w, tmpcopyup_index);
+		return walk_fail(w, "tmpcopyup needs a tmpfs mount, type is \"%s\"",
+				 m->type ? m->type : "(none)");
+	}
+	if (has_idmap_option && !is_bind(m)) {
+		walk_push_index(w, idmap_index);
+		return walk_fail(w, "%s needs a bind mount", m->options[idmap_index]);
+	}
+	walk_pop(w, old);
+	if (!m->type && !is_bind(m)) {
+		walk_push_key(w, "type");
+		return walk_fail(w, "missing (needed unless options has bind or rbind)");
+	}
+	if (m->n_uid_mappings && !is_bind(m)) {
+		walk_push_key(w, "uidMappings");
+		return walk_fail(w, "id-mapped mounts must be bind mounts");
+	}
+	m->data = d != data ? data : NULL;
+	return 0;
+}
+
+int oci_mount_parse_options(struct oci_mount *m, struct arena *arena, const char *where,
+			    struct ab_err *err)
+{
+	struct walk w;
+	walk_init(&w, arena, where, err);
+	return mount_options(&w, m);
+}
+
+static int parse_mount(struct walk *w, yajl_val v, struct oci_mount *m)
+{
+	int r = walk_obj(w, v);
+	if (r <= 0)
+		return r < 0 ? r : walk_fail(w, "expected an object, got null");
+	const char *k;
+	yajl_val val;
+	WALK_FIELDS(w, v, k, val) {
+		if (streq(k, "destination")) {
+			r = walk_nonempty_str(w, val, &m->destination);
+			/* Old spec versions allowed relative destinations; like runc,
+			 * take them as relative to the container's root. */
+			if (r > 0 && m->destination[0] != '/')
+				m->destination = arena_printf(w->a, "/%s", m->destination);
+		} else if (streq(k, "source"))
+			r = walk_str(w, val, &m->source);
+		else if (streq(k, "type"))
+			r = walk_nonempty_str(w, val, &m->type);
+		else if (streq(k, "options"))
+			r = walk_str_array(w, val, &m->options, &m->n_options);
+		else if (streq(k, "uidMappings"))
+			r = parse_id_mappings(w, val, &m->uid_mappings, &m->n_uid_mappings);
+		else if (streq(k, "gidMappings"))
+			r = parse_id_mappings(w, val, &m->gid_mappings, &m->n_gid_mappings);
+		else
+			r = walk_unknown(w);
+		if (r < 0)
+			return r;
+	}
+	if (!m->destination)
+		return walk_missing(w, "destination");
+	if (!m->n_uid_mappings != !m->n_gid_mappings) {
+		walk_push_key(w, m->n_uid_mappings ? "gidMappings" : "uidMappings");
+		return walk_fail(w, "missing (uidMappings and gidMappings go together)");
+	}
+	return mount_options(w, m);
+}
+
+int parse_mounts(struct walk *w, yajl_val v, struct oci_mount **out, size_t *n)
+{
+	int r = walk_arr(w, v);
+	if (r <= 0)
+		return r;
+	struct oci_mount *mounts = arena_alloc(w->a, v->u.array.len * sizeof *mounts);
+	yajl_val item;
+	WALK_ITEMS(w, v, i, item)
+		if (parse_mount(w, item, &mounts[i]) < 0)
+			return -1;
+	*out = mounts;
+	*n = v->u.array.len;
+	return 1;
+}

@@ -1,0 +1,314 @@
+/* Walking a yajl tree with the JSON path kept for error messages. */
+#include "config_walk.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void walk_init(struct walk *w, struct arena *a, const char *what, struct ab_err *err)
+{
+	w->a = a;
+	w->what = what;
+	w->err = err;
+	w->len = 0;
+	w->path[0] = 0;
+}
+
+static size_t walk_append(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static size_t walk_append(struct walk *w, const char *fmt, ...)
+{
+	size_t old = w->len;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(w->path + w->len, sizeof w->path - w->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		w->len += (size_t)n < sizeof w->path - w->len ? (size_t)n : sizeof w->path - w->len - 1;
+	return old;
+}
+
+size_t walk_push_key(struct walk *w, const char *key)
+{
+	return walk_append(w, w->len ? ".%.200s" : "%.200s", key);
+}
+
+size_t walk_push_index(struct walk *w, size_t i)
+{
+	return walk_append(w, "[%zu]", i);
+}
+
+size_t walk_push_map_key(struct walk *w, const char *key)
+{
+	return walk_append(w, "[\"%.200s\"]", key);
+}
+
+void walk_pop(struct walk *w, size_t old)
+{
+	w->len = old;
+	w->path[old] = 0;
+}
+
+int walk_fail(struct walk *w, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (w->len)
+		return ab_error(w->err, 0, "%s: %s: %s", w->what, w->path, msg);
+	return ab_error(w->err, 0, "%s: %s", w->what, msg);
+}
+
+int walk_missing(struct walk *w, const char *key)
+{
+	walk_push_key(w, key);
+	return walk_fail(w, "missing");
+}
+
+int walk_unknown(struct walk *w)
+{
+	return walk_fail(w, "unknown field");
+}
+
+const char *walk_type_name(yajl_val v)
+{
+	if (!v)
+		return "nothing";
+	switch (v->type) {
+	case yajl_t_string:
+		return "a string";
+	case yajl_t_number:
+		return strpbrk(v->u.number.r, ".eE") ? "a number" : "an integer";
+	case yajl_t_object:
+		return "an object";
+	case yajl_t_array:
+		return "an array";
+	case yajl_t_true:
+	case yajl_t_false:
+		return "a boolean";
+	case yajl_t_null:
+		return "null";
+	default:
+		return "an unknown value";
+	}
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int walk_obj(struct walk *w, yajl_val v)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	if (!YAJL_IS_OBJECT(v))
+		return walk_fail(w, "expected an object, got %s", walk_type_name(v));
+	/* yajl keeps repeated keys; one spelling of a field must not shadow
+	 * another. Sorting keeps this O(n log n) for large annotation maps. */
+	size_t n = v->u.object.len;
+	if (n < 2)
+		return 1;
+	_cleanup_free_ const char **keys = xmalloc(n * sizeof *keys);
+	memcpy(keys, v->u.object.keys, n * sizeof *keys);
+	qsort(keys, n, sizeof *keys, cmp_key);
+	for (size_t i = 1; i < n; i++)
+		if (streq(keys[i - 1], keys[i]))
+			return walk_fail(w, "duplicate key \"%.200s\"", keys[i]);
+	return 1;
+}
+
+int walk_arr(struct walk *w, yajl_val v)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	if (!YAJL_IS_ARRAY(v))
+		return walk_fail(w, "expected an array, got %s", walk_type_name(v));
+	return 1;
+}
+
+int walk_str(struct walk *w, yajl_val v, char **out)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	if (!YAJL_IS_STRING(v))
+		return walk_fail(w, "expected a string, got %s", walk_type_name(v));
+	*out = arena_strdup(w->a, v->u.string);
+	return 1;
+}
+
+int walk_nonempty_str(struct walk *w, yajl_val v, char **out)
+{
+	char *s = NULL;
+	int r = walk_str(w, v, &s);
+	if (r <= 0)
+		return r;
+	if (!*s)
+		return walk_fail(w, "must not be empty");
+	*out = s;
+	return 1;
+}
+
+int walk_abs_path(struct walk *w, yajl_val v, char **out)
+{
+	char *s = NULL;
+	int r = walk_str(w, v, &s);
+	if (r <= 0)
+		return r;
+	if (s[0] != '/')
+		return walk_fail(w, "must be an absolute path, got \"%.300s\"", s);
+	*out = s;
+	return 1;
+}
+
+int walk_bool(struct walk *w, yajl_val v, bool *out)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+		return walk_fail(w, "expected a boolean, got %s", walk_type_name(v));
+	*out = YAJL_IS_TRUE(v);
+	return 1;
+}
+
+/* The raw text of an integer, or NULL (error set) for any other value.
+ * Numbers are read from yajl's raw text: its long long cannot hold the
+ * uint64 values OCI uses (RLIM_INFINITY, seccomp masks). */
+static const char *integer_text(struct walk *w, yajl_val v)
+{
+	if (!YAJL_IS_NUMBER(v)) {
+		walk_fail(w, "expected an integer, got %s", walk_type_name(v));
+		return NULL;
+	}
+	const char *r = v->u.number.r;
+	if (strpbrk(r, ".eE")) {
+		walk_fail(w, "expected an integer, got %.40s", r);
+		return NULL;
+	}
+	return r;
+}
+
+int walk_u64(struct walk *w, yajl_val v, uint64_t max, uint64_t *out)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	const char *r = integer_text(w, v);
+	if (!r)
+		return -1;
+	if (r[0] == '-') {
+		if (strspn(r + 1, "0") == strlen(r + 1)) {   /* "-0" */
+			*out = 0;
+			return 1;
+		}
+		return walk_fail(w, "must not be negative, got %.40s", r);
+	}
+	errno = 0;
+	char *end;
+	unsigned long long x = strtoull(r, &end, 10);
+	if (errno == ERANGE || *end || x > max)
+		return walk_fail(w, "%.40s is out of range (0..%" PRIu64 ")", r, max);
+	*out = x;
+	return 1;
+}
+
+int walk_i64(struct walk *w, yajl_val v, int64_t min, int64_t max, int64_t *out)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	const char *r = integer_text(w, v);
+	if (!r)
+		return -1;
+	errno = 0;
+	char *end;
+	long long x = strtoll(r, &end, 10);
+	if (errno == ERANGE || *end || x < min || x > max) {
+		if (min == 0 && r[0] == '-')
+			return walk_fail(w, "must not be negative, got %.40s", r);
+		return walk_fail(w, "%.40s is out of range (%" PRId64 "..%" PRId64 ")", r, min, max);
+	}
+	*out = x;
+	return 1;
+}
+
+int walk_u32(struct walk *w, yajl_val v, uint32_t *out)
+{
+	uint64_t x;
+	int r = walk_u64(w, v, UINT32_MAX, &x);
+	if (r > 0)
+		*out = (uint32_t)x;
+	return r;
+}
+
+int walk_int(struct walk *w, yajl_val v, int min, int max, int *out)
+{
+	int64_t x;
+	int r = walk_i64(w, v, min, max, &x);
+	if (r > 0)
+		*out = (int)x;
+	return r;
+}
+
+int walk_str_array(struct walk *w, yajl_val v, char ***out, size_t *n)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
+	if (!YAJL_IS_ARRAY(v))
+		return walk_fail(w, "expected an array of strings, got %s", walk_type_name(v));
+	char **arr = arena_alloc(w->a, (v->u.array.len + 1) * sizeof *arr);
+	yajl_val item;
+	WALK_ITEMS(w, v, i, item) {
+		if (!YAJL_IS_STRING(item))
+			return walk_fail(w, "expected a string, got %s", walk_type_name(item));
+		arr[i] = arena_strdup(w->a, item->u.string);
+	}
+	*out = arr;
+	*n = v->u.array.len;
+	return 1;
+}
+
+int walk_str_map(struct walk *w, yajl_val v, struct oci_kv **out, size_t *n)
+{
+	int r = walk_obj(w, v);
+	if (r <= 0)
+		return r;
+	struct oci_kv *kv = arena_alloc(w->a, (v->u.object.len + 1) * sizeof *kv);
+	const char *key;
+	yajl_val val;
+	size_t i = 0;
+	WALK_MAP(w, v, key, val) {
+		if (!YAJL_IS_STRING(val))
+			return walk_fail(w, "expected a string, got %s", walk_type_name(val));
+		kv[i].key = arena_strdup(w->a, key);
+		kv[i].value = arena_strdup(w->a, val->u.string);
+		i++;
+	}
+	*out = kv;
+	*n = i;
+	return 1;
+}
+
+/* "0-3,7,9-11": what the kernel's cpulist parser takes. */
+bool cpu_list_valid(const char *s)
+{
+	if (!*s)
+		return false;
+	for (;;) {
+		size_t n = strspn(s, "0123456789");
+		if (!n)
+			return false;
+		s += n;
+		if (*s == '-') {
+			n = strspn(++s, "0123456789");
+			if (!n)
+				return false;
+			s += n;
+		}
+		if (!*s)
+			return true;
+		if (*s++ != ',')
+			return false;
+	}
+}
