@@ -1,4 +1,5 @@
 /* Unit tests for the config.json parser (oci/config*.c) and the JSON module. */
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -231,6 +232,8 @@ static void test_good_details(void)
 		"'hostname':'h','domainname':'d','windows':{'whatever':1},'vm':[],"
 		"'hooks':{'prestart':[{'path':'/bin/hook','args':['hook','x'],'timeout':5}],'poststop':[{'path':'/p'}]},"
 		"'linux':{'namespaces':[{'type':'user'},{'type':'pid','path':'/proc/1/ns/pid'},{'type':'time'}],"
+		" 'devices':[{'path':'/dev/fuse','type':'c','major':10,'minor':229,'fileMode':8630,'uid':0,'gid':5},"
+		"  {'path':'/dev/fifo','type':'p'}],"
 		" 'intelRdt':{'closID':'x'},'mountLabel':'m','rootfsPropagation':'slave',"
 		" 'personality':{'domain':'LINUX32','flags':[]},"
 		" 'timeOffsets':{'monotonic':{'secs':-5,'nanosecs':7},'boottime':{'secs':9}},"
@@ -285,6 +288,10 @@ static void test_good_details(void)
 	const struct oci_linux *l = &c->linux_;
 	ok(l->n_namespaces == 3 && l->n_uid_mappings == 0 && l->namespaces[2].clone_flag == 0x80,
 	   "user namespace without mappings is accepted; time ns");
+	ok(l->n_devices == 2 && l->devices[0].has_file_mode && l->devices[0].file_mode == 020666 &&
+	   l->devices[0].major == 10 && l->devices[0].minor == 229 && l->devices[0].has_gid &&
+	   l->devices[0].gid == 5 && l->devices[1].type == 'p' && !l->devices[1].has_file_mode,
+	   "devices: fileMode kept with S_IFCHR bits; a fifo needs no major/minor");
 	is_str(oci_namespace_find(c, NS_PID)->path, "/proc/1/ns/pid", "namespace path");
 	ok(l->rootfs_propagation_flags == (MS_SLAVE | MS_REC), "rootfsPropagation slave -> MS_SLAVE|MS_REC");
 	ok(l->has_personality && l->personality == 0x0008, "personality LINUX32");
