@@ -28,6 +28,7 @@ static const struct {
 	{ "nosymfollow", false, MS_NOSYMFOLLOW }, { "symfollow", true, MS_NOSYMFOLLOW },
 	{ "silent", false, MS_SILENT },      { "loud", true, MS_SILENT },
 	{ "iversion", false, MS_I_VERSION }, { "noiversion", true, MS_I_VERSION },
+	{ "acl", false, MS_POSIXACL },       { "noacl", true, MS_POSIXACL },
 };
 
 static const struct {
@@ -42,7 +43,9 @@ static const struct {
 
 /* Recursive attributes for mount_setattr(2) with AT_RECURSIVE. The kernel
  * wants the whole MOUNT_ATTR__ATIME field cleared whenever an atime mode is
- * set; "ratime" therefore means back to the default mode, relatime. */
+ * set; "ratime" and "rnostrictatime" therefore mean back to the default mode,
+ * relatime. "rnorelatime" changes nothing: without noatime or strictatime the
+ * kernel uses relatime anyway (as it does for plain "norelatime"). */
 static const struct {
 	const char *name;
 	uint64_t set, clr;
@@ -57,6 +60,8 @@ static const struct {
 	{ "rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
 	{ "rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
 	{ "ratime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+	{ "rnostrictatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+	{ "rnorelatime", 0, 0 },
 };
 
 static bool is_bind(const struct oci_mount *m)

@@ -580,11 +580,28 @@ static void test_misc(void)
 
 	/* oci_mount_parse_options on its own, as kit code may build mounts. */
 	struct arena a = { 0 };
-	char *opts[] = { "ro", "nodev", "size=1m", "rslave", NULL };
-	struct oci_mount m = { .destination = "/x", .type = "tmpfs", .options = opts, .n_options = 4 };
+	char *opts[] = { "ro", "nodev", "size=1m", "rslave", "acl", "rnorelatime", "rstrictatime",
+			 "rnostrictatime", NULL };
+	struct oci_mount m = { .destination = "/x", .type = "tmpfs", .options = opts, .n_options = 8 };
 	ok(oci_mount_parse_options(&m, &a, "kit.yaml: mounts[0]", &err) == 0 &&
-	   m.flags == (MS_RDONLY | MS_NODEV) && streq(m.data, "size=1m") &&
-	   m.propagation == (MS_SLAVE | MS_REC), "oci_mount_parse_options");
+	   m.flags == (MS_RDONLY | MS_NODEV | MS_POSIXACL) && streq(m.data, "size=1m") &&
+	   m.propagation == (MS_SLAVE | MS_REC) && m.rec_attr_set == MOUNT_ATTR_RELATIME &&
+	   m.rec_attr_clr == MOUNT_ATTR__ATIME, "oci_mount_parse_options");
+
+	/* Every option runc 1.1.5 advertises is understood, none lands in data. */
+	_cleanup_free_ char *feat = read_fixture("runc-1.1.5-features.json");
+	yajl_val fv = NULL, mo = NULL;
+	if (feat && json_parse(feat, "features", &fv, &err) == 0)
+		mo = json_get(fv, "mountOptions");
+	ok(YAJL_IS_ARRAY(mo), "runc features fixture has mountOptions");
+	for (size_t i = 0; mo && i < mo->u.array.len; i++) {
+		char *one[] = { (char *)YAJL_GET_STRING(mo->u.array.values[i]), NULL };
+		struct oci_mount t = { .destination = "/x", .type = "tmpfs", .options = one, .n_options = 1 };
+		if (oci_mount_parse_options(&t, &a, "x", &err) < 0 || t.data)
+			ok(0, "mount option %s understood%s%s", one[0], t.data ? " but kept as data " : ": ",
+			   t.data ? t.data : err.msg);
+	}
+	json_free(fv);
 	char *opts2[] = { "shared", "private", NULL };
 	m.options = opts2;
 	m.n_options = 2;
