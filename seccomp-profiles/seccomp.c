@@ -63,15 +63,24 @@ static const struct {
 	{ "SCMP_ARCH_PARISC", SCMP_ARCH_PARISC, FAM_PARISC },
 	{ "SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64, FAM_PARISC },
 	{ "SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64, FAM_RISCV },
+	/* In the runtime-spec but newer than some libseccomp: token 0 = "not in this
+	 * libseccomp", which also means it is not the native architecture here. */
 #ifdef SCMP_ARCH_LOONGARCH64
 	{ "SCMP_ARCH_LOONGARCH64", SCMP_ARCH_LOONGARCH64, FAM_OTHER },
+#else
+	{ "SCMP_ARCH_LOONGARCH64", 0, FAM_OTHER },
 #endif
 #ifdef SCMP_ARCH_M68K
 	{ "SCMP_ARCH_M68K", SCMP_ARCH_M68K, FAM_OTHER },
+#else
+	{ "SCMP_ARCH_M68K", 0, FAM_OTHER },
 #endif
 #ifdef SCMP_ARCH_SH
 	{ "SCMP_ARCH_SH", SCMP_ARCH_SH, FAM_OTHER },
 	{ "SCMP_ARCH_SHEB", SCMP_ARCH_SHEB, FAM_OTHER },
+#else
+	{ "SCMP_ARCH_SH", 0, FAM_OTHER },
+	{ "SCMP_ARCH_SHEB", 0, FAM_OTHER },
 #endif
 };
 
@@ -205,7 +214,8 @@ static int add_architectures(scmp_filter_ctx ctx, const struct oci_seccomp *s, s
 			return ab_error(err, 0, "linux.seccomp.architectures[%zu]: unknown architecture \"%s\"",
 					i, s->architectures[i]);
 		bool runs_here = arch_table[k].token == seccomp_arch_native() ||
-				 (fam != FAM_OTHER && arch_table[k].family == fam);
+				 (arch_table[k].token != 0 &&
+				  fam != FAM_OTHER && arch_table[k].family == fam);
 		if (!runs_here) {
 			log_debug("seccomp: %s cannot run on this kernel, left out of the filter",
 				  arch_table[k].name);
@@ -267,10 +277,6 @@ static int add_rule(scmp_filter_ctx ctx, const struct oci_seccomp_syscall *sc, s
 		return r;
 	if (sc->n_names == 0)
 		return ab_error(err, 0, "%s.names: must list at least one syscall", where);
-	/* libseccomp rejects rules that repeat the default action; they change nothing. */
-	if (act == def_action)
-		return 0;
-
 	/* Bounded by the config's own size; compiling runs in the parent. */
 	_cleanup_free_ struct scmp_arg_cmp *cmp = xcalloc(sc->n_args + 1, sizeof(*cmp));
 	bool repeated = false;
@@ -292,6 +298,10 @@ static int add_rule(scmp_filter_ctx ctx, const struct oci_seccomp_syscall *sc, s
 			.datum_a = a->value, .datum_b = a->value_two,
 		};
 	}
+
+	/* libseccomp rejects rules that repeat the default action; they change nothing. */
+	if (act == def_action)
+		return 0;
 
 	bool used = false;
 	for (size_t n = 0; n < sc->n_names; n++) {
@@ -555,7 +565,8 @@ void seccomp_features_json(struct json_out *o)
 	json_key(o, "archs");
 	json_arr_begin(o);
 	for (size_t i = 0; i < ARRAY_SIZE(arch_table); i++)
-		json_str(o, arch_table[i].name);
+		if (arch_table[i].token)
+			json_str(o, arch_table[i].name);
 	json_arr_end(o);
 
 	json_key(o, "knownFlags");
