@@ -1,0 +1,99 @@
+/* A small, strict DNS message parser for the sentry. It reads untrusted input
+ * (the container's queries and the upstream's answers): every read is bounds
+ * checked, compression pointers must point backwards, and every loop is
+ * bounded. Errors are negative errno values (-EBADMSG for a malformed
+ * message, -EINVAL for a name the sentry refuses to handle). */
+#ifndef AGENTBOX_DNS_H
+#define AGENTBOX_DNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DNS_HEADER_LEN 12
+#define DNS_NAME_TEXT 256   /* text form of a name: at most 253 chars + NUL */
+#define DNS_MAX_CHAIN 16    /* qname + CNAME targets followed */
+#define DNS_MAX_ADDRS 64    /* A/AAAA records taken from one answer */
+#define DNS_MAX_JUMPS 64    /* compression pointers followed in one name */
+
+enum {
+	DNS_TYPE_A = 1,
+	DNS_TYPE_CNAME = 5,
+	DNS_TYPE_AAAA = 28,
+	DNS_TYPE_OPT = 41,
+	DNS_CLASS_IN = 1,
+};
+
+enum {
+	DNS_RCODE_NOERROR = 0,
+	DNS_RCODE_FORMERR = 1,
+	DNS_RCODE_SERVFAIL = 2,
+	DNS_RCODE_NXDOMAIN = 3,
+	DNS_RCODE_NOTIMP = 4,
+	DNS_RCODE_REFUSED = 5,
+};
+
+#define DNS_FLAG_QR 0x8000
+#define DNS_FLAG_TC 0x0200
+#define DNS_FLAG_RD 0x0100
+#define DNS_FLAG_RA 0x0080
+#define DNS_OPCODE(flags) (((flags) >> 11) & 0xf)
+#define DNS_RCODE(flags) ((flags) & 0xf)
+
+struct dns_header {
+	uint16_t id, flags, qdcount, ancount, nscount, arcount;
+};
+
+struct dns_question {
+	char name[DNS_NAME_TEXT]; /* lowercase, no final dot, "" for the root */
+	uint16_t type, class;
+	size_t end;               /* offset just past the question */
+};
+
+struct dns_rr {
+	char name[DNS_NAME_TEXT];
+	uint16_t type, class, rdlen;
+	uint32_t ttl;
+	size_t ttl_off, rdata_off, end;
+};
+
+struct dns_addr {
+	int family;               /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint32_t ttl;
+};
+
+struct dns_answer {
+	struct dns_header hdr;
+	struct dns_question q;
+	char chain[DNS_MAX_CHAIN][DNS_NAME_TEXT]; /* chain[0] = qname, then CNAME targets */
+	size_t n_chain;
+	bool chain_cut;           /* longer than DNS_MAX_CHAIN, or looping */
+	struct dns_addr addrs[DNS_MAX_ADDRS];
+	size_t n_addrs;
+	bool addrs_cut;           /* more than DNS_MAX_ADDRS records */
+};
+
+int dns_parse_header(const uint8_t *msg, size_t len, struct dns_header *ret);
+/* Name at *off into out (lowercased; bytes outside [A-Za-z0-9_*-] are refused
+ * with -EINVAL); *off moves past the name as stored at that position. */
+int dns_parse_name(const uint8_t *msg, size_t len, size_t *off, char out[DNS_NAME_TEXT]);
+/* Header plus exactly one question (qdcount must be 1). */
+int dns_parse_question(const uint8_t *msg, size_t len, struct dns_header *hdr, struct dns_question *q);
+/* One resource record at *off. */
+int dns_parse_rr(const uint8_t *msg, size_t len, size_t *off, struct dns_rr *rr);
+/* A response: header, question, the CNAME chain from the qname through the
+ * answer section, and every A/AAAA owned by a name of that chain. */
+int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *ret);
+/* Lower every answer-section TTL above max to max (in place). */
+int dns_clamp_ttls(uint8_t *msg, size_t len, uint32_t max);
+/* The EDNS UDP payload size the query advertises (512 without OPT). */
+size_t dns_query_udp_size(const uint8_t *msg, size_t len);
+/* A response to query with the given rcode and no records; the question is
+ * copied when q is not NULL. Returns the length, or 0 if out is too small. */
+size_t dns_build_error(const uint8_t *query, size_t qlen, const struct dns_question *q, int rcode,
+		       uint8_t *out, size_t outlen);
+/* Build a one-question query (tests and the driver). Returns the length or 0. */
+size_t dns_build_query(uint16_t id, const char *name, uint16_t type, uint8_t *out, size_t outlen);
+
+#endif

@@ -1,0 +1,130 @@
+/* Egress firewall for one container network namespace: the policy model
+ * (allow/deny entries), the nftables ruleset installed over netlink, and the
+ * DNS sentry that turns allowed names into short-lived set elements and logs
+ * what was denied. See netfilter/README.md for the design. */
+#ifndef AGENTBOX_EGRESS_H
+#define AGENTBOX_EGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* ---- policy model ---- */
+
+enum egress_kind {
+	EGRESS_NAME,     /* example.com: exactly that name */
+	EGRESS_WILDCARD, /* *.example.com: one or more labels below it, not the apex */
+	EGRESS_CIDR4,    /* 198.51.100.0/24, 198.51.100.7 (= /32) */
+	EGRESS_CIDR6,    /* 2001:db8::/48, [2001:db8::1] (= /128) */
+};
+
+struct egress_entry {
+	enum egress_kind kind;
+	char *name;        /* NAME: lowercase, no final dot; WILDCARD: the suffix after "*." */
+	uint8_t addr[16];  /* CIDR: network address (4 or 16 bytes used) */
+	uint8_t prefix;    /* CIDR: prefix length */
+	uint8_t proto;     /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;     /* 0 = any port */
+};
+
+struct egress_list {
+	struct egress_entry *v;
+	size_t n, cap;
+};
+
+struct egress_policy {
+	struct egress_list allow, deny;
+};
+
+#define EGRESS_MAX_ENTRIES 4096
+
+/* Parse a comma-separated list of entries and append them to the allow or deny
+ * list; source names the origin in errors ("annotation agentbox.egress.allow").
+ * All or nothing: on error p is unchanged. Empty or blank list = no entries. */
+int egress_policy_add(struct egress_policy *p, const char *list, bool deny, const char *source,
+		      struct ab_err *err);
+void egress_policy_free(struct egress_policy *p);
+bool egress_policy_is_empty(const struct egress_policy *p);
+/* Does any allow or deny entry name a domain (so the sentry has work to do)? */
+bool egress_policy_has_domains(const struct egress_policy *p);
+/* Canonical text: "allow=e1,e2;deny=e3" with every entry in canonical form
+ * (lowercase, normalized addresses, /32 and /128 dropped). Caller frees. */
+char *egress_policy_to_string(const struct egress_policy *p);
+/* One entry in canonical form into buf; returns buf. */
+char *egress_entry_to_string(const struct egress_entry *e, char *buf, size_t len);
+
+/* Does a NAME or WILDCARD entry match the lowercase name (no final dot)? */
+bool egress_entry_matches_name(const struct egress_entry *e, const char *name);
+
+enum egress_name_verdict {
+	EGRESS_NAME_NONE,  /* no allow entry names it: REFUSED */
+	EGRESS_NAME_DENY,  /* a deny entry without port or protocol names it: REFUSED */
+	EGRESS_NAME_ALLOW, /* resolve it; set elements follow the matching entries */
+};
+enum egress_name_verdict egress_policy_check_name(const struct egress_policy *p, const char *name);
+
+/* ---- nftables ruleset ---- */
+
+/* Table "inet agentbox"; the sentry's own DNS sockets carry this mark so the
+ * redirect skips them and the filter lets them reach the upstream resolver. */
+#define EGRESS_TABLE "agentbox"
+#define EGRESS_SENTRY_MARK 0x0ab0d053u
+/* nfnetlink_log group of every log rule (groups are per network namespace). */
+#define EGRESS_NFLOG_GROUP 171
+/* Default DNS port of the sentry on 127.0.0.1 and ::1 inside the netns. */
+#define EGRESS_SENTRY_PORT 53
+
+/* Install (atomically replacing any previous one) the ruleset for p inside the
+ * network namespace netns_fd. Either the whole ruleset is in place afterwards
+ * or nothing changed. The calling thread returns to its own netns. */
+int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, struct ab_err *err);
+/* Delete the table; a missing table is not an error. */
+int egress_remove(int netns_fd, struct ab_err *err);
+
+/* ---- DNS sentry ---- */
+
+struct egress_upstream {
+	int family;        /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint32_t scope_id; /* IPv6 link-local zone */
+	uint16_t port;     /* host order, 53 */
+};
+#define EGRESS_MAX_UPSTREAMS 3
+
+/* First nameserver lines (up to EGRESS_MAX_UPSTREAMS) of a resolv.conf. */
+int egress_upstream_from_resolv_conf(const char *path, struct egress_upstream *ret,
+				     size_t *ret_n, struct ab_err *err);
+
+/* TTL clamp of the set elements a DNS answer creates (seconds). */
+#define EGRESS_TTL_MIN 30
+#define EGRESS_TTL_MAX 3600
+
+struct egress_sentry_params {
+	int netns_fd;                     /* -1: the caller is already in the netns */
+	const struct egress_policy *policy;
+	const char *container_id;
+	bool dns;                         /* false: deny log only, no DNS service */
+	uint16_t port;                    /* DNS port on 127.0.0.1 and ::1 (same as egress_install) */
+	struct egress_upstream upstream[EGRESS_MAX_UPSTREAMS];
+	size_t n_upstream;
+	const char *log_path;             /* deny log, JSON lines, appended; NULL = none */
+	uint64_t log_max_bytes;           /* stop logging past this size; 0 = 16 MiB */
+	pid_t init_pid;                   /* exit when it exits */
+	int init_pidfd;                   /* -1: pidfd_open(init_pid) */
+	bool no_pidfd;                    /* force the /proc polling fallback (tests) */
+	uint32_t ttl_min, ttl_max;        /* 0 = EGRESS_TTL_MIN / EGRESS_TTL_MAX */
+	int ready_fd;                     /* gets one byte once serving; -1 = none */
+};
+
+/* Body of the sentry process (the runtime forks, the child calls this and
+ * _exits with its result). Enters the netns, binds its sockets, forks a tiny
+ * privileged helper that alone keeps CAP_NET_ADMIN (to add set elements), drops
+ * every capability, and serves until the container init exits. Returns 0 when
+ * init exited, negative on a setup error. Closes every fd but 0-2 and its own. */
+int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err);
+
+#endif

@@ -1,0 +1,607 @@
+/* The egress ruleset: table inet agentbox, built as one nftables batch and
+ * installed atomically inside the container's network namespace.
+ *
+ *   chain output (filter, hook output, priority 0, policy drop)
+ *     the sentry's marked sockets may reach @dns_upstream_*
+ *     anything else to @dns_guard_* (a loopback resolver) -> deny_dns
+ *     loopback destinations and oif lo -> accept
+ *     ct state established,related -> accept
+ *     IPv6 neighbour discovery -> accept
+ *     tcp/udp dport 53 or 853 -> deny_dns
+ *     deny sets (static CIDRs, dynamic names) -> deny
+ *     allow sets -> accept
+ *     counter, limit, log prefix "default"; policy drop
+ *   chain dns (nat, hook output, priority -150)
+ *     unmarked udp/tcp dport 53 -> redirect to :sentry_port
+ *   chains deny, deny_dns: counter, limit, log, drop
+ */
+#include <netinet/in.h> /* before the linux/ headers */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_tables.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "egress_internal.h"
+#include "util.h"
+
+/* nft's datatype numbers, so `nft list` shows the sets with their real types */
+enum { TYPE_IPADDR = 7, TYPE_IP6ADDR = 8, TYPE_INET_PROTO = 12, TYPE_INET_SERVICE = 13 };
+#define TYPE_BITS 6
+
+#define NAT_PRIORITY (-150) /* before iptables' and Docker's nat output (-100) */
+#define LOG_RATE 20         /* log lines per second per chain; the counter sees all */
+#define LOG_BURST 40
+#define DYN_SET_SIZE 65536  /* bound on the elements the sentry can create */
+
+/* ---- rule building ---- */
+
+static struct nftnl_rule *rule_new(const char *chain)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	if (!r)
+		abort();
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, EGRESS_TABLE);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	return r;
+}
+
+static struct nftnl_expr *expr_new(const char *name)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc(name);
+	if (!e)
+		abort();
+	return e;
+}
+
+static void x_meta(struct nftnl_rule *r, uint32_t key, uint32_t dreg)
+{
+	struct nftnl_expr *e = expr_new("meta");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg)
+{
+	struct nftnl_expr *e = expr_new("payload");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_cmp(struct nftnl_rule *r, uint32_t sreg, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = expr_new("cmp");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, sreg);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_cmp8(struct nftnl_rule *r, uint32_t op, uint8_t v) { x_cmp(r, NFT_REG_1, op, &v, 1); }
+
+static void x_cmp_be16(struct nftnl_rule *r, uint32_t op, uint16_t v)
+{
+	uint16_t be = htons(v);
+	x_cmp(r, NFT_REG_1, op, &be, 2);
+}
+
+static void x_lookup(struct nftnl_rule *r, uint32_t sreg, const struct eg_set *s, unsigned idx)
+{
+	struct nftnl_expr *e = expr_new("lookup");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, s->name);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, idx + 1);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_verdict(struct nftnl_rule *r, int verdict, const char *chain)
+{
+	struct nftnl_expr *e = expr_new("immediate");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+	if (chain)
+		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_counter(struct nftnl_rule *r) { nftnl_rule_add_expr(r, expr_new("counter")); }
+
+static void x_limit(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = expr_new("limit");
+	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, LOG_RATE);
+	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, LOG_BURST);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_log(struct nftnl_rule *r, const char *prefix)
+{
+	struct nftnl_expr *e = expr_new("log");
+	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, EGRESS_NFLOG_GROUP);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_SNAPLEN, 128);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_nfproto(struct nftnl_rule *r, int family)
+{
+	x_meta(r, NFT_META_NFPROTO, NFT_REG_1);
+	x_cmp8(r, NFT_CMP_EQ, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+}
+
+static void x_l4proto(struct nftnl_rule *r, uint8_t proto)
+{
+	x_meta(r, NFT_META_L4PROTO, NFT_REG_1);
+	x_cmp8(r, NFT_CMP_EQ, proto);
+}
+
+static void x_mark(struct nftnl_rule *r, uint32_t op)
+{
+	uint32_t mark = EGRESS_SENTRY_MARK;
+	x_meta(r, NFT_META_MARK, NFT_REG_1);
+	x_cmp(r, NFT_REG_1, op, &mark, sizeof mark);
+}
+
+static void x_dport(struct nftnl_rule *r, uint16_t port)
+{
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
+	x_cmp_be16(r, NFT_CMP_EQ, port);
+}
+
+/* Load the lookup key of set s (daddr [. l4proto [. th dport]]) into the
+ * 32-bit registers from NFT_REG32_00 and look it up. */
+static void x_set_match(struct nftnl_rule *r, unsigned idx)
+{
+	struct eg_set s;
+	eg_set_get(idx, &s);
+	uint32_t alen = s.family == AF_INET ? 4 : 16;
+	x_nfproto(r, s.family);
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, s.family == AF_INET ? 16 : 24, alen, NFT_REG32_00);
+	if (s.shape >= EG_SHAPE_PROTO)
+		x_meta(r, NFT_META_L4PROTO, NFT_REG32_00 + alen / 4);
+	if (s.shape == EG_SHAPE_PORT)
+		x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG32_00 + alen / 4 + 1);
+	x_lookup(r, NFT_REG32_00, &s, idx);
+}
+
+static void put_rule(struct eg_batch *b, struct nftnl_rule *r, const char *what)
+{
+	char *p = eg_batch_reserve(b, 4096);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE, NFPROTO_INET,
+						     NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, b->seq_next);
+	nftnl_rule_nlmsg_build_payload(nlh, r);
+	nftnl_rule_free(r);
+	eg_batch_commit(b, what);
+}
+
+/* ---- table, chains, sets ---- */
+
+static void put_table(struct eg_batch *b, uint16_t type, uint16_t flags, const char *comment)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	if (!t)
+		abort();
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, EGRESS_TABLE);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	if (comment) {
+		struct nftnl_udata_buf *u = nftnl_udata_buf_alloc(NFTNL_UDATA_COMMENT_MAXLEN + 16);
+		if (!u)
+			abort();
+		nftnl_udata_put_strz(u, NFTNL_UDATA_TABLE_COMMENT, comment);
+		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(u), nftnl_udata_buf_len(u));
+		nftnl_udata_buf_free(u);
+	}
+	char *p = eg_batch_reserve(b, 512);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	eg_batch_commit(b, type == NFT_MSG_DELTABLE ? "delete table inet " EGRESS_TABLE
+						    : "add table inet " EGRESS_TABLE);
+}
+
+static void put_chain(struct eg_batch *b, const char *name, const char *type, int hook, int prio, int policy)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	if (!c)
+		abort();
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, EGRESS_TABLE);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+	if (type) {
+		nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, (uint32_t)hook);
+		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, (uint32_t)policy);
+	}
+	char *p = eg_batch_reserve(b, 512);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN, NFPROTO_INET,
+						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
+	nftnl_chain_nlmsg_build_payload(nlh, c);
+	nftnl_chain_free(c);
+	char what[64];
+	snprintf(what, sizeof what, "add chain %s", name);
+	eg_batch_commit(b, what);
+}
+
+static void put_set(struct eg_batch *b, unsigned idx)
+{
+	struct eg_set s;
+	eg_set_get(idx, &s);
+	struct nftnl_set *set = nftnl_set_alloc();
+	if (!set)
+		abort();
+	uint32_t type = s.family == AF_INET ? TYPE_IPADDR : TYPE_IP6ADDR;
+	uint8_t fields[3] = { s.family == AF_INET ? 4 : 16, 1, 2 };
+	uint32_t flags = 0;
+	if (s.shape >= EG_SHAPE_PROTO)
+		type = type << TYPE_BITS | TYPE_INET_PROTO;
+	if (s.shape == EG_SHAPE_PORT)
+		type = type << TYPE_BITS | TYPE_INET_SERVICE;
+	nftnl_set_set_str(set, NFTNL_SET_TABLE, EGRESS_TABLE);
+	nftnl_set_set_str(set, NFTNL_SET_NAME, s.name);
+	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(set, NFTNL_SET_ID, idx + 1);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, type);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, s.key_len);
+	if (s.kind == EG_STATIC) {
+		flags |= NFT_SET_INTERVAL;
+		if (s.shape != EG_SHAPE_ANY) {
+			/* a concatenation of ranges: the pipapo backend */
+			flags |= NFT_SET_CONCAT;
+			nftnl_set_set_data(set, NFTNL_SET_DESC_CONCAT, fields, s.shape == EG_SHAPE_PORT ? 3 : 2);
+		}
+	} else if (s.kind == EG_DYNAMIC) {
+		flags |= NFT_SET_TIMEOUT;
+		nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, DYN_SET_SIZE);
+	}
+	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, flags);
+	char *p = eg_batch_reserve(b, 512);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET,
+						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
+	nftnl_set_nlmsg_build_payload(nlh, set);
+	nftnl_set_free(set);
+	char what[64];
+	snprintf(what, sizeof what, "add set %s", s.name);
+	eg_batch_commit(b, what);
+}
+
+/* ---- static elements: CIDR entries as merged intervals ---- */
+
+struct range {
+	unsigned set;
+	uint8_t proto;
+	uint16_t port;
+	uint8_t lo[16], hi[16]; /* big endian, inclusive */
+};
+
+static int range_cmp(const void *pa, const void *pb)
+{
+	const struct range *a = pa, *b = pb;
+	if (a->set != b->set)
+		return a->set < b->set ? -1 : 1;
+	if (a->proto != b->proto)
+		return a->proto < b->proto ? -1 : 1;
+	if (a->port != b->port)
+		return a->port < b->port ? -1 : 1;
+	return memcmp(a->lo, b->lo, 16);
+}
+
+/* x + 1 over alen bytes; false when it wraps (x was all ones). */
+static bool addr_inc(uint8_t *x, size_t alen)
+{
+	for (size_t i = alen; i-- > 0;)
+		if (++x[i] != 0)
+			return true;
+	return false;
+}
+
+static size_t collect_ranges(const struct egress_list *l, bool deny, struct range **out, size_t n)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct egress_entry *e = &l->v[i];
+		if (e->kind != EGRESS_CIDR4 && e->kind != EGRESS_CIDR6)
+			continue;
+		int fam = e->kind == EGRESS_CIDR4 ? AF_INET : AF_INET6;
+		unsigned max = fam == AF_INET ? 32 : 128;
+		uint8_t protos[2] = { 0, 0 };
+		size_t np = eg_entry_protos(e, protos);
+		if (np == 0)
+			np = 1;
+		for (size_t k = 0; k < np; k++) {
+			*out = xrealloc(*out, (n + 1) * sizeof **out);
+			struct range *r = &(*out)[n++];
+			memset(r, 0, sizeof *r);
+			r->set = eg_set_index(EG_STATIC, deny, fam, eg_entry_shape(e));
+			r->proto = protos[k];
+			r->port = e->port;
+			memcpy(r->lo, e->addr, 16);
+			memcpy(r->hi, e->addr, 16);
+			for (unsigned bit = e->prefix; bit < max; bit++)
+				r->hi[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
+		}
+	}
+	return n;
+}
+
+/* Sort, merge overlapping and adjacent ranges of the same set/proto/port, and
+ * emit them: start/end pairs for plain interval sets, key..key_end for
+ * concatenations (the kernel refuses overlapping elements in both). */
+static void put_static_elements(struct eg_batch *b, const struct egress_policy *p)
+{
+	struct range *rs = NULL;
+	size_t n = collect_ranges(&p->allow, false, &rs, 0);
+	n = collect_ranges(&p->deny, true, &rs, n);
+	if (n == 0)
+		return;
+	qsort(rs, n, sizeof *rs, range_cmp);
+
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m > 0) {
+			struct range *last = &rs[m - 1];
+			struct eg_set s;
+			eg_set_get(rs[i].set, &s);
+			size_t alen = s.family == AF_INET ? 4 : 16;
+			uint8_t next[16];
+			memcpy(next, last->hi, 16);
+			bool wrapped = !addr_inc(next, alen);
+			if (last->set == rs[i].set && last->proto == rs[i].proto && last->port == rs[i].port &&
+			    (wrapped || memcmp(rs[i].lo, next, alen) <= 0)) {
+				if (memcmp(rs[i].hi, last->hi, alen) > 0)
+					memcpy(last->hi, rs[i].hi, 16);
+				continue;
+			}
+		}
+		rs[m++] = rs[i];
+	}
+
+	struct eg_elem *elems = xcalloc(2 * m, sizeof *elems);
+	for (size_t i = 0; i < m;) {
+		struct eg_set s;
+		eg_set_get(rs[i].set, &s);
+		size_t alen = s.family == AF_INET ? 4 : 16, ne = 0, j = i;
+		/* a message per set, at most 256 ranges each: netlink nests are 16-bit */
+		for (; j < m && rs[j].set == rs[i].set && j - i < 256; j++) {
+			struct eg_elem *e = &elems[ne++];
+			memset(e, 0, sizeof *e);
+			eg_key(&s, rs[j].lo, rs[j].proto, rs[j].port, e->key);
+			if (s.shape != EG_SHAPE_ANY) {
+				eg_key(&s, rs[j].hi, rs[j].proto, rs[j].port, e->key_end);
+				e->has_end = true;
+				continue;
+			}
+			uint8_t end[16];
+			memcpy(end, rs[j].hi, 16);
+			if (addr_inc(end, alen)) {   /* no end element for a range up to all-ones */
+				struct eg_elem *x = &elems[ne++];
+				memset(x, 0, sizeof *x);
+				eg_key(&s, end, 0, 0, x->key);
+				x->flags = NFT_SET_ELEM_INTERVAL_END;
+			}
+		}
+		char what[64];
+		snprintf(what, sizeof what, "add elements to set %s", s.name);
+		eg_batch_elems(b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, elems, ne, what);
+		i = j;
+	}
+	free(elems);
+	free(rs);
+}
+
+/* ---- the ruleset ---- */
+
+static void put_log_chain(struct eg_batch *b, const char *chain, const char *prefix)
+{
+	char what[64];
+	snprintf(what, sizeof what, "add rule to chain %s", chain);
+	struct nftnl_rule *r = rule_new(chain);
+	x_counter(r);
+	x_limit(r);
+	x_log(r, prefix);
+	put_rule(b, r, what);
+	r = rule_new(chain);
+	x_verdict(r, NF_DROP, NULL);
+	put_rule(b, r, what);
+}
+
+static void put_output_rules(struct eg_batch *b)
+{
+	static const uint8_t lo6[16] = { [15] = 1 };
+	const char *what = "add rule to chain output";
+	struct nftnl_rule *r;
+	int fams[2] = { AF_INET, AF_INET6 };
+
+	for (int f = 0; f < 2; f++) {       /* the sentry's own queries */
+		r = rule_new("output");
+		x_mark(r, NFT_CMP_EQ);
+		x_set_match(r, eg_set_index(EG_UPSTREAM, false, fams[f], EG_SHAPE_ANY));
+		x_verdict(r, NF_ACCEPT, NULL);
+		put_rule(b, r, what);
+	}
+	for (int f = 0; f < 2; f++) {       /* nobody else talks to a loopback resolver */
+		r = rule_new("output");
+		x_set_match(r, eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY));
+		x_verdict(r, NFT_GOTO, "deny_dns");
+		put_rule(b, r, what);
+	}
+	/* Loopback. By daddr too: after the nat redirect the packet goes to
+	 * 127.0.0.1 but the filter hook still sees the original oif. */
+	r = rule_new("output");
+	x_nfproto(r, AF_INET);
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 1, NFT_REG_1);
+	x_cmp8(r, NFT_CMP_EQ, 127);
+	x_verdict(r, NF_ACCEPT, NULL);
+	put_rule(b, r, what);
+	r = rule_new("output");
+	x_nfproto(r, AF_INET6);
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16, NFT_REG_1);
+	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, lo6, 16);
+	x_verdict(r, NF_ACCEPT, NULL);
+	put_rule(b, r, what);
+	r = rule_new("output");
+	uint32_t lo_ifindex = 1; /* LOOPBACK_IFINDEX in every namespace */
+	x_meta(r, NFT_META_OIF, NFT_REG_1);
+	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, &lo_ifindex, sizeof lo_ifindex);
+	x_verdict(r, NF_ACCEPT, NULL);
+	put_rule(b, r, what);
+
+	/* replies to connections the container accepted, and the rest of allowed flows */
+	r = rule_new("output");
+	struct nftnl_expr *e = expr_new("ct");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+	e = expr_new("bitwise");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
+	x_verdict(r, NF_ACCEPT, NULL);
+	put_rule(b, r, what);
+
+	/* IPv6 needs neighbour discovery to reach even an allowed next hop:
+	 * router solicitation .. neighbour advertisement (133-136), link-local only. */
+	r = rule_new("output");
+	x_nfproto(r, AF_INET6);
+	x_l4proto(r, IPPROTO_ICMPV6);
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+	x_cmp8(r, NFT_CMP_GTE, 133);
+	x_cmp8(r, NFT_CMP_LTE, 136);
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NFT_REG_1); /* hop limit 255: not routed */
+	x_cmp8(r, NFT_CMP_EQ, 255);
+	x_verdict(r, NF_ACCEPT, NULL);
+	put_rule(b, r, what);
+
+	/* DNS and DNS-over-TLS/QUIC anywhere but through the sentry */
+	static const uint16_t dns_ports[2] = { 53, 853 };
+	static const uint8_t l4[2] = { IPPROTO_UDP, IPPROTO_TCP };
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 2; k++) {
+			r = rule_new("output");
+			x_l4proto(r, l4[k]);
+			x_dport(r, dns_ports[i]);
+			x_verdict(r, NFT_GOTO, "deny_dns");
+			put_rule(b, r, what);
+		}
+
+	/* deny wins: every deny set before any allow set */
+	for (int deny = 1; deny >= 0; deny--)
+		for (int kind = EG_STATIC; kind <= EG_DYNAMIC; kind++)
+			for (int f = 0; f < 2; f++)
+				for (int shape = 0; shape < EG_N_SHAPES; shape++) {
+					r = rule_new("output");
+					x_set_match(r, eg_set_index((enum eg_kind)kind, deny, fams[f],
+								    (enum eg_shape)shape));
+					if (deny)
+						x_verdict(r, NFT_GOTO, "deny");
+					else
+						x_verdict(r, NF_ACCEPT, NULL);
+					put_rule(b, r, what);
+				}
+
+	r = rule_new("output");   /* then the chain policy drops it */
+	x_counter(r);
+	x_limit(r);
+	x_log(r, "default");
+	put_rule(b, r, what);
+}
+
+static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
+{
+	static const uint8_t l4[2] = { IPPROTO_UDP, IPPROTO_TCP };
+	for (int k = 0; k < 2; k++) {
+		struct nftnl_rule *r = rule_new("dns");
+		x_mark(r, NFT_CMP_NEQ);
+		x_l4proto(r, l4[k]);
+		x_dport(r, 53);
+		uint16_t port = htons(sentry_port);
+		struct nftnl_expr *e = expr_new("immediate");
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+		nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &port, sizeof port);
+		nftnl_rule_add_expr(r, e);
+		e = expr_new("redir");
+		nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+		nftnl_rule_add_expr(r, e);
+		put_rule(b, r, "add rule to chain dns");
+	}
+}
+
+static int send_batch(int netns_fd, struct eg_batch *b, struct ab_err *err)
+{
+	struct mnl_socket *nl;
+	int r = eg_nl_open(netns_fd, &nl, err);
+	if (r < 0)
+		return r;
+	r = eg_batch_send(nl, b, err);
+	mnl_socket_close(nl);
+	return r;
+}
+
+int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, struct ab_err *err)
+{
+	struct eg_batch b;
+	char comment[NFTNL_UDATA_COMMENT_MAXLEN];
+	snprintf(comment, sizeof comment, "agentbox egress %s", container_id ? container_id : "");
+	if (sentry_port == 0)
+		return ab_error(err, 0, "install egress ruleset: sentry port 0");
+
+	eg_batch_init(&b, (uint32_t)time(NULL));
+	/* add + delete + add in one batch: replaces an old table atomically */
+	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL);
+	put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
+	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, comment);
+	put_chain(&b, "deny", NULL, 0, 0, 0);
+	put_chain(&b, "deny_dns", NULL, 0, 0, 0);
+	put_chain(&b, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
+	put_chain(&b, "dns", "nat", NF_INET_LOCAL_OUT, NAT_PRIORITY, NF_ACCEPT);
+	for (unsigned i = 0; i < EG_N_SETS; i++)
+		put_set(&b, i);
+	put_static_elements(&b, p);
+	put_log_chain(&b, "deny", "deny");
+	put_log_chain(&b, "deny_dns", "dns");
+	put_output_rules(&b);
+	put_nat_rules(&b, sentry_port);
+
+	int r = send_batch(netns_fd, &b, err);
+	eg_batch_free(&b);
+	if (r < 0)
+		return ab_wrap(err, "install egress ruleset");
+	return 0;
+}
+
+int egress_remove(int netns_fd, struct ab_err *err)
+{
+	struct eg_batch b;
+	eg_batch_init(&b, (uint32_t)time(NULL));
+	put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
+	int r = send_batch(netns_fd, &b, err);
+	eg_batch_free(&b);
+	if (r == -ENOENT) {
+		ab_err_clear(err);
+		return 0;
+	}
+	if (r < 0)
+		return ab_wrap(err, "remove egress ruleset");
+	return 0;
+}
