@@ -120,6 +120,16 @@ setup_bundle() {
 		| .linux.cgroupsPath = $cg' --arg cg "$CGROUP_PATH"
 }
 
+# setup_state_only: $TEST_DIR and $ROOT, no bundle (CLI-only tests).
+setup_state_only() {
+	TEST_DIR=$(mktemp -d "$BATS_RUN_TMPDIR/t.XXXXXX")
+	ROOT=$TEST_DIR/state
+	BUNDLE= CGROUP_NAME=
+	TEARDOWN_CMDS=()
+	RT_CALLS=0
+	mkdir -p "$ROOT"
+}
+
 # update_config FILTER [JQ-ARGS...]: edit $BUNDLE/config.json in place.
 update_config() {
 	local filter=$1 out
