@@ -445,17 +445,45 @@ void seccomp_prog_free(struct seccomp_prog *prog)
 	memset(prog, 0, sizeof(*prog));
 }
 
-int seccomp_send_notify_fd(const char *listener_path, const char *state_json, int notify_fd,
-			   struct ab_err *err)
+/* The message for the listener: state_json wrapped as a container process state,
+ * unless it already is one. */
+static char *listener_message(const char *state_json, const char *metadata, struct ab_err *err)
+{
+	yajl_val doc = NULL;
+	if (json_parse(state_json, "container state", &doc, err) < 0)
+		return NULL;
+	if (!YAJL_IS_OBJECT(doc)) {
+		json_free(doc);
+		ab_error(err, 0, "container state: not a JSON object");
+		return NULL;
+	}
+	if (json_get(doc, "fds") && json_get(doc, "state")) {
+		json_free(doc);
+		return xstrdup(state_json);
+	}
+	yajl_val v = json_get(doc, "ociVersion");
+	yajl_val pid = json_get(doc, "pid");
+	char *msg = seccomp_process_state_json(YAJL_IS_STRING(v) ? v->u.string : "1.2.0",
+					       YAJL_IS_INTEGER(pid) ? (pid_t)YAJL_GET_INTEGER(pid) : 0,
+					       metadata, state_json);
+	json_free(doc);
+	return msg;
+}
+
+static int send_listener(const char *listener_path, const char *metadata, const char *state_json,
+			 int notify_fd, struct ab_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len = strlen(state_json);
 
+	if (!listener_path || !*listener_path)
+		return ab_error(err, 0, "SCMP_ACT_NOTIFY is used but linux.seccomp.listenerPath is not set");
 	if (strlen(listener_path) >= sizeof(sa.sun_path))
 		return ab_error(err, ENAMETOOLONG, "seccomp listener %s", listener_path);
-	if (len == 0)
-		return ab_error(err, 0, "seccomp listener %s: empty state", listener_path);
 	strcpy(sa.sun_path, listener_path);
+	_cleanup_free_ char *text = listener_message(state_json, metadata, err);
+	if (!text)
+		return ab_wrap(err, "seccomp listener %s", listener_path);
+	size_t len = strlen(text);
 
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -473,7 +501,7 @@ int seccomp_send_notify_fd(const char *listener_path, const char *state_json, in
 		struct cmsghdr align;
 	} ctl;
 	memset(&ctl, 0, sizeof(ctl));
-	struct iovec iov = { .iov_base = (void *)state_json, .iov_len = len };
+	struct iovec iov = { .iov_base = text, .iov_len = len };
 	struct msghdr msg = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
@@ -491,7 +519,7 @@ int seccomp_send_notify_fd(const char *listener_path, const char *state_json, in
 	if (n < 0)
 		return ab_error(err, errno, "send seccomp state to %s", listener_path);
 	for (size_t off = (size_t)n; off < len; off += (size_t)n) {
-		n = send(fd, state_json + off, len - off, MSG_NOSIGNAL);
+		n = send(fd, text + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR) {
 			n = 0;
 			continue;
@@ -501,6 +529,19 @@ int seccomp_send_notify_fd(const char *listener_path, const char *state_json, in
 					listener_path);
 	}
 	return 0;
+}
+
+int seccomp_send_notify_fd(const char *listener_path, const char *state_json, int notify_fd,
+			   struct ab_err *err)
+{
+	return send_listener(listener_path, NULL, state_json, notify_fd, err);
+}
+
+int seccomp_send_listener(const struct oci_seccomp *s, const char *state_json, int notify_fd,
+			  struct ab_err *err)
+{
+	return send_listener(s ? s->listener_path : NULL, s ? s->listener_metadata : NULL,
+			     state_json, notify_fd, err);
 }
 
 char *seccomp_process_state_json(const char *oci_version, pid_t pid, const char *metadata,

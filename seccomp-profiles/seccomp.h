@@ -31,9 +31,17 @@ int seccomp_builtin_profile(const char *name, struct arena *arena, struct oci_se
 			    struct ab_err *err);
 /* The embedded JSON text of a shipped profile (NUL-terminated), or NULL. */
 const char *seccomp_builtin_profile_text(const char *name, size_t *ret_len);
-/* Send the notify fd and the container state JSON to listenerPath (SCM_RIGHTS). */
+/* Send the notify fd and the container state JSON to listenerPath (SCM_RIGHTS).
+ * state_json is the container's state document ({"ociVersion","id","status","pid",
+ * "bundle",...}); it goes out wrapped in the runtime-spec "container process state"
+ * (fds ["seccompFd"], pid taken from the state). A document that already is a
+ * container process state (has "fds") goes out as is. listener_path NULL is an error. */
 int seccomp_send_notify_fd(const char *listener_path, const char *state_json, int notify_fd,
 			   struct ab_err *err);
+/* The same for linux.seccomp s: its listenerPath, and its listenerMetadata as
+ * "metadata". Prefer this one. */
+int seccomp_send_listener(const struct oci_seccomp *s, const char *state_json, int notify_fd,
+			  struct ab_err *err);
 /* The runtime-spec "container process state" sent to the listener: ociVersion,
  * fds ["seccompFd"], pid, metadata (omitted when NULL) and state_json (the
  * container's state document, inserted as is). malloc'd. */

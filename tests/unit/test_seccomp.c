@@ -589,6 +589,90 @@ static bool str_is(yajl_val v, const char *s)
 
 /* ---- NOTIFY: listener fd, the state message, and a full round trip ---- */
 
+static int listen_at(const char *path)
+{
+	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(ls, 4) < 0)
+		abort();
+	return ls;
+}
+
+/* Accept one connection; return the received fd (or -1) and the text until EOF. */
+static int recv_listener(int ls, char *buf, size_t size)
+{
+	int cs = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = size - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+			      .msg_controllen = sizeof(ctl.b) };
+	ssize_t n = cs >= 0 ? recvmsg(cs, &msg, MSG_CMSG_CLOEXEC) : -1;
+	int fd = -1;
+	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	size_t total = n > 0 ? (size_t)n : 0;
+	while (n > 0 && total < size - 1) {
+		n = read(cs, buf + total, size - 1 - total);
+		if (n > 0)
+			total += (size_t)n;
+	}
+	buf[total] = 0;
+	if (cs >= 0)
+		close(cs);
+	return fd;
+}
+
+/* The message a listener gets, without any filter: sent to a socket of our own. */
+static void test_listener_message(const char *dir)
+{
+	_cleanup_free_ char *path = xasprintf("%s/msg.sock", dir);
+	int ls = listen_at(path);
+	char buf[4096] = "";
+	struct ab_err err = { 0 };
+	yajl_val doc = NULL;
+
+	int r = seccomp_send_notify_fd(path, "{\"ociVersion\":\"1.2.0\",\"id\":\"c1\",\"status\":"
+				       "\"creating\",\"pid\":4321,\"bundle\":\"/b\"}", 0, &err);
+	int fd = r == 0 ? recv_listener(ls, buf, sizeof(buf)) : -1;
+	ok(r == 0 && fd >= 0, "container state goes out with an fd (%s)", err.msg);
+	if (fd >= 0)
+		close(fd);
+	if (r == 0 && json_parse(buf, "msg", &doc, &err) == 0) {
+		yajl_val pid = json_get(doc, "pid");
+		ok(YAJL_IS_INTEGER(pid) && YAJL_GET_INTEGER(pid) == 4321 &&
+		   str_is(json_get(doc, "ociVersion"), "1.2.0") && !json_get(doc, "metadata") &&
+		   str_is(json_get(json_get(doc, "state"), "id"), "c1"),
+		   "... wrapped as a container process state: %s", buf);
+		json_free(doc);
+	} else {
+		ok(0, "... wrapped as a container process state: %s", buf);
+	}
+
+	_cleanup_free_ char *ready = seccomp_process_state_json("1.2.0", 7, "m", "{\"id\":\"c2\"}");
+	r = seccomp_send_notify_fd(path, ready, 0, &err);
+	fd = r == 0 ? recv_listener(ls, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	is_str(buf, ready, "a ready container process state goes out as is");
+
+	ab_err_clear(&err);
+	ok(seccomp_send_notify_fd(NULL, "{}", 0, &err) < 0, "no listenerPath is an error");
+	has_substr(err.msg, "listenerPath", "  ... saying so");
+	ab_err_clear(&err);
+	ok(seccomp_send_notify_fd(path, "not json", 0, &err) < 0, "a broken state is an error");
+	ab_err_clear(&err);
+	ok(seccomp_send_notify_fd("/nonexistent/agentbox.sock", "{}", 0, &err) < 0,
+	   "send to a missing listener fails");
+	has_substr(err.msg, "/nonexistent/agentbox.sock", "  ... naming the path");
+	close(ls);
+	unlink(path);
+}
+
 static void test_notify(void)
 {
 	char dir[] = "/tmp/ab-seccomp-XXXXXX";
@@ -596,26 +680,22 @@ static void test_notify(void)
 		ok(0, "mkdtemp");
 		return;
 	}
+	test_listener_message(dir);
+
 	_cleanup_free_ char *path = xasprintf("%s/listener.sock", dir);
 	_cleanup_free_ char *json = xasprintf(
 		"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"%s\","
 		"\"listenerMetadata\":\"hello\",\"flags\":[\"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV\"],"
 		"\"syscalls\":[{\"names\":[\"getppid\"],\"action\":\"SCMP_ACT_NOTIFY\"}]}", path);
 	struct seccomp_prog prog = { 0 };
-	struct ab_err err;
-	int r = compile_json(json, &prog, &err);
+	struct ab_err err = { 0 };
+	struct oci_config *c = parse_seccomp(json, &err);
+	int r = c ? seccomp_compile(c->linux_.seccomp, &prog, &err) : -1;
 	ok(r == 0 && prog.notify, "NOTIFY profile compiles and sets prog->notify (%s)", err.msg);
 	if (r < 0)
 		goto out;
 
-	int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(ls, 1) < 0) {
-		ok(0, "listener socket: %s", strerror(errno));
-		goto out;
-	}
-
+	int ls = listen_at(path);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int nfd = -1;
@@ -623,50 +703,29 @@ static void test_notify(void)
 			_exit(10);
 		if (nfd < 0)
 			_exit(11);
-		_cleanup_free_ char *state = seccomp_process_state_json(
-			"1.2.0", getpid(), "hello",
-			"{\"ociVersion\":\"1.2.0\",\"id\":\"t1\",\"status\":\"creating\",\"pid\":1,"
-			"\"bundle\":\"/b\"}");
-		if (seccomp_send_notify_fd(path, state, nfd, &err) < 0)
+		_cleanup_free_ char *state = xasprintf(
+			"{\"ociVersion\":\"1.2.0\",\"id\":\"t1\",\"status\":\"creating\",\"pid\":%d,"
+			"\"bundle\":\"/b\"}", getpid());
+		if (seccomp_send_listener(c->linux_.seccomp, state, nfd, &err) < 0)
 			_exit(12);
 		close(nfd);
 		/* The listener answers 4242 for us. */
 		_exit(syscall(SYS_getppid) == 4242 ? 0 : 13);
 	}
 	alarm(30);  /* a broken round trip must fail the test, not hang it */
-	int cs = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
 	char buf[4096];
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
-			      .msg_controllen = sizeof(ctl.b) };
-	ssize_t n = cs >= 0 ? recvmsg(cs, &msg, MSG_CMSG_CLOEXEC) : -1;
-	int lfd = -1;
-	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (cm && cm->cmsg_type == SCM_RIGHTS)
-		memcpy(&lfd, CMSG_DATA(cm), sizeof(int));
-	size_t total = n > 0 ? (size_t)n : 0;
-	while (n > 0 && total < sizeof(buf) - 1) {
-		n = read(cs, buf + total, sizeof(buf) - 1 - total);
-		if (n > 0)
-			total += (size_t)n;
-	}
-	buf[total] = 0;
+	int lfd = recv_listener(ls, buf, sizeof(buf));
 	ok(lfd >= 0, "listener receives the seccomp fd over SCM_RIGHTS");
 	yajl_val doc = NULL;
 	ok(json_parse(buf, "state", &doc, &err) == 0, "container process state is JSON: %s", buf);
 	if (doc) {
 		yajl_val fds = json_get(doc, "fds");
 		yajl_val st = json_get(doc, "state");
-		yajl_val md = json_get(doc, "metadata");
 		ok(YAJL_IS_ARRAY(fds) && fds->u.array.len == 1 &&
 		   str_is(fds->u.array.values[0], "seccompFd"), "fds is [\"seccompFd\"]");
 		ok(YAJL_IS_OBJECT(st) && str_is(json_get(st, "id"), "t1"),
 		   "state carries the container state");
-		ok(str_is(md, "hello"), "metadata is passed on");
+		ok(str_is(json_get(doc, "metadata"), "hello"), "listenerMetadata goes out as metadata");
 		ok(YAJL_IS_INTEGER(json_get(doc, "pid")) && YAJL_GET_INTEGER(json_get(doc, "pid")) == pid,
 		   "pid is the process's");
 		json_free(doc);
@@ -690,18 +749,12 @@ static void test_notify(void)
 	alarm(0);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the process sees the listener's answer (status %#x)",
 	   st);
-	if (cs >= 0)
-		close(cs);
 	close(ls);
 out:
+	oci_config_free(c);
 	seccomp_prog_free(&prog);
 	unlink(path);
 	rmdir(dir);
-
-	ab_err_clear(&err);
-	ok(seccomp_send_notify_fd("/nonexistent/agentbox.sock", "{}", 0, &err) < 0,
-	   "send to a missing listener fails");
-	has_substr(err.msg, "/nonexistent/agentbox.sock", "  ... naming the path");
 }
 
 static void test_features(void)
