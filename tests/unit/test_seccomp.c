@@ -856,6 +856,80 @@ static void test_real_world(const char *profile, const struct seccomp_prog *cons
 	(void)!system(rm);
 }
 
+/* tests/helper/prober, built or not: its answers under each profile must match the
+ * tables above, or the integration tests that use it would test nothing. */
+static const char *const prober_allowed_everywhere[] = {
+	"getpid", "write", "fork", "clone", "personality", "socket", "ioctl",
+};
+static const char *const prober_allowed_default[] = {
+	"ptrace", "process_vm_readv", "process_vm_writev", "chroot", "adjtimex", "clock_adjtime",
+	"name_to_handle_at", "modify_ldt",
+};
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(name, list[i]))
+			return true;
+	return false;
+}
+
+static void test_prober(const char *profile, const struct seccomp_prog *prog, bool is_default)
+{
+	const char *prober = "tests/helper/prober";
+	if (access(prober, X_OK) < 0) {
+		printf("ok %d - # SKIP %s: %s not built (gcc -static -O2 -o %s %s.c)\n", ++tap_n,
+		       profile, prober, prober, prober);
+		return;
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		abort();
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct ab_err err;
+		dup2(p[1], 1);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(prog, NULL, &err) < 0)
+			_exit(120);
+		execl(prober, "prober", "--all", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char out[16384];
+	size_t len = 0;
+	ssize_t n;
+	while (len < sizeof(out) - 1 && (n = read(p[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(p[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: prober --all runs", profile);
+
+	int bad = 0, lines = 0;
+	for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
+		int e = 0;
+		lines++;
+		if (sscanf(line, "%63s errno=%d", name, &e) < 1)
+			continue;
+		bool allowed = in_list(name, prober_allowed_everywhere, ARRAY_SIZE(prober_allowed_everywhere)) ||
+			  (is_default && in_list(name, prober_allowed_default,
+						 ARRAY_SIZE(prober_allowed_default)));
+		bool refused = strstr(line, "errno=1 (") || strstr(line, "errno=38 (");
+		/* clone3 is refused with ENOSYS in both profiles. */
+		if (streq(name, "clone3"))
+			allowed = false;
+		if (allowed == refused) {
+			printf("#   %s: unexpected: %s\n", profile, line);
+			bad++;
+		}
+	}
+	ok(bad == 0 && lines > 50, "%s: prober sees every refusal and nothing else (%d lines)", profile,
+	   lines);
+}
+
 /* The i386 ABI is outside the agent profile: the process dies, it does not get
  * to try 32-bit syscalls. Skipped where the kernel has no working int $0x80. */
 static void test_compat_abi(const struct seccomp_prog *def, const struct seccomp_prog *agent)
@@ -906,6 +980,8 @@ int main(void)
 
 	if (def.len && agent.len) {
 		test_compat_abi(&def, &agent);
+		test_prober("default", &def, true);
+		test_prober("agent", &agent, false);
 		const struct seccomp_prog *pd[] = { &def }, *pa[] = { &agent },
 					  *stacked[] = { &def, &agent };
 		test_real_world("default", pd, 1);
