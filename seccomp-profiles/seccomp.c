@@ -585,8 +585,7 @@ void seccomp_features_json(struct json_out *o)
 	};
 	bool enabled = kernel_has_seccomp_filter();
 
-	json_key(o, "seccomp");
-	json_obj_begin(o);
+	/* The caller has opened the "seccomp" object; these are its members. */
 	json_kv_bool(o, "enabled", enabled);
 
 	/* Only what compiles and loads here: an action the kernel lacks is refused. */
@@ -622,6 +621,4 @@ void seccomp_features_json(struct json_out *o)
 		if (enabled && kernel_has_flag(flag_table[i].flag))
 			json_str(o, flag_table[i].name);
 	json_arr_end(o);
-
-	json_obj_end(o);
 }

@@ -48,7 +48,7 @@ int seccomp_send_listener(const struct oci_seccomp *s, const char *state_json, i
 char *seccomp_process_state_json(const char *oci_version, pid_t pid, const char *metadata,
 				 const char *state_json);
 /* For `features`: write "seccomp": {...} members (enabled, actions, operators, archs,
- * knownFlags, supportedFlags). */
+ * knownFlags, supportedFlags) into the "seccomp" object the caller has opened. */
 void seccomp_features_json(struct json_out *o);
 
 #endif

@@ -761,7 +761,10 @@ static void test_features(void)
 {
 	struct json_out *o = json_out_new(false);
 	json_obj_begin(o);
+	json_key(o, "seccomp");
+	json_obj_begin(o);
 	seccomp_features_json(o);
+	json_obj_end(o);
 	json_obj_end(o);
 	const char *text = json_out_text(o, NULL);
 	struct ab_err err;
