@@ -95,14 +95,15 @@ int dns_parse_question(const uint8_t *msg, size_t len, struct dns_header *hdr, s
 		return -EBADMSG;
 	size_t off = DNS_HEADER_LEN;
 	r = dns_parse_name(msg, len, &off, q->name);
-	if (r < 0)
+	/* an odd but well-formed name: still fill in the rest, for a REFUSED reply */
+	if (r < 0 && r != -EINVAL)
 		return r;
 	if (off + 4 > len)
 		return -EBADMSG;
 	q->type = get16(msg + off);
 	q->class = get16(msg + off + 2);
 	q->end = off + 4;
-	return 0;
+	return r;
 }
 
 int dns_parse_rr(const uint8_t *msg, size_t len, size_t *off, struct dns_rr *rr)

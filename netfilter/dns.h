@@ -78,7 +78,8 @@ int dns_parse_header(const uint8_t *msg, size_t len, struct dns_header *ret);
 /* Name at *off into out (lowercased; bytes outside [A-Za-z0-9_*-] are refused
  * with -EINVAL); *off moves past the name as stored at that position. */
 int dns_parse_name(const uint8_t *msg, size_t len, size_t *off, char out[DNS_NAME_TEXT]);
-/* Header plus exactly one question (qdcount must be 1). */
+/* Header plus exactly one question (qdcount must be 1). -EINVAL: well formed,
+ * but the name has bytes the sentry refuses; q is filled in all the same. */
 int dns_parse_question(const uint8_t *msg, size_t len, struct dns_header *hdr, struct dns_question *q);
 /* One resource record at *off. */
 int dns_parse_rr(const uint8_t *msg, size_t len, size_t *off, struct dns_rr *rr);

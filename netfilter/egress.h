@@ -104,7 +104,7 @@ int egress_upstream_from_resolv_conf(const char *path, struct egress_upstream *r
 #define EGRESS_TTL_MAX 3600
 
 struct egress_sentry_params {
-	int netns_fd;                     /* -1: the caller is already in the netns */
+	int netns_fd;                     /* entered, then closed; -1: already in the netns */
 	const struct egress_policy *policy;
 	const char *container_id;
 	bool dns;                         /* false: deny log only, no DNS service */
