@@ -1,0 +1,195 @@
+/* Egress policy: entry parsing (every valid shape, invalid entries with their
+ * exact errors), wildcard matching, name verdicts, canonical text. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "egress.h"
+#include "tap.h"
+#include "util.h"
+
+#define SRC "annotation agentbox.egress.allow"
+
+/* Parse one list into a fresh policy and return its canonical allow list. */
+static const char *canon(const char *list)
+{
+	static char out[4096];
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	if (egress_policy_add(&p, list, false, SRC, &err) < 0) {
+		snprintf(out, sizeof out, "ERROR %s", err.msg);
+		return out;
+	}
+	char *s = egress_policy_to_string(&p);
+	snprintf(out, sizeof out, "%s", s);
+	free(s);
+	egress_policy_free(&p);
+	return out;
+}
+
+static const char *error_of(const char *list)
+{
+	static char out[4096];
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	if (egress_policy_add(&p, list, false, SRC, &err) == 0) {
+		snprintf(out, sizeof out, "(accepted)");
+		egress_policy_free(&p);
+		return out;
+	}
+	snprintf(out, sizeof out, "%s", err.msg);
+	egress_policy_free(&p);
+	return out;
+}
+
+static void valid_shapes(void)
+{
+	is_str(canon("example.com"), "allow=example.com;deny=", "plain name");
+	is_str(canon("Example.COM."), "allow=example.com;deny=", "name lowercased, final dot dropped");
+	is_str(canon("example.com:443"), "allow=example.com:443;deny=", "name:port");
+	is_str(canon("example.com/tcp"), "allow=example.com/tcp;deny=", "name/proto");
+	is_str(canon("example.com:53/UDP"), "allow=example.com:53/udp;deny=", "name:port/proto");
+	is_str(canon("*.example.com"), "allow=*.example.com;deny=", "wildcard");
+	is_str(canon("*.example.com:443/tcp"), "allow=*.example.com:443/tcp;deny=", "wildcard:port/proto");
+	is_str(canon("_dmarc.xn--bcher-kva.example"), "allow=_dmarc.xn--bcher-kva.example;deny=", "underscore and punycode");
+	is_str(canon("localhost"), "allow=localhost;deny=", "single label");
+	is_str(canon("198.51.100.0/24"), "allow=198.51.100.0/24;deny=", "IPv4 CIDR");
+	is_str(canon("198.51.100.7"), "allow=198.51.100.7;deny=", "IPv4 host");
+	is_str(canon("198.51.100.7/32"), "allow=198.51.100.7;deny=", "/32 is the host");
+	is_str(canon("198.51.100.7:5432"), "allow=198.51.100.7:5432;deny=", "IPv4 host:port");
+	is_str(canon("198.51.100.0/24:443/tcp"), "allow=198.51.100.0/24:443/tcp;deny=", "IPv4 CIDR:port/proto");
+	is_str(canon("198.51.100.0/24/udp"), "allow=198.51.100.0/24/udp;deny=", "CIDR slash then proto slash");
+	is_str(canon("0.0.0.0/0"), "allow=0.0.0.0/0;deny=", "everything IPv4");
+	is_str(canon("[2001:db8::1]:22"), "allow=[2001:db8::1]:22;deny=", "IPv6 host:port");
+	is_str(canon("[2001:DB8:0:0::1]"), "allow=2001:db8::1;deny=", "bracketed IPv6, normalized");
+	is_str(canon("2001:db8::1"), "allow=2001:db8::1;deny=", "bare IPv6 host");
+	is_str(canon("2001:db8::/48"), "allow=2001:db8::/48;deny=", "IPv6 CIDR");
+	is_str(canon("2001:db8::/48/udp"), "allow=2001:db8::/48/udp;deny=", "IPv6 CIDR/proto");
+	is_str(canon("[2001:db8::/48]:443/tcp"), "allow=[2001:db8::/48]:443/tcp;deny=", "IPv6 CIDR:port/proto");
+	is_str(canon(" a.test , b.test:80 ,\tc.test "), "allow=a.test,b.test:80,c.test;deny=", "spaces around entries");
+	is_str(canon("a.test,A.TEST,a.test."), "allow=a.test;deny=", "duplicates dropped");
+	is_str(canon(""), "allow=;deny=", "empty list");
+	is_str(canon("  "), "allow=;deny=", "blank list");
+
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "[2001:db8::1]:22/tcp", false, SRC, &err) == 0, "parse for fields");
+	const struct egress_entry *e = &p.allow.v[0];
+	struct in6_addr want;
+	inet_pton(AF_INET6, "2001:db8::1", &want);
+	ok(e->kind == EGRESS_CIDR6 && e->prefix == 128 && e->port == 22 && e->proto == IPPROTO_TCP &&
+		   memcmp(e->addr, &want, 16) == 0,
+	   "fields of [2001:db8::1]:22/tcp");
+	egress_policy_free(&p);
+}
+
+static void invalid_entries(void)
+{
+	static const struct {
+		const char *in, *err;
+	} cases[] = {
+		{ "foo:70000", SRC ": entry \"foo:70000\": port 70000 out of range" },
+		{ "foo:0", SRC ": entry \"foo:0\": port 0 out of range" },
+		{ "foo:99999999999999999999", SRC ": entry \"foo:99999999999999999999\": port 99999999999999999999 out of range" },
+		{ "foo:", SRC ": entry \"foo:\": missing port after \":\"" },
+		{ "foo:http", SRC ": entry \"foo:http\": port \"http\" is not a number" },
+		{ "foo:-1", SRC ": entry \"foo:-1\": port \"-1\" is not a number" },
+		{ "foo..com", SRC ": entry \"foo..com\": empty label" },
+		{ ".foo.com", SRC ": entry \".foo.com\": empty label" },
+		{ "foo.com/sctp", SRC ": entry \"foo.com/sctp\": unknown protocol \"sctp\" (expected /tcp or /udp)" },
+		{ "198.51.100.0/x", SRC ": entry \"198.51.100.0/x\": unknown protocol \"x\" (expected /tcp or /udp)" },
+		{ "198.51.100.7/24", SRC ": entry \"198.51.100.7/24\": address has bits set beyond the /24 prefix (network is 198.51.100.0/24)" },
+		{ "198.51.100.0/33", SRC ": entry \"198.51.100.0/33\": prefix length 33 out of range for IPv4 (0-32)" },
+		{ "198.51.100.0/", SRC ": entry \"198.51.100.0/\": missing prefix length after \"/\"" },
+		{ "300.1.2.3", SRC ": entry \"300.1.2.3\": invalid IPv4 address \"300.1.2.3\"" },
+		{ "1.2.3", SRC ": entry \"1.2.3\": invalid IPv4 address \"1.2.3\"" },
+		{ "2001:db8::g", SRC ": entry \"2001:db8::g\": invalid IPv6 address \"2001:db8::g\"" },
+		{ "2001:db8::/129", SRC ": entry \"2001:db8::/129\": prefix length 129 out of range for IPv6 (0-128)" },
+		{ "[2001:db8::1", SRC ": entry \"[2001:db8::1\": missing \"]\"" },
+		{ "[2001:db8::1]x", SRC ": entry \"[2001:db8::1]x\": unexpected \"x\" after \"]\"" },
+		{ "[2001:db8::1]:99999", SRC ": entry \"[2001:db8::1]:99999\": port 99999 out of range" },
+		{ "[example.com]:22", SRC ": entry \"[example.com]:22\": invalid IPv6 address \"example.com\"" },
+		{ "foo.*.com", SRC ": entry \"foo.*.com\": \"*\" is only allowed as the whole first label (\"*.example.com\")" },
+		{ "*example.com", SRC ": entry \"*example.com\": a wildcard needs a domain after \"*.\" (\"*.example.com\")" },
+		{ "*", SRC ": entry \"*\": a wildcard needs a domain after \"*.\" (\"*.example.com\")" },
+		{ "*.", SRC ": entry \"*.\": a wildcard needs a domain after \"*.\" (\"*.example.com\")" },
+		{ "-foo.com", SRC ": entry \"-foo.com\": label \"-foo\" starts or ends with \"-\"" },
+		{ "foo-.com", SRC ": entry \"foo-.com\": label \"foo-\" starts or ends with \"-\"" },
+		{ "foo!.com", SRC ": entry \"foo!.com\": invalid character '!' in name" },
+		{ "ex\xc3\xa4mple.com", SRC ": entry \"ex??mple.com\": invalid byte 0xc3 in name" },
+		{ "example.com/24", SRC ": entry \"example.com/24\": a prefix length needs an IP address, not a name" },
+		{ "/tcp", SRC ": entry \"/tcp\": missing host before the protocol" },
+		{ ":80", SRC ": entry \":80\": missing host before \":\"" },
+		{ "a.test,,b.test", SRC ": entry 2 is empty" },
+		{ "a.test,", SRC ": entry 2 is empty" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		is_str(error_of(cases[i].in), cases[i].err, "invalid: %s", cases[i].in);
+
+	char label[80], name[300];
+	memset(label, 'a', 64);
+	strcpy(label + 64, ".com");
+	is_str(error_of(label), SRC ": entry \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.com\": label longer than 63 characters",
+	       "64-character label");
+	name[0] = 0;
+	for (int i = 0; i < 5; i++)
+		strcat(name, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa."); /* 5 x 51 = 255 */
+	strcat(name, "com");
+	has_substr(error_of(name), "name longer than 253 characters", "258-character name");
+
+	/* all or nothing */
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "a.test", false, SRC, &err) == 0, "first list");
+	ok(egress_policy_add(&p, "b.test,c.test:0", false, SRC, &err) < 0, "second list fails");
+	ok(p.allow.n == 1, "a failing list adds nothing");
+	egress_policy_free(&p);
+}
+
+static void matching(void)
+{
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "*.example.com,exact.test,198.51.100.0/24", false, "allow", &err) == 0, "allow list");
+	ok(egress_policy_add(&p, "*.ads.example.com,ssh.example.com:22", true, "deny", &err) == 0, "deny list");
+	const struct egress_entry *wild = &p.allow.v[0], *exact = &p.allow.v[1];
+
+	ok(egress_entry_matches_name(wild, "a.example.com"), "wildcard: one label");
+	ok(egress_entry_matches_name(wild, "a.b.c.example.com"), "wildcard: many labels");
+	ok(!egress_entry_matches_name(wild, "example.com"), "wildcard: not the apex");
+	ok(!egress_entry_matches_name(wild, "badexample.com"), "wildcard: not a longer label");
+	ok(!egress_entry_matches_name(wild, "a.example.com.evil"), "wildcard: suffix only");
+	ok(!egress_entry_matches_name(wild, ".example.com"), "wildcard: not an empty label");
+	ok(egress_entry_matches_name(exact, "exact.test"), "name: itself");
+	ok(!egress_entry_matches_name(exact, "www.exact.test"), "name: not a subdomain");
+	ok(!egress_entry_matches_name(&p.allow.v[2], "198.51.100.1"), "CIDR entries match no name");
+
+	ok(egress_policy_check_name(&p, "www.example.com") == EGRESS_NAME_ALLOW, "allowed by wildcard");
+	ok(egress_policy_check_name(&p, "x.ads.example.com") == EGRESS_NAME_DENY, "deny wins over allow");
+	ok(egress_policy_check_name(&p, "ads.example.com") == EGRESS_NAME_ALLOW, "deny wildcard spares its apex");
+	ok(egress_policy_check_name(&p, "ssh.example.com") == EGRESS_NAME_ALLOW,
+	   "a deny with a port still resolves (the port is dropped by the ruleset)");
+	ok(egress_policy_check_name(&p, "example.com") == EGRESS_NAME_NONE, "apex not allowed");
+	ok(egress_policy_check_name(&p, "other.test") == EGRESS_NAME_NONE, "unknown name");
+
+	ok(egress_policy_has_domains(&p), "has domains");
+	ok(!egress_policy_is_empty(&p), "not empty");
+	char *s = egress_policy_to_string(&p);
+	is_str(s, "allow=*.example.com,exact.test,198.51.100.0/24;deny=*.ads.example.com,ssh.example.com:22", "to_string");
+	free(s);
+	egress_policy_free(&p);
+
+	struct egress_policy q = {0};
+	ok(egress_policy_is_empty(&q), "empty policy");
+	ok(egress_policy_add(&q, "198.51.100.7", false, "allow", &err) == 0 && !egress_policy_has_domains(&q),
+	   "CIDR only: no domains");
+	egress_policy_free(&q);
+}
+
+int main(void)
+{
+	valid_shapes();
+	invalid_entries();
+	matching();
+	return tap_done();
+}
