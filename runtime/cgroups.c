@@ -500,7 +500,7 @@ static bool plain_file_name(const char *s)
 
 static int bad_value(struct ab_err *err, const char *field, int64_t v)
 {
-	return ab_error(err, EINVAL, "linux.resources.%s: invalid value %" PRId64, field, v);
+	return ab_error(err, 0, "linux.resources.%s: invalid value %" PRId64, field, v);
 }
 
 /* Refuse what no kernel accepts before anything is written, so a bad config never leaves
@@ -542,10 +542,10 @@ int cg_validate(const struct oci_resources *r, struct ab_err *err)
 	for (size_t i = 0; i < b->n_weight_device; i++) {
 		const struct oci_weight_device *w = &b->weight_device[i];
 		if (w->major < 0 || w->minor < 0)
-			return ab_error(err, EINVAL, "linux.resources.blockIO.weightDevice[%zu]: "
+			return ab_error(err, 0, "linux.resources.blockIO.weightDevice[%zu]: "
 					"invalid device %" PRId64 ":%" PRId64, i, w->major, w->minor);
 		if (w->has_weight && (w->weight < 10 || w->weight > 1000))
-			return ab_error(err, EINVAL, "linux.resources.blockIO.weightDevice[%zu].weight: "
+			return ab_error(err, 0, "linux.resources.blockIO.weightDevice[%zu].weight: "
 					"invalid value %u", i, w->weight);
 	}
 	const struct { const struct oci_throttle_device *d; size_t n; const char *name; } th[] = {
@@ -557,35 +557,35 @@ int cg_validate(const struct oci_resources *r, struct ab_err *err)
 	for (size_t t = 0; t < ARRAY_SIZE(th); t++)
 		for (size_t i = 0; i < th[t].n; i++)
 			if (th[t].d[i].major < 0 || th[t].d[i].minor < 0)
-				return ab_error(err, EINVAL, "linux.resources.blockIO.%s[%zu]: invalid "
+				return ab_error(err, 0, "linux.resources.blockIO.%s[%zu]: invalid "
 						"device %" PRId64 ":%" PRId64, th[t].name, i,
 						th[t].d[i].major, th[t].d[i].minor);
 
 	for (size_t i = 0; i < r->n_hugepage_limits; i++) {
 		const char *ps = r->hugepage_limits[i].page_size;
 		if (!plain_file_name(ps) || strchr(ps, '.'))
-			return ab_error(err, EINVAL, "linux.resources.hugepageLimits[%zu].pageSize: "
+			return ab_error(err, 0, "linux.resources.hugepageLimits[%zu].pageSize: "
 					"invalid page size \"%s\"", i, ps ? ps : "");
 	}
 	for (size_t i = 0; i < r->n_unified; i++)
 		if (!plain_file_name(r->unified[i].key))
-			return ab_error(err, EINVAL, "linux.resources.unified: invalid key \"%s\": "
+			return ab_error(err, 0, "linux.resources.unified: invalid key \"%s\": "
 					"must be a file name in the cgroup directory",
 					r->unified[i].key ? r->unified[i].key : "");
 	for (size_t i = 0; i < r->n_rdma; i++)
 		if (!r->rdma[i].key || !*r->rdma[i].key || strpbrk(r->rdma[i].key, " \n"))
-			return ab_error(err, EINVAL, "linux.resources.rdma: invalid device name \"%s\"",
+			return ab_error(err, 0, "linux.resources.rdma: invalid device name \"%s\"",
 					r->rdma[i].key ? r->rdma[i].key : "");
 	for (size_t i = 0; i < r->n_devices; i++) {
 		const struct oci_device_rule *d = &r->devices[i];
 		if (d->type != 'a' && d->type != 'c' && d->type != 'b')
-			return ab_error(err, EINVAL, "linux.resources.devices[%zu].type: invalid "
+			return ab_error(err, 0, "linux.resources.devices[%zu].type: invalid "
 					"value \"%c\"", i, d->type ? d->type : '?');
 		if (d->major < -1 || d->major > INT32_MAX || d->minor < -1 || d->minor > INT32_MAX)
-			return ab_error(err, EINVAL, "linux.resources.devices[%zu]: invalid device "
+			return ab_error(err, 0, "linux.resources.devices[%zu]: invalid device "
 					"%" PRId64 ":%" PRId64, i, d->major, d->minor);
 		if (strspn(d->access, "rwm") != strlen(d->access))
-			return ab_error(err, EINVAL, "linux.resources.devices[%zu].access: invalid "
+			return ab_error(err, 0, "linux.resources.devices[%zu].access: invalid "
 					"value \"%s\"", i, d->access);
 	}
 	return 0;

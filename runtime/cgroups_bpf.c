@@ -79,8 +79,9 @@ static uint32_t access_bits(const char *a)
 /* Registers after the prologue: r2 type, r3 access, r4 major, r5 minor. */
 enum { R0, R1, R2, R3, R4, R5 };
 
-/* Instructions of one rule's block; the test jumps go to its end ("next rule"). */
-static size_t rule_block(const struct oci_device_rule *d, struct bpf_insn *out)
+/* Instructions of one rule's block; the test jumps go to its end ("next rule").
+ * *ret_final says the block has no test at all: nothing after it can run. */
+static size_t rule_block(const struct oci_device_rule *d, struct bpf_insn *out, bool *ret_final)
 {
 	struct bpf_insn tmp[16];
 	size_t n = 0;
@@ -101,6 +102,7 @@ static size_t rule_block(const struct oci_device_rule *d, struct bpf_insn *out)
 		tmp[n++] = jmp_imm(BPF_JNE, R4, (int32_t)d->major, -1);
 	if (d->minor >= 0)
 		tmp[n++] = jmp_imm(BPF_JNE, R5, (int32_t)d->minor, -1);
+	*ret_final = n == 0;
 	tmp[n++] = mov64_imm(R0, d->allow ? 1 : 0);
 	tmp[n++] = exit_insn();
 	for (size_t i = 0; i < n; i++) {
@@ -117,13 +119,18 @@ int cg_bpf_devices_build(const struct oci_device_rule *rules, size_t n, struct b
 			 size_t *ret_n, struct ab_err *err)
 {
 	if (n > 4096)
-		return ab_error(err, E2BIG, "linux.resources.devices: too many rules (%zu)", n);
-	size_t total = 6 + 2;
-	for (size_t i = 0; i < n; i++) {
+		return ab_error(err, 0, "linux.resources.devices: too many rules (%zu)", n);
+	/* The verifier refuses unreachable code, so stop at the first rule (from the end)
+	 * that matches everything, e.g. docker's leading deny-all. */
+	size_t total = 6 + 2, first = 0;
+	bool final = false;
+	for (size_t i = 0; i < n; i++)
 		if (rules[i].major > INT32_MAX || rules[i].minor > INT32_MAX)
-			return ab_error(err, EINVAL, "linux.resources.devices[%zu]: device number out "
+			return ab_error(err, 0, "linux.resources.devices[%zu]: device number out "
 					"of range", i);
-		total += rule_block(&rules[i], NULL);
+	for (size_t i = n; i-- > 0 && !final;) {
+		total += rule_block(&rules[i], NULL, &final);
+		first = i;
 	}
 	struct bpf_insn *p = xcalloc(total, sizeof *p);
 	size_t k = 0;
@@ -133,10 +140,12 @@ int cg_bpf_devices_build(const struct oci_device_rule *rules, size_t n, struct b
 	p[k++] = alu32_imm(BPF_RSH, R3, 16);
 	p[k++] = ld_w(R4, R1, offsetof(struct bpf_cgroup_dev_ctx, major));
 	p[k++] = ld_w(R5, R1, offsetof(struct bpf_cgroup_dev_ctx, minor));
-	for (size_t i = n; i-- > 0;)
-		k += rule_block(&rules[i], p + k);
-	p[k++] = mov64_imm(R0, 0);
-	p[k++] = exit_insn();
+	for (size_t i = n; i-- > first;)
+		k += rule_block(&rules[i], p + k, &final);
+	if (!final) {
+		p[k++] = mov64_imm(R0, 0);
+		p[k++] = exit_insn();
+	}
 	*ret = p;
 	*ret_n = k;
 	return 0;

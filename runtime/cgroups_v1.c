@@ -16,7 +16,7 @@
 
 static int not_mounted(struct ab_err *err, const char *ctrl, const char *what)
 {
-	return ab_error(err, ENOENT, "linux.resources.%s: the %s cgroup controller is not mounted",
+	return ab_error(err, 0, "linux.resources.%s: the %s cgroup controller is not mounted",
 			what, ctrl);
 }
 
@@ -310,7 +310,7 @@ int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, 
 	if (!(skip & CG_RES_NET) && v1_net(path, r, err) < 0)
 		return ab_wrap(err, "linux.resources.network");
 	if (r->n_unified && !(skip & CG_RES_UNIFIED))
-		return ab_error(err, ENOTSUP, "linux.resources.unified: needs cgroup v2, and this "
+		return ab_error(err, 0, "linux.resources.unified: needs cgroup v2, and this "
 				"host has cgroup v1 only");
 	return 0;
 }

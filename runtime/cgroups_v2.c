@@ -113,10 +113,10 @@ int cg_v2_swap_value(int64_t swap, int64_t limit, int64_t *ret, struct ab_err *e
 		return 0;
 	}
 	if (limit == 0 || limit == -1)
-		return ab_error(err, EINVAL, "linux.resources.memory.swap: a swap limit needs a "
+		return ab_error(err, 0, "linux.resources.memory.swap: a swap limit needs a "
 				"memory limit");
 	if (swap < limit)
-		return ab_error(err, EINVAL, "linux.resources.memory.swap: memory+swap limit %" PRId64
+		return ab_error(err, 0, "linux.resources.memory.swap: memory+swap limit %" PRId64
 				" is lower than the memory limit %" PRId64, swap, limit);
 	*ret = swap - limit;
 	return 0;
@@ -162,7 +162,7 @@ static int v2_cpu(const char *dir, const struct oci_resources *r, struct ab_err 
 {
 	if ((r->cpu.has_realtime_runtime && r->cpu.realtime_runtime) ||
 	    (r->cpu.has_realtime_period && r->cpu.realtime_period))
-		return ab_error(err, ENOTSUP, "linux.resources.cpu.realtimeRuntime/realtimePeriod: "
+		return ab_error(err, 0, "linux.resources.cpu.realtimeRuntime/realtimePeriod: "
 				"not supported with cgroup v2");
 	if (r->cpu.has_shares && r->cpu.shares &&
 	    cg_writef(dir, "cpu.weight", err, "%" PRIu64, cg_shares_to_weight(r->cpu.shares)) < 0)
