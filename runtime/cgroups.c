@@ -963,6 +963,13 @@ int cgroup_apply(const struct cgroup_ref *cg, const struct oci_resources *res, s
 	return 0;
 }
 
+/* Hybrid without a v1 freezer: the unified cgroup holds the same processes and has
+ * cgroup.freeze (5.2+), so freeze there. */
+static bool v1_freezer_missing(const struct cgroup_ref *cg)
+{
+	return cg->mode == CGROUP_MODE_HYBRID && !cg_v1_hier("freezer");
+}
+
 int cgroup_freeze(const struct cgroup_ref *cg, bool frozen, struct ab_err *err)
 {
 	char dir[PATH_MAX];
@@ -972,8 +979,11 @@ int cgroup_freeze(const struct cgroup_ref *cg, bool frozen, struct ab_err *err)
 				frozen ? "freeze" : "thaw");
 	case CGROUP_MODE_V1:
 	case CGROUP_MODE_HYBRID:
+		if (v1_freezer_missing(cg))
+			goto v2;
 		return cg_v1_freeze(cg->path, frozen, err);
 	case CGROUP_MODE_V2:
+	v2:
 		if (cg_v2_dir(cg->path, dir, sizeof dir) < 0)
 			return ab_error(err, ENOENT, "no cgroup2 mount");
 		return cg_v2_freeze(dir, frozen, err);
@@ -989,8 +999,11 @@ int cgroup_is_frozen(const struct cgroup_ref *cg, struct ab_err *err)
 		return 0;
 	case CGROUP_MODE_V1:
 	case CGROUP_MODE_HYBRID:
+		if (v1_freezer_missing(cg))
+			goto v2;
 		return cg_v1_is_frozen(cg->path, err);
 	case CGROUP_MODE_V2:
+	v2:
 		if (cg_v2_dir(cg->path, dir, sizeof dir) < 0)
 			return ab_error(err, ENOENT, "no cgroup2 mount");
 		return cg_v2_is_frozen(dir, err);
@@ -1182,6 +1195,8 @@ int cgroup_stats(const struct cgroup_ref *cg, struct json_out *o, struct ab_err 
 	return 0;
 }
 
+/* -1 with err untouched means "no OOM notification here" (no memory controller);
+ * callers that care clear err first and check it. */
 int cgroup_oom_watch(const struct cgroup_ref *cg, struct ab_err *err)
 {
 	char dir[PATH_MAX];

@@ -246,6 +246,96 @@ static void test_bpf_build(void)
 	free(p);
 }
 
+/* The v2 resource writers against plain files in a temp dir: checks the values and
+ * file names only (no kernel behind them), since this host's cgroup2 mount has no
+ * memory, cpu, io or pids controller to test them for real. Each file is written once. */
+static void test_v2_format(void)
+{
+	char tmpl[] = "/tmp/agentbox-cgv2-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	okx(dir != NULL, "temp dir");
+	if (!dir)
+		return;
+	static const char *const files[] = { "memory.max", "memory.swap.max", "memory.low",
+		"cpu.weight", "cpu.max", "cpuset.cpus", "cpuset.mems", "pids.max", "io.weight",
+		"io.max", "hugetlb.2MB.max", "memory.high" };
+	/* plain files keep old bytes past a shorter write: start each round empty */
+#define EMPTY_FILES() do { \
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) { \
+		char p[PATH_MAX]; \
+		snprintf(p, sizeof p, "%s/%s", dir, files[i]); \
+		close(open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)); \
+	} \
+} while (0)
+	EMPTY_FILES();
+	struct oci_resources r = {0};
+	r.memory.has_limit = r.memory.has_swap = r.memory.has_reservation = true;
+	r.memory.limit = 64 * MiB;
+	r.memory.swap = 128 * MiB;
+	r.memory.reservation = 32 * MiB;
+	r.cpu.has_shares = r.cpu.has_quota = r.cpu.has_period = true;
+	r.cpu.shares = 512;
+	r.cpu.quota = 50000;
+	r.cpu.period = 100000;
+	r.cpu.cpus = "0-1";
+	r.cpu.mems = "0";
+	r.pids.has_limit = true;
+	r.pids.limit = 50;
+	r.block_io.has_weight = true;
+	r.block_io.weight = 500;
+	struct oci_throttle_device td = { 8, 0, 1048576 };
+	r.block_io.throttle_write_bps = &td;
+	r.block_io.n_throttle_write_bps = 1;
+	struct oci_hugepage_limit hp = { "2MB", 4 * MiB };
+	r.hugepage_limits = &hp;
+	r.n_hugepage_limits = 1;
+	struct oci_kv uni = { "memory.high", "100M" };
+	r.unified = &uni;
+	r.n_unified = 1;
+	struct ab_err err = {0};
+	okx(cg_v2_apply(dir, &r, CG_RES_ALL, &err) == 0, "v2 writers on plain files: %s", E(&err));
+	is_str(readf(dir, "memory.max"), "67108864", "memory.max");
+	is_str(readf(dir, "memory.swap.max"), "67108864", "memory.swap.max = swap - limit");
+	is_str(readf(dir, "memory.low"), "33554432", "memory.low = reservation");
+	is_str(readf(dir, "cpu.weight"), "20", "cpu.weight from 512 shares");
+	is_str(readf(dir, "cpu.max"), "50000 100000", "cpu.max");
+	is_str(readf(dir, "cpuset.cpus"), "0-1", "cpuset.cpus");
+	is_str(readf(dir, "pids.max"), "50", "pids.max");
+	is_str(readf(dir, "io.weight"), "4950", "io.weight from blkio weight 500");
+	is_str(readf(dir, "io.max"), "8:0 wbps=1048576", "io.max");
+	is_str(readf(dir, "hugetlb.2MB.max"), "4194304", "hugetlb.2MB.max");
+	is_str(readf(dir, "memory.high"), "100M", "unified key written verbatim");
+
+	struct oci_resources m = {0};
+	m.memory.has_limit = m.memory.has_swap = true;
+	m.memory.limit = -1;
+	m.memory.swap = -1;
+	m.cpu.has_quota = true;
+	m.cpu.quota = -1;
+	m.pids.has_limit = true;
+	m.pids.limit = -1;
+	EMPTY_FILES();
+	okx(cg_v2_apply(dir, &m, CG_RES_ALL, &err) == 0, "unlimited values: %s", E(&err));
+	is_str(readf(dir, "memory.max"), "max", "memory.max max");
+	is_str(readf(dir, "memory.swap.max"), "max", "memory.swap.max max");
+	is_str(readf(dir, "cpu.max"), "max", "cpu.max max (period kept)");
+	is_str(readf(dir, "pids.max"), "max", "pids.max max");
+
+	struct oci_resources rt = {0};
+	rt.cpu.has_realtime_runtime = true;
+	rt.cpu.realtime_runtime = 1000;
+	okx(cg_v2_apply(dir, &rt, CG_RES_ALL, &err) < 0, "realtime cpu refused on v2");
+	has_substr(err.msg, "realtime", "error names the realtime fields");
+	ab_err_clear(&err);
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
 /* ------------------------------------------------------------------ real cgroups */
 
 /* A child that waits for a byte on a pipe, then counts in shared memory forever, so a
@@ -604,6 +694,18 @@ static void test_v1(void)
 	u.memory.swap = -1;
 	okx(cgroup_apply(&cg, &u, &err) == 0, "update to unlimited: %s", E(&err));
 
+	struct oci_kv uk = { "cgroup.max.depth", "3" };
+	struct oci_resources ur = {0};
+	ur.unified = &uk;
+	ur.n_unified = 1;
+	if (uni[0]) {
+		okx(cgroup_apply(&cg, &ur, &err) == 0, "hybrid: unified key: %s", E(&err));
+		is_str(readf(uni, "cgroup.max.depth"), "3", "hybrid: unified key on the unified mount");
+	} else {
+		okx(cgroup_apply(&cg, &ur, &err) < 0, "v1: unified keys refused");
+		ab_err_clear(&err);
+	}
+
 	/* --- invalid values */
 	struct oci_resources inv = {0};
 	inv.memory.has_limit = true;
@@ -756,6 +858,13 @@ static void test_v2_core(void)
 	okx(cgroup_apply(&cg, &r2, &err) == 0, "update device rules: %s", E(&err));
 	okx(device_probe(&cg) == 0, "old program gone: /dev/null refused, /dev/zero opens");
 
+	struct oci_kv uk = { "cgroup.max.descendants", "5" };
+	struct oci_resources ur = {0};
+	ur.unified = &uk;
+	ur.n_unified = 1;
+	okx(cgroup_apply(&cg, &ur, &err) == 0, "unified key: %s", E(&err));
+	is_str(readf(dir, "cgroup.max.descendants"), "5", "unified cgroup.max.descendants written");
+
 	okx(child_runs(&c), "child runs");
 	okx(cgroup_freeze(&cg, true, &err) == 0, "v2 freeze: %s", E(&err));
 	is_str(readf(dir, "cgroup.freeze"), "1", "cgroup.freeze 1");
@@ -809,6 +918,7 @@ int main(void)
 	test_conversions();
 	test_validate();
 	test_bpf_build();
+	test_v2_format();
 	if (geteuid() != 0) {
 		skip("cgroup file system tests need root");
 		return tap_done();
