@@ -32,7 +32,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:.c=)
 
 .PHONY: all clean check unit integration install man helper fuzz bench
-all: agentbox tests/helper/abtest
+all: agentbox tests/helper/abtest tests/helper/prober
 
 agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
@@ -47,10 +47,13 @@ seccomp-profiles/profiles_embed.o: $(PROFILES)
 tests/helper/abtest: tests/helper/abtest.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
 
+tests/helper/prober: tests/helper/prober.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
+
 tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done
 
 integration: all
@@ -65,4 +68,4 @@ install: agentbox
 	for m in man/*.[0-9]; do sec=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$$(basename $$m); done
 
 clean:
-	rm -f agentbox $(OBJS) $(UNIT_BINS) tests/helper/abtest
+	rm -f agentbox $(OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober

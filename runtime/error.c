@@ -32,6 +32,14 @@ int ab_wrap(struct ab_err *err, const char *fmt, ...)
 	vsnprintf(prefix, sizeof prefix, fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof old);
-	snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+	size_t n = strlen(prefix), m = strnlen(old, sizeof old - 1);
+	if (n > sizeof err->msg - 3)
+		n = sizeof err->msg - 3;
+	memcpy(err->msg, prefix, n);
+	memcpy(err->msg + n, ": ", 2);
+	if (m > sizeof err->msg - n - 3)
+		m = sizeof err->msg - n - 3;
+	memcpy(err->msg + n + 2, old, m);
+	err->msg[n + 2 + m] = 0;
 	return err->code > 0 ? -err->code : -1;
 }

@@ -1,0 +1,56 @@
+#include "caps.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int caps_last_cap(void)
+{
+	static int last = -1;
+	if (last >= 0)
+		return last;
+	/* the bounding set answers EINVAL past the last capability */
+	int n = 0;
+	while (n < 64 && prctl(PR_CAPBSET_READ, n, 0, 0, 0) >= 0)
+		n++;
+	last = n - 1;
+	return last;
+}
+
+int caps_drop_bounding(uint64_t keep, struct ab_err *err)
+{
+	int last = caps_last_cap();
+	for (int c = 0; c <= last; c++) {
+		if (keep & (1ULL << c))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			return ab_error(err, errno, "drop capability %d from the bounding set", c);
+	}
+	return 0;
+}
+
+int caps_set_process(const struct oci_capabilities *c, struct ab_err *err)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2] = {
+		{.effective = (uint32_t)c->effective, .permitted = (uint32_t)c->permitted,
+		 .inheritable = (uint32_t)c->inheritable},
+		{.effective = (uint32_t)(c->effective >> 32), .permitted = (uint32_t)(c->permitted >> 32),
+		 .inheritable = (uint32_t)(c->inheritable >> 32)},
+	};
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return ab_error(err, errno, "set capabilities");
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return ab_error(err, errno, "clear ambient capabilities");
+	int last = caps_last_cap();
+	for (int i = 0; i <= last; i++) {
+		if (!(c->ambient & (1ULL << i)))
+			continue;
+		/* ambient needs the cap in permitted and inheritable; the kernel says EPERM otherwise */
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, i, 0, 0) < 0)
+			return ab_error(err, errno, "raise ambient capability %d", i);
+	}
+	return 0;
+}

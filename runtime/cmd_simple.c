@@ -1,0 +1,128 @@
+/* The one-argument commands: start, state, pause, resume, delete, kill. */
+#include "commands.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <string.h>
+#include <strings.h>
+
+static int one_id(const char *cmd, int argc, char **argv, const char **ret, struct ab_err *err)
+{
+	if (argc != 2 || argv[1][0] == '-')
+		return ab_error(err, 0, "%s: expected exactly one container ID", cmd);
+	*ret = argv[1];
+	return 0;
+}
+
+int cmd_start(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	const char *id = NULL;
+	if (one_id("start", argc, argv, &id, err) < 0)
+		return -1;
+	return container_start(g, id, err);
+}
+
+int cmd_state(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	const char *id = NULL;
+	if (one_id("state", argc, argv, &id, err) < 0)
+		return -1;
+	return container_print_state(g, id, err);
+}
+
+int cmd_pause(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	const char *id = NULL;
+	if (one_id("pause", argc, argv, &id, err) < 0)
+		return -1;
+	return container_pause(g, id, true, err);
+}
+
+int cmd_resume(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	const char *id = NULL;
+	if (one_id("resume", argc, argv, &id, err) < 0)
+		return -1;
+	return container_pause(g, id, false, err);
+}
+
+int cmd_delete(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	static const struct option opts[] = {{"force", no_argument, NULL, 'f'}, {0}};
+	bool force = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f", opts, NULL)) != -1) {
+		if (c != 'f')
+			return ab_error(err, 0, "delete: unknown option \"%s\"", argv[optind - 1]);
+		force = true;
+	}
+	if (optind != argc - 1)
+		return ab_error(err, 0, "delete: expected exactly one container ID");
+	return container_delete(g, argv[optind], force, err);
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} signal_names[] = {
+	{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"ILL", SIGILL}, {"TRAP", SIGTRAP},
+	{"ABRT", SIGABRT}, {"IOT", SIGIOT}, {"BUS", SIGBUS}, {"FPE", SIGFPE}, {"KILL", SIGKILL},
+	{"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},
+	{"TERM", SIGTERM}, {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CONT", SIGCONT},
+	{"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU}, {"URG", SIGURG},
+	{"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
+	{"WINCH", SIGWINCH}, {"IO", SIGIO}, {"POLL", SIGPOLL}, {"PWR", SIGPWR}, {"SYS", SIGSYS},
+};
+
+int parse_signal(const char *s, int *ret)
+{
+	int64_t n;
+	if (parse_int64(s, 1, SIGRTMAX, &n) == 0) {
+		*ret = (int)n;
+		return 0;
+	}
+	const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
+	for (size_t i = 0; i < ARRAY_SIZE(signal_names); i++)
+		if (strcasecmp(name, signal_names[i].name) == 0) {
+			*ret = signal_names[i].sig;
+			return 0;
+		}
+	/* RTMIN+N / RTMAX-N */
+	if (strncasecmp(name, "RTMIN", 5) == 0) {
+		int64_t off = 0;
+		if (name[5] == 0 || (name[5] == '+' && parse_int64(name + 6, 0, SIGRTMAX - SIGRTMIN, &off) == 0)) {
+			*ret = SIGRTMIN + (int)off;
+			return 0;
+		}
+	}
+	if (strncasecmp(name, "RTMAX", 5) == 0) {
+		int64_t off = 0;
+		if (name[5] == 0 || (name[5] == '-' && parse_int64(name + 6, 0, SIGRTMAX - SIGRTMIN, &off) == 0)) {
+			*ret = SIGRTMAX - (int)off;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cmd_kill(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	static const struct option opts[] = {{"all", no_argument, NULL, 'a'}, {0}};
+	bool all = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+a", opts, NULL)) != -1) {
+		if (c != 'a')
+			return ab_error(err, 0, "kill: unknown option \"%s\"", argv[optind - 1]);
+		all = true;
+	}
+	int n = argc - optind;
+	if (n < 1 || n > 2)
+		return ab_error(err, 0, "kill: expected a container ID and an optional signal");
+	int sig = SIGTERM;
+	if (n == 2 && parse_signal(argv[optind + 1], &sig) < 0)
+		return ab_error(err, 0, "kill: invalid signal \"%s\"", argv[optind + 1]);
+	return container_kill(g, argv[optind], sig, all, err);
+}

@@ -1,0 +1,42 @@
+/* The command table: one handler per subcommand, each in its own cmd_<name>.c.
+ * A handler returns the exit status (>= 0) or a negative error with err set. */
+#ifndef AGENTBOX_COMMANDS_H
+#define AGENTBOX_COMMANDS_H
+
+#include "container.h"
+#include "error.h"
+
+typedef int (*command_fn)(struct global_opts *g, int argc, char **argv, struct ab_err *err);
+
+struct command {
+	const char *name;
+	command_fn fn;
+	const char *summary;
+	const char *usage;      /* printed by `agentbox NAME --help` */
+};
+
+#define DECLARE_COMMAND(n) int cmd_##n(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+DECLARE_COMMAND(create);
+DECLARE_COMMAND(start);
+DECLARE_COMMAND(run);
+DECLARE_COMMAND(state);
+DECLARE_COMMAND(list);
+DECLARE_COMMAND(kill);
+DECLARE_COMMAND(delete);
+DECLARE_COMMAND(spec);
+DECLARE_COMMAND(features);
+DECLARE_COMMAND(exec);
+DECLARE_COMMAND(pause);
+DECLARE_COMMAND(resume);
+DECLARE_COMMAND(update);
+DECLARE_COMMAND(ps);
+DECLARE_COMMAND(events);
+
+/* Shared by handlers: print usage of the current command and return 0. */
+int command_help(const char *name);
+/* "--help"/"-h" anywhere before "--"? */
+bool wants_help(int argc, char **argv);
+/* Parse a signal given as a number or a name (KILL, SIGKILL, TERM...). */
+int parse_signal(const char *s, int *ret);
+
+#endif

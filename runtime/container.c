@@ -1,0 +1,826 @@
+/* Parent side of the lifecycle: create/run (clone the init, drive it through the
+ * sync protocol, undo everything on failure), start, kill, delete, pause, state. */
+#include "container.h"
+#include "hooks.h"
+#include "json.h"
+#include "log.h"
+#include "policy.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/signalfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+extern bool util_force_fallbacks;
+
+/* Everything create has made so far, so a failure can undo exactly that. */
+struct create_ctx {
+	const struct global_opts *g;
+	const struct create_opts *o;
+	char bundle[PATH_MAX];
+	struct oci_config *config;
+	struct agent_policy policy;
+	struct container_state st;
+	int state_dirfd;
+	bool state_created;
+	bool cgroup_created;
+	pid_t pid;
+	int sync_fd;
+	int console_master;             /* kept for a foreground run with a terminal */
+	struct seccomp_prog seccomp[2];
+	size_t n_seccomp;
+};
+
+static int pidfd_open_checked(pid_t pid, uint64_t start_time)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -1;
+	uint64_t st;
+	if (proc_start_time(pid, &st) < 0 || st != start_time) {
+		close(fd);
+		errno = ESRCH;
+		return -1;
+	}
+	return fd;
+}
+
+/* Signal the recorded process only if it is still the same process (pid + start time). */
+static int signal_init(const struct container_state *s, int sig)
+{
+	if (!util_force_fallbacks) {
+		int fd = pidfd_open_checked(s->pid, s->pid_start_time);
+		if (fd >= 0) {
+			int r = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+			int e = errno;
+			close(fd);
+			errno = e;
+			return r;
+		}
+		if (errno != ENOSYS)
+			return -1;
+	}
+	uint64_t st;
+	if (proc_start_time(s->pid, &st) < 0 || st != s->pid_start_time) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(s->pid, sig);
+}
+
+static void state_json_for_hooks(const struct container_state *s, enum container_status st,
+				 char *buf, size_t len)
+{
+	struct json_out *o = json_out_new(false);
+	state_oci_json(o, s, st);
+	size_t n;
+	const char *t = json_out_text(o, &n);
+	snprintf(buf, len, "%s", t);
+	json_out_free(o);
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct ab_err *err)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof buf, "%d", (int)pid);
+	if (write_file_atomic_at(AT_FDCWD, path, buf, (size_t)n, 0644, err) < 0)
+		return ab_wrap(err, "--pid-file");
+	return 0;
+}
+
+static int write_id_map(pid_t pid, const char *file, const struct oci_id_mapping *m, size_t n,
+			struct ab_err *err)
+{
+	char buf[4096];
+	size_t off = 0;
+	for (size_t i = 0; i < n && off < sizeof buf - 40; i++)
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%u %u %u\n", m[i].container_id,
+					m[i].host_id, m[i].size);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	if (write_file_at(AT_FDCWD, path, buf, off, err) < 0)
+		return ab_wrap(err, "linux.%s", streq(file, "uid_map") ? "uidMappings" : "gidMappings");
+	return 0;
+}
+
+/* Send the pty master to the engine's console socket: one message, path as the
+ * payload, the master as the single SCM_RIGHTS fd. */
+static int send_console(const char *socket_path, int master, struct ab_err *err)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(socket_path) >= sizeof addr.sun_path)
+		return ab_error(err, ENAMETOOLONG, "--console-socket %s", socket_path);
+	strcpy(addr.sun_path, socket_path);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ab_error(err, errno, "socket");
+	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0)
+		return ab_error(err, errno, "connect to --console-socket %s", socket_path);
+	if (sync_send_raw_fd(fd, "/dev/ptmx", master, err) < 0)
+		return ab_wrap(err, "--console-socket %s", socket_path);
+	return 0;
+}
+
+static int clone_flags_of(const struct oci_config *c, bool *ret_new_userns)
+{
+	int flags = 0;
+	*ret_new_userns = false;
+	for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
+		const struct oci_namespace *ns = &c->linux_.namespaces[i];
+		if (ns->path || ns->kind == NS_CGROUP)
+			continue;   /* cgroup ns is unshared by the child once it is in its cgroup */
+		flags |= ns->clone_flag;
+		if (ns->kind == NS_USER)
+			*ret_new_userns = true;
+	}
+	return flags;
+}
+
+/* clone3 with CLONE_INTO_CGROUP puts the child straight into its v2 cgroup; plain
+ * clone (fork-like, no new stack) where that is missing. */
+static pid_t clone_init(int flags, int cgroup_fd)
+{
+	if (cgroup_fd >= 0 && !util_force_fallbacks) {
+		struct clone_args args = {
+			.flags = (uint64_t)flags | CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgroup_fd,
+		};
+		pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
+		if (pid >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG))
+			return pid;
+	}
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* Namespaces that apply to children only (pid, time) are joined here, before clone. */
+static int join_parent_namespaces(const struct oci_config *c, struct ab_err *err)
+{
+	for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
+		const struct oci_namespace *ns = &c->linux_.namespaces[i];
+		if (!ns->path || (ns->kind != NS_PID && ns->kind != NS_TIME))
+			continue;
+		_cleanup_close_ int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return ab_error(err, errno, "open %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+		if (setns(fd, ns->clone_flag) < 0)
+			return ab_error(err, errno, "join %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+	}
+	return 0;
+}
+
+static int validate_for_create(const struct oci_config *c, const char *rootfs, struct ab_err *err)
+{
+	if (!c->process)
+		return ab_error(err, 0, "config.json: process: missing (required to create a container)");
+	if (!oci_namespace_find(c, NS_MOUNT))
+		return ab_error(err, 0, "config.json: linux.namespaces: a mount namespace is required");
+	const struct oci_namespace *user = oci_namespace_find(c, NS_USER);
+	if (user && !user->path) {
+		for (size_t i = 0; i < c->linux_.n_namespaces; i++)
+			if (c->linux_.namespaces[i].path && c->linux_.namespaces[i].kind != NS_USER)
+				return ab_error(err, 0, "config.json: linux.namespaces[%zu]: joining an existing %s namespace together with a new user namespace is not supported",
+						i, oci_ns_kind_name(c->linux_.namespaces[i].kind));
+		if (!c->linux_.n_uid_mappings || !c->linux_.n_gid_mappings)
+			return ab_error(err, 0, "config.json: linux.uidMappings: a new user namespace needs uid and gid mappings");
+	}
+	struct stat st;
+	if (stat(rootfs, &st) < 0)
+		return ab_error(err, errno, "config.json: root.path: rootfs %s", rootfs);
+	if (!S_ISDIR(st.st_mode))
+		return ab_error(err, ENOTDIR, "config.json: root.path: rootfs %s", rootfs);
+	return 0;
+}
+
+/* The device rules the cgroup gets: the config's, then what every container needs
+ * (mknod of any node, the standard character devices, the pty devices) and each
+ * device the config creates — appended so they win over a leading deny-all. */
+static void add_default_device_rules(struct oci_config *c)
+{
+	static const struct oci_device_rule defaults[] = {
+		{.allow = true, .type = 'c', .major = -1, .minor = -1, .access = "m"},
+		{.allow = true, .type = 'b', .major = -1, .minor = -1, .access = "m"},
+		{.allow = true, .type = 'c', .major = 1, .minor = 3, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 1, .minor = 5, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 1, .minor = 7, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 1, .minor = 8, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 1, .minor = 9, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 5, .minor = 0, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 5, .minor = 1, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 5, .minor = 2, .access = "rwm"},
+		{.allow = true, .type = 'c', .major = 136, .minor = -1, .access = "rwm"},
+	};
+	struct oci_linux *l = &c->linux_;
+	struct oci_resources *r = &l->resources;
+	if (!l->has_resources || !r->n_devices)
+		return;     /* no device rules at all: nothing to open up */
+	size_t n = r->n_devices + ARRAY_SIZE(defaults) + l->n_devices;
+	struct oci_device_rule *rules = arena_alloc(&c->arena, sizeof *rules * n);
+	memcpy(rules, r->devices, sizeof *rules * r->n_devices);
+	memcpy(rules + r->n_devices, defaults, sizeof defaults);
+	size_t k = r->n_devices + ARRAY_SIZE(defaults);
+	for (size_t i = 0; i < l->n_devices; i++) {
+		const struct oci_device *d = &l->devices[i];
+		if (d->type != 'c' && d->type != 'b' && d->type != 'u')
+			continue;
+		rules[k++] = (struct oci_device_rule){.allow = true, .type = d->type == 'b' ? 'b' : 'c',
+						      .major = d->major, .minor = d->minor, .access = "rwm"};
+	}
+	r->devices = rules;
+	r->n_devices = k;
+}
+
+/* Undo whatever create made; best effort with its own error. */
+static void create_cleanup(struct create_ctx *cc)
+{
+	struct ab_err e;
+	if (cc->pid > 0) {
+		kill(cc->pid, SIGKILL);
+		while (waitpid(cc->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		cc->pid = 0;
+	}
+	policy_cleanup(&cc->policy, &cc->st);
+	if (cc->cgroup_created && cgroup_destroy(&cc->st.cgroup, &e) < 0)
+		log_warn("cleanup: %s", e.msg);
+	if (cc->state_created && state_dir_remove(cc->g->root, cc->o->id, &e) < 0)
+		log_warn("cleanup: %s", e.msg);
+}
+
+static void create_ctx_free(struct create_ctx *cc)
+{
+	for (size_t i = 0; i < cc->n_seccomp; i++)
+		seccomp_prog_free(&cc->seccomp[i]);
+	if (cc->sync_fd >= 0)
+		close(cc->sync_fd);
+	if (cc->state_dirfd >= 0)
+		close(cc->state_dirfd);
+	if (cc->console_master >= 0)
+		close(cc->console_master);
+	policy_free(&cc->policy);
+	state_free(&cc->st);
+	if (cc->config)
+		oci_config_free(cc->config);
+}
+
+/* Move an fd the child keeps above the preserved range, close-on-exec. */
+static int move_above(int fd, int min, struct ab_err *err)
+{
+	if (fd >= min)
+		return fd;
+	int n = fcntl(fd, F_DUPFD_CLOEXEC, min);
+	if (n < 0)
+		return ab_error(err, errno, "dup fd");
+	close(fd);
+	return n;
+}
+
+/* The parent's half of the conversation with init, until it says READY. */
+static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *err)
+{
+	struct sync_msg msg;
+	for (;;) {
+		int fd = -1;
+		if (sync_recv(cc->sync_fd, 0, &msg, &fd, err) < 0)
+			return -1;
+		switch (msg.type) {
+		case SYNC_CONSOLE:
+			if (fd < 0)
+				return ab_error(err, 0, "sync: console message without a pty");
+			if (keep_console) {
+				cc->console_master = fd;
+				break;
+			}
+			{
+				int r = send_console(cc->o->console_socket, fd, err);
+				close(fd);
+				if (r < 0)
+					return -1;
+			}
+			break;
+		case SYNC_SECCOMP_NOTIFY: {
+			char state[SYNC_DATA_MAX];
+			state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
+			int r = seccomp_send_listener(cc->config->linux_.seccomp, state, fd, err);
+			if (fd >= 0)
+				close(fd);
+			if (r < 0)
+				return ab_wrap(err, "linux.seccomp.listenerPath");
+			break;
+		}
+		case SYNC_RUNTIME_HOOKS: {
+			char state[SYNC_DATA_MAX];
+			state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
+			if (hooks_run(&cc->config->hooks, HOOK_PRESTART, state, err) < 0 ||
+			    hooks_run(&cc->config->hooks, HOOK_CREATE_RUNTIME, state, err) < 0)
+				return -1;
+			if (sync_send(cc->sync_fd, SYNC_HOOKS_DONE, 0, state, -1, err) < 0)
+				return -1;
+			break;
+		}
+		case SYNC_READY:
+			return 0;
+		default:
+			if (fd >= 0)
+				close(fd);
+			return ab_error(err, 0, "sync: unexpected message %u from init", msg.type);
+		}
+	}
+}
+
+/* create and run share everything up to the child saying READY. */
+static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
+	const struct global_opts *g = cc->g;
+
+	/* 1. arguments and config */
+	if (!container_id_valid(o->id))
+		return ab_error(err, 0, "invalid container id \"%s\": use letters, digits and _ . + - (no / or ..)", o->id);
+	if (!realpath(o->bundle, cc->bundle))
+		return ab_error(err, errno, "--bundle %s", o->bundle);
+	char cfg_path[PATH_MAX + 16];
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", cc->bundle);
+	if (oci_config_load(cfg_path, &cc->config, err) < 0)
+		return -1;
+	struct oci_config *c = cc->config;
+	struct arena *a = &cc->st.arena;
+	char *rootfs = c->root_path[0] == '/' ? arena_strdup(a, c->root_path)
+					      : arena_printf(a, "%s/%s", cc->bundle, c->root_path);
+	char real_rootfs[PATH_MAX];
+	if (validate_for_create(c, rootfs, err) < 0)
+		return -1;
+	if (!realpath(rootfs, real_rootfs))
+		return ab_error(err, errno, "config.json: root.path: %s", rootfs);
+	if (c->process->terminal && !o->console_socket && !(run_mode && !o->detach))
+		return ab_error(err, 0, "process.terminal is true: --console-socket is required");
+	if (!c->process->terminal && o->console_socket)
+		return ab_error(err, 0, "--console-socket given but process.terminal is false");
+
+	/* 2. the agent policy: seccomp profile, floor, egress */
+	if (policy_resolve(g, c, &cc->policy, err) < 0)
+		return -1;
+	if (policy_seccomp_programs(&cc->policy, c, cc->seccomp, &cc->n_seccomp, err) < 0)
+		return -1;
+
+	/* 3. state: lock, refuse duplicates */
+	if (state_dir_create(g->root, o->id, &cc->state_dirfd, err) < 0)
+		return -1;
+	cc->state_created = true;
+	struct container_state *st = &cc->st;
+	st->id = arena_strdup(a, o->id);
+	st->bundle = arena_strdup(a, cc->bundle);
+	st->rootfs = arena_strdup(a, real_rootfs);
+	char now[64];
+	format_rfc3339(now, sizeof now);
+	st->created = arena_strdup(a, now);
+	st->annotations = c->annotations;
+	st->n_annotations = c->n_annotations;
+	st->systemd_cgroup = g->systemd_cgroup;
+	st->seccomp_profile = (char *)cc->policy.seccomp_profile;
+	if (!run_mode || o->detach) {
+		if (mkfifoat(cc->state_dirfd, EXEC_FIFO, 0600) < 0)
+			return ab_error(err, errno, "create exec fifo");
+	}
+
+	/* 4. cgroup */
+	if (cgroup_resolve(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
+			   &st->cgroup, err) < 0)
+		return -1;
+	add_default_device_rules(c);
+	if (cgroup_create(&st->cgroup, c->linux_.has_resources ? &c->linux_.resources : NULL, err) < 0)
+		return -1;
+	cc->cgroup_created = true;
+
+	/* 5. clone the init into its namespaces */
+	bool new_userns;
+	int flags = clone_flags_of(c, &new_userns);
+	int fds[2];
+	if (sync_socketpair(fds, err) < 0)
+		return -1;
+	int min_fd = 3 + o->preserve_fds;
+	fds[1] = move_above(fds[1], min_fd, err);
+	/* a second, unlocked handle on the state dir for the init's fifo */
+	_cleanup_close_ int child_dirfd = openat(cc->state_dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (child_dirfd < 0)
+		return ab_error(err, errno, "open state directory");
+	child_dirfd = move_above(child_dirfd, min_fd, err);
+	if (fds[1] < 0 || child_dirfd < 0)
+		return -1;
+	cc->sync_fd = fds[0];
+	if (new_userns && !run_mode) {
+		/* the init opens the fifo as the container's root */
+		uid_t uid = 0;
+		gid_t gid = 0;
+		for (size_t i = 0; i < c->linux_.n_uid_mappings; i++)
+			if (c->linux_.uid_mappings[i].container_id == 0)
+				uid = c->linux_.uid_mappings[i].host_id;
+		for (size_t i = 0; i < c->linux_.n_gid_mappings; i++)
+			if (c->linux_.gid_mappings[i].container_id == 0)
+				gid = c->linux_.gid_mappings[i].host_id;
+		if (fchownat(cc->state_dirfd, EXEC_FIFO, uid, gid, 0) < 0)
+			return ab_error(err, errno, "chown exec fifo");
+	}
+	struct init_ctx ictx = {
+		.id = o->id,
+		.bundle = cc->bundle,
+		.config = c,
+		.process = c->process,
+		.sync_fd = fds[1],
+		.state_dirfd = child_dirfd,
+		.preserve_fds = o->preserve_fds,
+		.wait_on_sync = run_mode && !o->detach,
+		.console = c->process->terminal,
+		.no_pivot = o->no_pivot,
+		.no_new_keyring = o->no_new_keyring,
+		.new_userns = new_userns,
+		.cgroup_mode = st->cgroup.mode,
+		.cgroup_path = st->cgroup.path,
+		.seccomp = cc->seccomp,
+		.n_seccomp = cc->n_seccomp,
+	};
+	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
+	if (join_parent_namespaces(c, err) < 0)
+		return -1;
+	_cleanup_close_ int cgfd = cgroup_v2_dirfd(&st->cgroup);
+	pid_t pid = clone_init(flags, cgfd);
+	if (pid < 0) {
+		close(fds[1]);
+		return ab_error(err, errno, "clone the container init");
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		/* the lock lives on the parent's open file: the child must not keep it */
+		close(cc->state_dirfd);
+		init_main(&ictx);
+	}
+	/* the child's end must go now, or we never see EOF if it dies */
+	close(fds[1]);
+	cc->pid = pid;
+	st->pid = pid;
+	if (proc_start_time(pid, &st->pid_start_time) < 0)
+		return ab_error(err, errno, "read start time of init %d", pid);
+
+	/* 6. parent side: id maps, cgroup, egress, then let the child go on */
+	if (new_userns) {
+		if (write_id_map(pid, "uid_map", c->linux_.uid_mappings, c->linux_.n_uid_mappings, err) < 0 ||
+		    write_id_map(pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
+			return -1;
+	}
+	if (cgfd < 0 && cgroup_enter(&st->cgroup, pid, err) < 0)
+		return -1;
+	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+		return -1;
+	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
+		return -1;
+	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
+		return -1;
+
+	/* 7. record it */
+	st->started = run_mode && !o->detach;
+	if (state_write(cc->state_dirfd, st, err) < 0)
+		return -1;
+	if (o->pid_file && write_pid_file(o->pid_file, pid, err) < 0)
+		return -1;
+	return 0;
+}
+
+int container_create(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
+{
+	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
+	int r = create_common(&cc, false, err);
+	if (r < 0)
+		create_cleanup(&cc);
+	create_ctx_free(&cc);
+	return r;
+}
+
+int container_load(const struct global_opts *g, const char *id, bool exclusive, int *ret_dirfd,
+		   struct container_state *ret, struct ab_err *err)
+{
+	if (!container_id_valid(id))
+		return ab_error(err, 0, "container \"%s\" does not exist (invalid id)", id);
+	_cleanup_close_ int fd = -1;
+	if (state_dir_open(g->root, id, exclusive, &fd, err) < 0)
+		return -1;
+	if (state_read(fd, id, ret, err) < 0)
+		return -1;
+	if (ret_dirfd)
+		*ret_dirfd = TAKE_FD(fd);
+	return 0;
+}
+
+static void run_poststart(const struct container_state *s, struct ab_err *err)
+{
+	char cfg_path[PATH_MAX + 16];
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
+	struct oci_config *c = NULL;
+	if (oci_config_load(cfg_path, &c, err) < 0)
+		return;
+	if (c->hooks.n_hooks[HOOK_POSTSTART]) {
+		char state[SYNC_DATA_MAX];
+		state_json_for_hooks(s, STATUS_RUNNING, state, sizeof state);
+		if (hooks_run(&c->hooks, HOOK_POSTSTART, state, err) < 0)
+			log_warn("%s", err->msg);
+	}
+	oci_config_free(c);
+}
+
+int container_start(const struct global_opts *g, const char *id, struct ab_err *err)
+{
+	struct container_state s;
+	_cleanup_close_ int dirfd = -1;
+	if (container_load(g, id, true, &dirfd, &s, err) < 0)
+		return -1;
+	int r = -1;
+	_cleanup_close_ int fifo = -1, pidfd = -1;
+	enum container_status status = state_status(&s);
+	if (status != STATUS_CREATED) {
+		if (status == STATUS_STOPPED)
+			ab_error(err, 0, "cannot start a container that has stopped");
+		else
+			ab_error(err, 0, "cannot start an already running container");
+		goto out;
+	}
+	fifo = openat(dirfd, EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fifo < 0) {
+		ab_error(err, errno, "open exec fifo of container \"%s\"", id);
+		goto out;
+	}
+	pidfd = pidfd_open_checked(s.pid, s.pid_start_time);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = fifo, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+		int n = poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50);
+		if (n < 0 && errno != EINTR) {
+			ab_error(err, errno, "wait for container \"%s\" to start", id);
+			goto out;
+		}
+		if (p[0].revents & POLLIN) {
+			char c;
+			if (read(fifo, &c, 1) == 1)
+				break;
+		}
+		if ((pidfd >= 0 && (p[1].revents & POLLIN)) || !state_init_alive(&s)) {
+			ab_error(err, 0, "container \"%s\" init exited before start", id);
+			goto out;
+		}
+	}
+	(void)unlinkat(dirfd, EXEC_FIFO, 0);
+	s.started = true;
+	if (state_write(dirfd, &s, err) < 0)
+		goto out;
+	struct ab_err hook_err;
+	run_poststart(&s, &hook_err);
+	r = 0;
+out:
+	state_free(&s);
+	return r;
+}
+
+int container_kill(const struct global_opts *g, const char *id, int sig, bool all, struct ab_err *err)
+{
+	struct container_state s;
+	if (container_load(g, id, false, NULL, &s, err) < 0)
+		return -1;
+	int r = 0;
+	if (all && s.cgroup.mode != CGROUP_MODE_DISABLED) {
+		r = cgroup_kill_all(&s.cgroup, sig, err);
+	} else if (!state_init_alive(&s)) {
+		r = ab_error(err, 0, "container not running");
+	} else if (signal_init(&s, sig) < 0) {
+		r = errno == ESRCH ? ab_error(err, 0, "container not running")
+				   : ab_error(err, errno, "signal %d to container \"%s\"", sig, id);
+	}
+	state_free(&s);
+	return r;
+}
+
+/* Wait (bounded) for the init to be gone; a D-state process must not hang us. */
+static void wait_gone(const struct container_state *s, int timeout_ms)
+{
+	int pidfd = pidfd_open_checked(s->pid, s->pid_start_time);
+	if (pidfd >= 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		(void)poll(&p, 1, timeout_ms);
+		close(pidfd);
+		return;
+	}
+	for (int waited = 0; waited < timeout_ms && state_init_alive(s); waited += 5) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void run_poststop(const struct container_state *s)
+{
+	char cfg_path[PATH_MAX + 16];
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
+	struct oci_config *c = NULL;
+	struct ab_err e;
+	if (oci_config_load(cfg_path, &c, &e) < 0)
+		return;
+	if (c->hooks.n_hooks[HOOK_POSTSTOP]) {
+		char state[SYNC_DATA_MAX];
+		state_json_for_hooks(s, STATUS_STOPPED, state, sizeof state);
+		if (hooks_run(&c->hooks, HOOK_POSTSTOP, state, &e) < 0)
+			log_warn("%s", e.msg);
+	}
+	oci_config_free(c);
+}
+
+static int destroy(const struct global_opts *g, struct container_state *s, struct ab_err *err)
+{
+	enum container_status st = state_status(s);
+	if (st != STATUS_STOPPED) {
+		if (s->cgroup.mode != CGROUP_MODE_DISABLED) {
+			struct ab_err e;
+			if (cgroup_kill_all(&s->cgroup, SIGKILL, &e) < 0)
+				log_debug("kill all: %s", e.msg);
+		}
+		(void)signal_init(s, SIGKILL);
+		wait_gone(s, 5000);
+	}
+	policy_teardown(s);
+	if (s->cgroup.mode != CGROUP_MODE_DISABLED && cgroup_destroy(&s->cgroup, err) < 0)
+		return -1;
+	run_poststop(s);
+	return state_dir_remove(g->root, s->id, err);
+}
+
+int container_delete(const struct global_opts *g, const char *id, bool force, struct ab_err *err)
+{
+	struct container_state s;
+	_cleanup_close_ int dirfd = -1;
+	if (container_load(g, id, true, &dirfd, &s, err) < 0) {
+		if (!force)
+			return -1;
+		if (strstr(err->msg, "does not exist"))
+			return 0;
+		/* damaged state: still remove what we can find */
+		log_warn("%s; removing its state", err->msg);
+		return state_dir_remove(g->root, id, err);
+	}
+	int r = -1;
+	enum container_status st = state_status(&s);
+	if (!force && (st == STATUS_RUNNING || st == STATUS_PAUSED)) {
+		ab_error(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id, status_name(st));
+		goto out;
+	}
+	r = destroy(g, &s, err);
+out:
+	state_free(&s);
+	return r;
+}
+
+int container_pause(const struct global_opts *g, const char *id, bool pause, struct ab_err *err)
+{
+	struct container_state s;
+	_cleanup_close_ int dirfd = -1;
+	if (container_load(g, id, true, &dirfd, &s, err) < 0)
+		return -1;
+	int r = -1;
+	enum container_status st = state_status(&s);
+	if (s.cgroup.mode == CGROUP_MODE_DISABLED)
+		ab_error(err, 0, "cannot %s container \"%s\": it has no cgroup", pause ? "pause" : "resume", id);
+	else if (st == STATUS_STOPPED)
+		ab_error(err, 0, "container not running");
+	else if (pause && st == STATUS_PAUSED)
+		ab_error(err, 0, "container \"%s\" is already paused", id);
+	else if (!pause && st != STATUS_PAUSED)
+		ab_error(err, 0, "container \"%s\" is not paused", id);
+	else
+		r = cgroup_freeze(&s.cgroup, pause, err);
+	state_free(&s);
+	return r;
+}
+
+int container_print_state(const struct global_opts *g, const char *id, struct ab_err *err)
+{
+	struct container_state s;
+	if (container_load(g, id, false, NULL, &s, err) < 0)
+		return -1;
+	struct json_out *o = json_out_new(true);
+	state_oci_json(o, &s, state_status(&s));
+	size_t n;
+	const char *t = json_out_text(o, &n);
+	fwrite(t, 1, n, stdout);
+	fputc('\n', stdout);
+	json_out_free(o);
+	state_free(&s);
+	return 0;
+}
+
+/* ---- run: create + start in the foreground ---- */
+
+static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
+{
+	sigset_t all;
+	sigfillset(&all);
+	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0)
+		return ab_error(err, errno, "signalfd");
+	struct tty_proxy proxy;
+	bool have_tty = cc->console_master >= 0;
+	if (have_tty && tty_proxy_start(&proxy, cc->console_master, err) < 0)
+		return -1;
+	int status = 0;
+	for (;;) {
+		struct signalfd_siginfo si;
+		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}};
+		int n = 1;
+		if (have_tty)
+			n += tty_proxy_pollfds(&proxy, p + 1);
+		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+			return ab_error(err, errno, "poll");
+		if (have_tty)
+			tty_proxy_handle(&proxy, p + 1);
+		if (!(p[0].revents & POLLIN))
+			continue;
+		if (read(sfd, &si, sizeof si) != sizeof si)
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			pid_t r;
+			bool done = false;
+			while ((r = waitpid(-1, &status, WNOHANG)) > 0)
+				if (r == cc->pid)
+					done = true;
+			if (done)
+				break;
+			continue;
+		}
+		if (si.ssi_signo == SIGWINCH && have_tty) {
+			tty_proxy_resize(&proxy);
+			continue;
+		}
+		kill(cc->pid, (int)si.ssi_signo);
+	}
+	if (have_tty) {
+		tty_proxy_drain(&proxy);
+		tty_proxy_stop(&proxy);
+	}
+	cc->pid = 0;
+	*ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 0;
+}
+
+int container_run(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
+{
+	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
+	int r = create_common(&cc, true, err);
+	if (r < 0)
+		goto fail;
+	if (o->detach) {
+		/* the init waits on the fifo like after create: start it now */
+		pid_t pid = cc.pid;
+		cc.pid = 0;
+		close(cc.state_dirfd);
+		cc.state_dirfd = -1;
+		r = container_start(g, o->id, err);
+		if (r < 0) {
+			cc.pid = pid;
+			goto fail;
+		}
+		create_ctx_free(&cc);
+		return 0;
+	}
+	{
+		struct ab_err hook_err;
+		if (sync_send(cc.sync_fd, SYNC_START, 0, NULL, -1, err) < 0) {
+			r = -1;
+			goto fail;
+		}
+		run_poststart(&cc.st, &hook_err);
+	}
+	int status = 0;
+	/* the state lock must not be held while the container runs */
+	close(cc.state_dirfd);
+	cc.state_dirfd = -1;
+	r = forward_until_exit(&cc, &status, err);
+	if (r < 0)
+		goto fail;
+	if (!o->keep) {
+		struct ab_err e;
+		if (destroy(g, &cc.st, &e) < 0)
+			log_warn("delete after run: %s", e.msg);
+	}
+	create_ctx_free(&cc);
+	return status;
+fail:
+	create_cleanup(&cc);
+	create_ctx_free(&cc);
+	return r;
+}

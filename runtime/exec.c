@@ -1,0 +1,444 @@
+/* exec: a new process inside a running container — its namespaces, its cgroup, its
+ * seccomp filters and the privileges process.json asks for. */
+#include "container.h"
+#include "json.h"
+#include "log.h"
+#include "policy.h"
+#include "process.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+extern bool util_force_fallbacks;
+
+struct ns_join {
+	int fd;
+	int flag;
+	const char *name;
+};
+
+/* Order matters: the user namespace first (it decides what we may join next), the
+ * mount namespace last (it changes what paths mean). pid and time apply to
+ * children only: the parent joins those before clone. */
+static const struct {
+	const char *name;
+	int flag;
+} ns_order[] = {
+	{"user", CLONE_NEWUSER}, {"ipc", CLONE_NEWIPC}, {"uts", CLONE_NEWUTS}, {"net", CLONE_NEWNET},
+	{"cgroup", CLONE_NEWCGROUP}, {"mnt", CLONE_NEWNS},
+};
+
+struct exec_child {
+	const struct oci_process *p;
+	struct ns_join ns[ARRAY_SIZE(ns_order)];
+	size_t n_ns;
+	int sync_fd;
+	int preserve_fds;
+	struct seccomp_prog *seccomp;
+	size_t n_seccomp;
+	bool joined_userns;
+};
+
+static bool same_ns(pid_t pid, const char *name)
+{
+	char a[64], b[64];
+	struct stat sa, sb;
+	snprintf(a, sizeof a, "/proc/%d/ns/%s", (int)pid, name);
+	snprintf(b, sizeof b, "/proc/self/ns/%s", name);
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, struct ab_err *err)
+{
+	struct sync_msg msg;
+	if (sync_recv(x->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
+		return -1;
+	for (size_t i = 0; i < x->n_ns; i++)
+		if (setns(x->ns[i].fd, x->ns[i].flag) < 0)
+			return ab_error(err, errno, "join the container's %s namespace", x->ns[i].name);
+	if (x->joined_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+		return ab_error(err, errno, "become root in the container's user namespace");
+	const struct oci_process *p = x->p;
+	if (p->terminal && process_setup_console("/", p, x->sync_fd, false, err) < 0)
+		return -1;
+	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0)
+		return -1;
+	const char *cwd = p->cwd ? p->cwd : "/";
+	if (chdir(cwd) < 0)
+		return ab_error(err, errno, "cwd: chdir %s", cwd);
+	char real[PATH_MAX];
+	if (!getcwd(real, sizeof real) || real[0] != '/')
+		return ab_error(err, 0, "cwd: %s is outside the container's root", cwd);
+	if (process_find_executable(p, exec_path, len, err) < 0)
+		return -1;
+	int keep[1] = {x->sync_fd};
+	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, err);
+}
+
+__attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
+{
+	struct ab_err err = {0};
+	char exec_path[PATH_MAX];
+	struct sync_msg msg;
+	if (exec_child_run(x, exec_path, sizeof exec_path, &err) < 0)
+		goto fail;
+	process_reset_signals();
+	if (sync_send(x->sync_fd, SYNC_READY, 0, NULL, -1, &err) < 0 ||
+	    sync_recv(x->sync_fd, SYNC_START, &msg, NULL, &err) < 0)
+		goto fail;
+	execve(exec_path, x->p->args, x->p->env);
+	ab_error(&err, errno, "exec %s", x->p->args[0]);
+fail:
+	sync_send_error(x->sync_fd, &err);
+	_exit(127);
+}
+
+/* runc's individual flags build the process from the container's own. */
+static int process_from_flags(struct exec_opts *o, const struct oci_config *c, struct arena *a,
+			      struct oci_process **ret, struct ab_err *err)
+{
+	if (!o->n_args)
+		return ab_error(err, 0, "exec: no command given (use --process FILE or give COMMAND)");
+	struct oci_process *p = arena_alloc(a, sizeof *p);
+	const struct oci_process *base = c->process;
+	if (base)
+		*p = *base;
+	p->terminal = o->tty;
+	p->has_console_size = false;
+	p->args = arena_alloc(a, sizeof(char *) * (o->n_args + 1));
+	for (size_t i = 0; i < o->n_args; i++)
+		p->args[i] = o->args[i];
+	p->n_args = o->n_args;
+	size_t n_env = (base ? base->n_env : 0) + o->n_env;
+	p->env = arena_alloc(a, sizeof(char *) * (n_env + 1));
+	p->n_env = 0;
+	for (size_t i = 0; base && i < base->n_env; i++)
+		p->env[p->n_env++] = base->env[i];
+	for (size_t i = 0; i < o->n_env; i++) {
+		if (!strchr(o->env[i], '='))
+			return ab_error(err, 0, "exec: --env \"%s\": expected KEY=VALUE", o->env[i]);
+		p->env[p->n_env++] = o->env[i];
+	}
+	if (o->cwd)
+		p->cwd = (char *)o->cwd;
+	if (o->user) {
+		int64_t uid, gid = 0;
+		char buf[64];
+		snprintf(buf, sizeof buf, "%s", o->user);
+		char *colon = strchr(buf, ':');
+		if (colon)
+			*colon = 0;
+		if (parse_int64(buf, 0, UINT32_MAX - 1, &uid) < 0 ||
+		    (colon && parse_int64(colon + 1, 0, UINT32_MAX - 1, &gid) < 0))
+			return ab_error(err, 0, "exec: --user \"%s\": expected UID[:GID] as numbers", o->user);
+		p->user.uid = (uint32_t)uid;
+		p->user.gid = (uint32_t)gid;
+	}
+	if (o->no_new_privs)
+		p->no_new_privileges = true;
+	if (o->n_caps) {
+		/* the flag adds to every set, as runc's does */
+		char json[8192];
+		size_t off = (size_t)snprintf(json, sizeof json, "{\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0},\"capabilities\":{\"bounding\":[");
+		for (size_t i = 0; i < o->n_caps && off < sizeof json - 100; i++)
+			off += (size_t)snprintf(json + off, sizeof json - off, "%s\"%s\"", i ? "," : "", o->caps[i]);
+		snprintf(json + off, sizeof json - off, "]}}");
+		struct oci_process *cp;
+		if (oci_process_parse(json, "--cap", a, &cp, err) < 0)
+			return -1;
+		uint64_t add = cp->caps.bounding;
+		p->has_capabilities = true;
+		p->caps.bounding |= add;
+		p->caps.effective |= add;
+		p->caps.permitted |= add;
+		p->caps.inheritable |= add;
+		p->caps.ambient |= add;
+	}
+	*ret = p;
+	return 0;
+}
+
+static int forward_exec(pid_t pid, int master, int *ret_status, struct ab_err *err)
+{
+	sigset_t all;
+	sigfillset(&all);
+	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0)
+		return ab_error(err, errno, "signalfd");
+	struct tty_proxy proxy;
+	if (master >= 0 && tty_proxy_start(&proxy, master, err) < 0)
+		return -1;
+	int status = 0;
+	for (;;) {
+		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}};
+		int n = 1;
+		if (master >= 0)
+			n += tty_proxy_pollfds(&proxy, p + 1);
+		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+			return ab_error(err, errno, "poll");
+		if (master >= 0)
+			tty_proxy_handle(&proxy, p + 1);
+		if (!(p[0].revents & POLLIN))
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof si) != sizeof si)
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			continue;
+		}
+		if (si.ssi_signo == SIGWINCH && master >= 0) {
+			tty_proxy_resize(&proxy);
+			continue;
+		}
+		kill(pid, (int)si.ssi_signo);
+	}
+	if (master >= 0) {
+		tty_proxy_drain(&proxy);
+		tty_proxy_stop(&proxy);
+	}
+	*ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 0;
+}
+
+static int send_console_fd(const char *socket_path, int master, struct ab_err *err)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(socket_path) >= sizeof addr.sun_path)
+		return ab_error(err, ENAMETOOLONG, "--console-socket %s", socket_path);
+	strcpy(addr.sun_path, socket_path);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0)
+		return ab_error(err, errno, "connect to --console-socket %s", socket_path);
+	return sync_send_raw_fd(fd, "/dev/ptmx", master, err);
+}
+
+int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_err *err)
+{
+	struct container_state s;
+	if (container_load(g, o->id, false, NULL, &s, err) < 0)
+		return -1;
+	struct arena a = {0};
+	struct oci_config *c = NULL;
+	struct agent_policy policy = {0};
+	struct seccomp_prog progs[2];
+	size_t n_progs = 0;
+	struct exec_child x = {.sync_fd = -1, .preserve_fds = o->preserve_fds};
+	int fds[2] = {-1, -1};
+	int master = -1;
+	pid_t pid = -1;
+	int cgfd = -1;
+	int r = -1;
+
+	enum container_status st = state_status(&s);
+	if (st == STATUS_STOPPED) {
+		ab_error(err, 0, "cannot exec in a stopped container: container not running");
+		goto out;
+	}
+	if (st == STATUS_PAUSED) {
+		ab_error(err, 0, "cannot exec in a paused container");
+		goto out;
+	}
+	char cfg_path[PATH_MAX + 16];
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s.bundle);
+	if (oci_config_load(cfg_path, &c, err) < 0)
+		goto out;
+
+	/* 1. the process */
+	const struct oci_process *p = NULL;
+	if (o->process_path) {
+		_cleanup_free_ char *text = NULL;
+		struct oci_process *pp = NULL;
+		if (read_file_at(AT_FDCWD, o->process_path, 4 << 20, &text, NULL, err) < 0) {
+			ab_wrap(err, "--process");
+			goto out;
+		}
+		if (oci_process_parse(text, o->process_path, &a, &pp, err) < 0)
+			goto out;
+		if (o->tty)
+			pp->terminal = true;
+		p = pp;
+	} else {
+		struct oci_process *pp = NULL;
+		if (process_from_flags(o, c, &a, &pp, err) < 0)
+			goto out;
+		p = pp;
+	}
+	if (p->terminal && !o->console_socket && o->detach) {
+		ab_error(err, 0, "exec: a terminal with --detach needs --console-socket");
+		goto out;
+	}
+	x.p = p;
+
+	/* 2. the same seccomp the container has: the engine's, then the agent profile */
+	struct global_opts pg = *g;
+	pg.seccomp_profile = s.seccomp_profile ? s.seccomp_profile : "agent";
+	if (policy_resolve(&pg, c, &policy, err) < 0 ||
+	    policy_seccomp_programs(&policy, c, progs, &n_progs, err) < 0)
+		goto out;
+	x.seccomp = progs;
+	x.n_seccomp = n_progs;
+
+	/* 3. the namespaces of the init */
+	for (size_t i = 0; i < ARRAY_SIZE(ns_order); i++) {
+		if (same_ns(s.pid, ns_order[i].name))
+			continue;
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s.pid, ns_order[i].name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			ab_error(err, errno, "open %s", path);
+			goto out;
+		}
+		x.ns[x.n_ns++] = (struct ns_join){.fd = fd, .flag = ns_order[i].flag, .name = ns_order[i].name};
+		if (ns_order[i].flag == CLONE_NEWUSER)
+			x.joined_userns = true;
+	}
+	static const struct {
+		const char *name;
+		int flag;
+	} child_ns[] = {{"pid", CLONE_NEWPID}, {"time", CLONE_NEWTIME}};
+	for (size_t i = 0; i < ARRAY_SIZE(child_ns); i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s.pid, child_ns[i].name);
+		if (same_ns(s.pid, child_ns[i].name))
+			continue;
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && setns(fd, child_ns[i].flag) < 0) {
+			ab_error(err, errno, "join the container's %s namespace", child_ns[i].name);
+			goto out;
+		}
+	}
+	/* the init may have died while we looked: never join a recycled pid's namespaces */
+	if (!state_init_alive(&s)) {
+		ab_error(err, 0, "cannot exec in a stopped container: container not running");
+		goto out;
+	}
+
+	/* 4. clone into the cgroup, then let the child join the rest */
+	if (sync_socketpair(fds, err) < 0)
+		goto out;
+	if (fds[1] < 3 + o->preserve_fds) {
+		int n = fcntl(fds[1], F_DUPFD_CLOEXEC, 3 + o->preserve_fds);
+		close(fds[1]);
+		fds[1] = n;
+	}
+	x.sync_fd = fds[1];
+	cgfd = cgroup_v2_dirfd(&s.cgroup);
+	if (cgfd >= 0 && !util_force_fallbacks) {
+		struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
+		pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
+		if (pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
+			close(cgfd);
+			cgfd = -1;
+		}
+	}
+	if (cgfd < 0 || util_force_fallbacks)
+		pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		ab_error(err, errno, "clone");
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		exec_child_main(&x);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	if (cgfd < 0 && s.cgroup.mode != CGROUP_MODE_DISABLED && cgroup_enter(&s.cgroup, pid, err) < 0)
+		goto out;
+	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
+		goto out;
+	for (;;) {
+		struct sync_msg msg;
+		int fd = -1;
+		if (sync_recv(fds[0], 0, &msg, &fd, err) < 0)
+			goto out;
+		if (msg.type == SYNC_READY)
+			break;
+		if (msg.type == SYNC_CONSOLE) {
+			if (o->console_socket) {
+				int rr = send_console_fd(o->console_socket, fd, err);
+				close(fd);
+				if (rr < 0)
+					goto out;
+			} else {
+				master = fd;
+			}
+		} else if (msg.type == SYNC_SECCOMP_NOTIFY) {
+			char state[SYNC_DATA_MAX];
+			struct json_out *jo = json_out_new(false);
+			state_oci_json(jo, &s, STATUS_RUNNING);
+			snprintf(state, sizeof state, "%s", json_out_text(jo, NULL));
+			json_out_free(jo);
+			int rr = seccomp_send_listener(c->linux_.seccomp, state, fd, err);
+			close(fd);
+			if (rr < 0)
+				goto out;
+		} else {
+			if (fd >= 0)
+				close(fd);
+			ab_error(err, 0, "sync: unexpected message %u", msg.type);
+			goto out;
+		}
+	}
+	if (o->pid_file) {
+		char buf[32];
+		int n = snprintf(buf, sizeof buf, "%d", (int)pid);
+		if (write_file_atomic_at(AT_FDCWD, o->pid_file, buf, (size_t)n, 0644, err) < 0) {
+			ab_wrap(err, "--pid-file");
+			goto out;
+		}
+	}
+	if (sync_send(fds[0], SYNC_START, 0, NULL, -1, err) < 0)
+		goto out;
+	if (o->detach) {
+		pid = -1;   /* the engine, as subreaper, owns it now */
+		r = 0;
+		goto out;
+	}
+	int status = 0;
+	if (forward_exec(pid, master, &status, err) < 0)
+		goto out;
+	pid = -1;
+	r = status;
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (master >= 0)
+		close(master);
+	if (cgfd >= 0)
+		close(cgfd);
+	for (size_t i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (size_t i = 0; i < x.n_ns; i++)
+		close(x.ns[i].fd);
+	for (size_t i = 0; i < n_progs; i++)
+		seccomp_prog_free(&progs[i]);
+	policy_free(&policy);
+	if (c)
+		oci_config_free(c);
+	arena_free(&a);
+	state_free(&s);
+	return r;
+}

@@ -1,0 +1,197 @@
+/* The child side of create/run: everything between clone and execve, in the order
+ * the kernel needs it. Runs in a fresh copy of the parent's memory; reports every
+ * failure over the sync socket and exits. */
+#include "caps.h"
+#include "container.h"
+#include "hooks.h"
+#include "log.h"
+#include "mounts.h"
+#include "process.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+/* Joining an existing user namespace comes first: it decides what we may do next. */
+static int join_namespaces(const struct oci_config *c, bool userns_only, struct ab_err *err)
+{
+	for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
+		const struct oci_namespace *ns = &c->linux_.namespaces[i];
+		if (!ns->path || (ns->kind == NS_USER) != userns_only)
+			continue;
+		if (ns->kind == NS_PID || ns->kind == NS_TIME)
+			continue;   /* joined by the parent: they apply to children only */
+		_cleanup_close_ int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return ab_error(err, errno, "open %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+		if (setns(fd, ns->clone_flag) < 0)
+			return ab_error(err, errno, "join %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+	}
+	return 0;
+}
+
+static int write_sysctls(const struct oci_config *c, struct ab_err *err)
+{
+	for (size_t i = 0; i < c->linux_.n_sysctl; i++) {
+		const struct oci_kv *kv = &c->linux_.sysctl[i];
+		char path[PATH_MAX];
+		int n = snprintf(path, sizeof path, "/proc/sys/%s", kv->key);
+		for (char *p = path + 10; p < path + n; p++)
+			if (*p == '.')
+				*p = '/';
+		if (strstr(kv->key, "..") || strchr(kv->key, '/'))
+			return ab_error(err, 0, "linux.sysctl: invalid key \"%s\"", kv->key);
+		if (write_file_at(AT_FDCWD, path, kv->value, strlen(kv->value), err) < 0)
+			return ab_wrap(err, "linux.sysctl \"%s\"", kv->key);
+	}
+	return 0;
+}
+
+/* Block until `start`: the fifo rendezvous (create) or the sync socket (run). */
+static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
+{
+	if (ctx->wait_on_sync) {
+		struct sync_msg msg;
+		return sync_recv(ctx->sync_fd, SYNC_START, &msg, NULL, err);
+	}
+	int fd;
+	do
+		fd = openat(ctx->state_dirfd, EXEC_FIFO, O_WRONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return ab_error(err, errno, "open exec fifo");
+	if (write(fd, "0", 1) != 1) {
+		int e = errno;
+		close(fd);
+		return ab_error(err, e, "write exec fifo");
+	}
+	close(fd);
+	return 0;
+}
+
+static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char **state_json,
+		    struct ab_err *err)
+{
+	const struct oci_config *c = ctx->config;
+	const struct oci_process *p = ctx->process;
+	struct sync_msg msg;
+
+	/* 1. the parent has written the id maps and placed us in the cgroup */
+	if (sync_recv(ctx->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
+		return -1;
+	if (chdir(ctx->bundle) < 0)
+		return ab_error(err, errno, "chdir to bundle %s", ctx->bundle);
+
+	/* 2. namespaces */
+	if (join_namespaces(c, true, err) < 0 || join_namespaces(c, false, err) < 0)
+		return -1;
+	if (ctx->new_userns) {
+		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+			return ab_error(err, errno, "become root in the user namespace (is uid/gid 0 mapped?)");
+	}
+	const struct oci_namespace *cgns = oci_namespace_find(c, NS_CGROUP);
+	if (cgns && !cgns->path && unshare(CLONE_NEWCGROUP) < 0)
+		return ab_error(err, errno, "create cgroup namespace");
+	if (setsid() < 0)
+		return ab_error(err, errno, "setsid");
+
+	/* 3. hostname and domain name need a private UTS namespace */
+	const struct oci_namespace *uts = oci_namespace_find(c, NS_UTS);
+	if ((c->hostname && *c->hostname) || (c->domainname && *c->domainname)) {
+		if (!uts)
+			return ab_error(err, 0, "hostname: cannot set the host name without a private UTS namespace");
+		if (c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
+			return ab_error(err, errno, "hostname: set \"%s\"", c->hostname);
+		if (c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
+			return ab_error(err, errno, "domainname: set \"%s\"", c->domainname);
+	}
+
+	/* 4. the file system view */
+	if (mounts_setup(ctx, err) < 0)
+		return -1;
+	if (ctx->console && process_setup_console(ctx->rootfs, p, ctx->sync_fd, true, err) < 0)
+		return -1;
+
+	/* 5. hooks: prestart and createRuntime by the parent, createContainer here */
+	if (sync_send(ctx->sync_fd, SYNC_RUNTIME_HOOKS, 0, NULL, -1, err) < 0 ||
+	    sync_recv(ctx->sync_fd, SYNC_HOOKS_DONE, &msg, NULL, err) < 0)
+		return -1;
+	*state_json = xstrdup(msg.data);
+	if (hooks_run(&c->hooks, HOOK_CREATE_CONTAINER, *state_json, err) < 0)
+		return -1;
+
+	/* 6. into the rootfs */
+	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || mounts_finalize(c, err) < 0)
+		return -1;
+	if (write_sysctls(c, err) < 0)
+		return -1;
+	if (c->linux_.has_personality && personality(c->linux_.personality) < 0)
+		return ab_error(err, errno, "linux.personality: set %s", c->linux_.personality_domain);
+
+	/* 7. the process' own settings */
+	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0)
+		return -1;
+	if (!ctx->no_new_keyring) {
+		char name[128];
+		snprintf(name, sizeof name, "_ses.%.100s", ctx->id);
+		/* best effort: a kernel or profile without keyrings is fine */
+		(void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
+	}
+	const char *cwd = p->cwd ? p->cwd : "/";
+	if (chdir(cwd) < 0)
+		return ab_error(err, errno, "process.cwd: chdir %s", cwd);
+	/* a cwd through a leaked fd would sit outside the root: refuse it */
+	char real[PATH_MAX];
+	if (!getcwd(real, sizeof real) || real[0] != '/')
+		return ab_error(err, 0, "process.cwd: %s is outside the container's root", cwd);
+	if (process_find_executable(p, exec_path, exec_len, err) < 0)
+		return -1;
+
+	/* 8. privileges, fds and seccomp, last */
+	int keep[2] = {ctx->sync_fd, ctx->state_dirfd};
+	return process_finish(p, ctx->preserve_fds, keep, 2, ctx->seccomp, ctx->n_seccomp,
+			      ctx->sync_fd, err);
+}
+
+void init_main(struct init_ctx *ctx)
+{
+	struct ab_err err = {0};
+	char exec_path[PATH_MAX];
+	char *state_json = NULL;
+	bool ready = false;
+	if (init_run(ctx, exec_path, sizeof exec_path, &state_json, &err) < 0)
+		goto fail;
+	/* after seccomp only the rendezvous and execve remain */
+	process_reset_signals();
+	if (sync_send(ctx->sync_fd, SYNC_READY, 0, NULL, -1, &err) < 0)
+		goto fail;
+	ready = true;
+	if (wait_for_start(ctx, &err) < 0)
+		goto fail;
+	if (ctx->config->hooks.n_hooks[HOOK_START_CONTAINER] &&
+	    hooks_run(&ctx->config->hooks, HOOK_START_CONTAINER, state_json, &err) < 0)
+		goto fail;
+	execve(exec_path, ctx->process->args, ctx->process->env);
+	ab_error(&err, errno, "exec %s", ctx->process->args[0]);
+fail:
+	sync_send_error(ctx->sync_fd, &err);
+	/* after create has returned nobody reads the socket: say it on stderr too */
+	if (ready && !ctx->wait_on_sync) {
+		dprintf(STDERR_FILENO, "agentbox: %s\n", err.msg);
+	}
+	_exit(err.code == ENOENT ? 127 : 1);
+}

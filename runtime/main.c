@@ -1,0 +1,209 @@
+/* agentbox: global flags, the command table, and the only place that prints an
+ * error and chooses the exit status. */
+#include "commands.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef AGENTBOX_VERSION
+#define AGENTBOX_VERSION "0.0.0"
+#endif
+#ifndef AGENTBOX_COMMIT
+#define AGENTBOX_COMMIT "unknown"
+#endif
+#define SPEC_VERSION "1.2.0"
+
+extern bool util_force_fallbacks;
+
+static const struct command commands[] = {
+	{"create", cmd_create, "create a container from a bundle, blocked before its program",
+	 "agentbox create [--bundle DIR] [--pid-file FILE] [--console-socket SOCK] [--preserve-fds N] [--no-pivot] [--no-new-keyring] ID"},
+	{"start", cmd_start, "start the program of a created container", "agentbox start ID"},
+	{"run", cmd_run, "create and start a container, in the foreground unless --detach",
+	 "agentbox run [--bundle DIR] [--pid-file FILE] [--console-socket SOCK] [--preserve-fds N] [--detach] [--keep] [--no-pivot] [--no-new-keyring] ID"},
+	{"state", cmd_state, "print the OCI state of a container as JSON", "agentbox state ID"},
+	{"list", cmd_list, "list containers", "agentbox list [-q|--quiet] [--format table|json]"},
+	{"kill", cmd_kill, "send a signal to the container's init (or all its processes)",
+	 "agentbox kill [--all] ID [SIGNAL]"},
+	{"delete", cmd_delete, "delete a container and everything it holds", "agentbox delete [--force] ID"},
+	{"spec", cmd_spec, "write a default config.json", "agentbox spec [--bundle DIR] [--rootless]"},
+	{"features", cmd_features, "print the features this runtime supports as JSON", "agentbox features"},
+	{"exec", cmd_exec, "run a new process in a running container",
+	 "agentbox exec [--process FILE] [--console-socket SOCK] [--tty] [--detach] [--pid-file FILE] [--preserve-fds N] [--cwd DIR] [--env K=V]... [--user UID[:GID]] [--additional-gids GID]... [--cap CAP]... [--no-new-privs] [--process-label L] [--apparmor P] ID [COMMAND [ARG...]]"},
+	{"pause", cmd_pause, "freeze every process of a container", "agentbox pause ID"},
+	{"resume", cmd_resume, "thaw a paused container", "agentbox resume ID"},
+	{"update", cmd_update, "change the resource limits of a container",
+	 "agentbox update [--resources FILE|-] [--memory N] [--memory-reservation N] [--memory-swap N] [--cpu-quota N] [--cpu-period N] [--cpu-share N] [--cpu-rt-runtime N] [--cpu-rt-period N] [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID"},
+	{"ps", cmd_ps, "list the processes of a container", "agentbox ps [--format table|json] ID [PS_ARGS...]"},
+	{"events", cmd_events, "print container statistics and events as JSON lines",
+	 "agentbox events [--stats] [--interval DURATION] ID"},
+};
+
+static const char global_usage[] =
+	"usage: agentbox [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n"
+	"\n"
+	"An OCI runtime for AI coding agents: default-deny egress, a strict seccomp\n"
+	"profile and a hardening floor on every container.\n"
+	"\n"
+	"Global options:\n"
+	"  --root DIR                state directory (default /run/agentbox)\n"
+	"  --log FILE                also write log lines to FILE\n"
+	"  --log-format text|json    format of the --log file (default text)\n"
+	"  --debug                   log debug messages\n"
+	"  --systemd-cgroup          cgroupsPath is systemd style (slice:prefix:name)\n"
+	"  --cgroup-manager M        cgroupfs, systemd or disabled\n"
+	"  --config FILE             agent policy file (default /etc/agentbox/config.yaml)\n"
+	"  --seccomp-profile NAME    agent seccomp profile: agent (default), default, none\n"
+	"  --egress-allow LIST       comma-separated egress allow entries\n"
+	"  --egress-deny LIST        comma-separated egress deny entries\n"
+	"  -v, --version             print the version\n"
+	"  -h, --help                print this help\n"
+	"\n"
+	"Commands:\n";
+
+static void print_usage(FILE *f)
+{
+	fputs(global_usage, f);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nSee agentbox(8) and agentbox-COMMAND(8).\n", f);
+}
+
+int command_help(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (streq(commands[i].name, name)) {
+			printf("usage: %s\n\n%s.\nSee agentbox-%s(8).\n", commands[i].usage, commands[i].summary, name);
+			return 0;
+		}
+	return 0;
+}
+
+bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--"))
+			return false;
+		if (streq(argv[i], "--help") || streq(argv[i], "-h"))
+			return true;
+		if (argv[i][0] != '-')
+			return false;   /* past the options: "-h" belongs to the program */
+	}
+	return false;
+}
+
+enum {
+	OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CGMGR, OPT_CONFIG,
+	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY,
+};
+
+static const struct option global_options[] = {
+	{"root", required_argument, NULL, OPT_ROOT},
+	{"log", required_argument, NULL, OPT_LOG},
+	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+	{"debug", no_argument, NULL, OPT_DEBUG},
+	{"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
+	{"cgroup-manager", required_argument, NULL, OPT_CGMGR},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"seccomp-profile", required_argument, NULL, OPT_SECCOMP},
+	{"egress-allow", required_argument, NULL, OPT_EGRESS_ALLOW},
+	{"egress-deny", required_argument, NULL, OPT_EGRESS_DENY},
+	{"version", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+int main(int argc, char **argv)
+{
+	struct global_opts g = {.root = DEFAULT_STATE_ROOT};
+	const char *log_path = NULL;
+	bool log_json = false, debug = false;
+	struct ab_err err = {0};
+
+	/* Block every signal now so none is lost between clone and the handlers; the
+	 * container's init unblocks them before exec. */
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	if (secure_getenv("AGENTBOX_FORCE_FALLBACKS"))
+		util_force_fallbacks = true;
+
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+vh", global_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_ROOT: g.root = optarg; break;
+		case OPT_LOG: log_path = optarg; break;
+		case OPT_LOG_FORMAT:
+			if (streq(optarg, "json"))
+				log_json = true;
+			else if (!streq(optarg, "text")) {
+				fprintf(stderr, "agentbox: --log-format: unknown format \"%s\" (text or json)\n", optarg);
+				return 1;
+			}
+			break;
+		case OPT_DEBUG: debug = true; break;
+		case OPT_SYSTEMD: g.systemd_cgroup = true; break;
+		case OPT_CGMGR:
+			if (streq(optarg, "systemd"))
+				g.systemd_cgroup = true;
+			else if (streq(optarg, "disabled"))
+				g.cgroups_disabled = true;
+			else if (!streq(optarg, "cgroupfs")) {
+				fprintf(stderr, "agentbox: --cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)\n", optarg);
+				return 1;
+			}
+			break;
+		case OPT_CONFIG: g.config_path = optarg; break;
+		case OPT_SECCOMP: g.seccomp_profile = optarg; break;
+		case OPT_EGRESS_ALLOW: g.egress_allow = optarg; break;
+		case OPT_EGRESS_DENY: g.egress_deny = optarg; break;
+		case 'v':
+			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
+			return 0;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			if (optopt)
+				fprintf(stderr, "agentbox: unknown or incomplete global option \"-%c\"; see agentbox --help\n", optopt);
+			else
+				fprintf(stderr, "agentbox: unknown or incomplete global option \"%s\"; see agentbox --help\n", argv[optind - 1]);
+			return 1;
+		}
+	}
+	if (log_init(log_path, log_json, debug) < 0) {
+		fprintf(stderr, "agentbox: --log %s: %s\n", log_path, strerror(errno));
+		return 1;
+	}
+	if (optind >= argc) {
+		print_usage(stderr);
+		log_error("no command given");
+		return 1;
+	}
+	const char *name = argv[optind];
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (streq(commands[i].name, name))
+			cmd = &commands[i];
+	if (!cmd) {
+		log_error("unknown command \"%s\"; see agentbox --help", name);
+		return 1;
+	}
+	int sub_argc = argc - optind;
+	char **sub_argv = argv + optind;
+	if (wants_help(sub_argc, sub_argv))
+		return command_help(name);
+	optind = 0;     /* reset getopt for the subcommand */
+	int r = cmd->fn(&g, sub_argc, sub_argv, &err);
+	if (r < 0) {
+		log_error("%s", err.msg[0] ? err.msg : "failed");
+		return 1;
+	}
+	return r;
+}

@@ -1,0 +1,626 @@
+#include "mounts.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+extern bool util_force_fallbacks;
+
+#define FD_PATH_MAX 64
+static void fd_path(int fd, char buf[FD_PATH_MAX])
+{
+	snprintf(buf, FD_PATH_MAX, "/proc/self/fd/%d", fd);
+}
+
+/* Walk path one component at a time below rootfd, resolving symlinks against
+ * rootfd ourselves and clamping ".." at the root: the fallback when openat2 is
+ * missing. */
+static int walk_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err)
+{
+	char todo[PATH_MAX * 2];
+	if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo)
+		return ab_error(err, ENAMETOOLONG, "open %s", path);
+	struct stat root_st;
+	if (fstat(rootfd, &root_st) < 0)
+		return ab_error(err, errno, "stat root");
+	int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return ab_error(err, errno, "dup");
+	int links = 0;
+	char *p = todo;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *end = strchrnul(p, '/');
+		char comp[NAME_MAX + 1];
+		size_t len = (size_t)(end - p);
+		if (len > NAME_MAX) {
+			close(cur);
+			return ab_error(err, ENAMETOOLONG, "open %s", path);
+		}
+		memcpy(comp, p, len);
+		comp[len] = 0;
+		p = end;
+		if (streq(comp, "."))
+			continue;
+		if (streq(comp, "..")) {
+			struct stat st;
+			if (fstat(cur, &st) == 0 && st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino)
+				continue;
+		}
+		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			close(cur);
+			return ab_error(err, e, "open %s", path);
+		}
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
+			close(fd);
+			if (n < 0 || ++links > 40) {
+				int e = n < 0 ? errno : ELOOP;
+				close(cur);
+				return ab_error(err, e, "open %s", path);
+			}
+			target[n] = 0;
+			char rest[PATH_MAX * 2];
+			snprintf(rest, sizeof rest, "%s/%s", target, p);
+			memcpy(todo, rest, sizeof todo);
+			todo[sizeof todo - 1] = 0;
+			p = todo;
+			if (target[0] == '/') {
+				close(cur);
+				cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+			}
+			continue;
+		}
+		close(cur);
+		cur = fd;
+	}
+	if (!(flags & O_PATH)) {
+		char fp[FD_PATH_MAX];
+		fd_path(cur, fp);
+		int fd = open(fp, flags | O_CLOEXEC);
+		close(cur);
+		if (fd < 0)
+			return ab_error(err, errno, "open %s", path);
+		cur = fd;
+	}
+	*ret_fd = cur;
+	return 0;
+}
+
+int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err)
+{
+	if (!util_force_fallbacks) {
+		struct open_how how = {
+			.flags = (uint64_t)(flags | O_CLOEXEC),
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+		while (*path == '/')
+			path++;
+		int fd = (int)syscall(SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
+		if (fd >= 0) {
+			*ret_fd = fd;
+			return 0;
+		}
+		if (errno != ENOSYS && errno != EAGAIN && errno != EXDEV)
+			return ab_error(err, errno, "open %s", path);
+	}
+	return walk_in_root(rootfd, path, flags, ret_fd, err);
+}
+
+/* Create path (and its parents) inside the root; the last component as a directory
+ * or an empty file. Returns an O_PATH fd of it. */
+static int create_in_root(int rootfd, const char *path, bool dir, int *ret_fd, struct ab_err *err)
+{
+	if (open_in_root(rootfd, path, O_PATH, ret_fd, err) == 0)
+		return 0;
+	if (err->code != ENOENT)
+		return -1;
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	char *slash = strrchr(buf, '/');
+	const char *name = buf;
+	_cleanup_close_ int parent = -1;
+	if (slash && slash != buf) {
+		*slash = 0;
+		name = slash + 1;
+		if (create_in_root(rootfd, buf, true, &parent, err) < 0)
+			return -1;
+	} else {
+		name = slash ? slash + 1 : buf;
+		parent = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	}
+	if (!*name)
+		return open_in_root(rootfd, "/", O_PATH, ret_fd, err);
+	if (dir) {
+		if (mkdirat(parent, name, 0755) < 0 && errno != EEXIST)
+			return ab_error(err, errno, "mkdir %s", path);
+	} else {
+		int fd = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0 && errno != EEXIST)
+			return ab_error(err, errno, "create %s", path);
+		if (fd >= 0)
+			close(fd);
+	}
+	return open_in_root(rootfd, path, O_PATH, ret_fd, err);
+}
+
+/* Flags a bind remount must keep when the source mount has them locked. */
+static unsigned long locked_flags(const char *path)
+{
+	struct statvfs sv;
+	unsigned long f = 0;
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_NOSUID) f |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV) f |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC) f |= MS_NOEXEC;
+	if (sv.f_flag & ST_RDONLY) f |= MS_RDONLY;
+	return f;
+}
+
+#define PROPAGATION_FLAGS (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE)
+#define REMOUNT_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | \
+		       MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME | MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME)
+
+static int apply_rec_attrs(int fd, const struct oci_mount *m, struct ab_err *err)
+{
+	if (!m->rec_attr_set && !m->rec_attr_clr)
+		return 0;
+	struct mount_attr attr = {.attr_set = m->rec_attr_set, .attr_clr = m->rec_attr_clr};
+	/* atime modes are a field, not flags: clearing needs the whole mask */
+	if (attr.attr_set & MOUNT_ATTR__ATIME)
+		attr.attr_clr |= MOUNT_ATTR__ATIME;
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+		return ab_error(err, errno, "set recursive attributes on %s", m->destination);
+	return 0;
+}
+
+/* Copy the tree at src into dst (for tmpcopyup): files, dirs, symlinks, modes, owners. */
+static int copy_tree(int src, int dst, struct ab_err *err)
+{
+	int dup_src = fcntl(src, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dup_src >= 0 ? fdopendir(dup_src) : NULL;
+	if (!d) {
+		if (dup_src >= 0)
+			close(dup_src);
+		return ab_error(err, errno, "tmpcopyup: read directory");
+	}
+	struct dirent *de;
+	int r = 0;
+	while ((de = readdir(d)) && r == 0) {
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(src, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (mkdirat(dst, de->d_name, st.st_mode & 07777) < 0 && errno != EEXIST) {
+				r = ab_error(err, errno, "tmpcopyup: mkdir %s", de->d_name);
+				break;
+			}
+			int s2 = openat(src, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int d2 = openat(dst, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (s2 >= 0 && d2 >= 0)
+				r = copy_tree(s2, d2, err);
+			if (s2 >= 0) close(s2);
+			if (d2 >= 0) close(d2);
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(src, de->d_name, target, sizeof target - 1);
+			if (n >= 0) {
+				target[n] = 0;
+				(void)symlinkat(target, dst, de->d_name);
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			int in = openat(src, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			int out = openat(dst, de->d_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
+			if (in >= 0 && out >= 0) {
+				char buf[65536];
+				ssize_t n;
+				while ((n = read(in, buf, sizeof buf)) > 0)
+					if (write_all(out, buf, (size_t)n) < 0)
+						break;
+			}
+			if (in >= 0) close(in);
+			if (out >= 0) close(out);
+		} else {
+			(void)mknodat(dst, de->d_name, st.st_mode, st.st_rdev);
+		}
+		(void)fchownat(dst, de->d_name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+	}
+	closedir(d);
+	return r;
+}
+
+/* After mounting on a target, its old fd still names what lies beneath: reopen. */
+static int reopen_target(int rootfd, const char *dest, int *fd, char p[FD_PATH_MAX], struct ab_err *err)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (open_in_root(rootfd, dest, O_PATH, fd, err) < 0)
+		return -1;
+	fd_path(*fd, p);
+	return 0;
+}
+
+/* The cgroup mount: a tmpfs with one bind per hierarchy (v1/hybrid), or the v2
+ * tree, each showing only the container's own cgroup. */
+static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci_mount *m,
+			struct ab_err *err)
+{
+	_cleanup_close_ int target = -1;
+	char p[FD_PATH_MAX], src[PATH_MAX + 64];
+	if (create_in_root(rootfd, m->destination, true, &target, err) < 0)
+		return ab_wrap(err, "mount cgroup at %s", m->destination);
+	fd_path(target, p);
+	unsigned long ro = m->flags & MS_RDONLY;
+	unsigned long flags = (m->flags & ~(MS_BIND | MS_REC)) & ~PROPAGATION_FLAGS;
+	if (ctx->cgroup_mode == CGROUP_MODE_V2) {
+		snprintf(src, sizeof src, "/sys/fs/cgroup%s", ctx->cgroup_path);
+		if (mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return ab_error(err, errno, "bind cgroup %s at %s", src, m->destination);
+		if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
+			return -1;
+		if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | flags | locked_flags(src), NULL) < 0)
+			return ab_error(err, errno, "remount cgroup at %s", m->destination);
+		return 0;
+	}
+	if (mount("tmpfs", p, "tmpfs", (flags & ~MS_RDONLY) | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
+		return ab_error(err, errno, "mount tmpfs for cgroup at %s", m->destination);
+	if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
+		return -1;
+	if (ctx->cgroup_mode != CGROUP_MODE_DISABLED) {
+		_cleanup_close_ int dir = -1;
+		if (open_in_root(rootfd, m->destination, O_PATH | O_DIRECTORY, &dir, err) < 0)
+			return -1;
+		_cleanup_closedir_ DIR *d = opendir("/sys/fs/cgroup");
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char hpath[PATH_MAX];
+			snprintf(hpath, sizeof hpath, "/sys/fs/cgroup/%s", de->d_name);
+			struct stat st;
+			if (lstat(hpath, &st) < 0)
+				continue;
+			if (S_ISLNK(st.st_mode)) {     /* cpu -> cpu,cpuacct */
+				char t[PATH_MAX];
+				ssize_t n = readlink(hpath, t, sizeof t - 1);
+				if (n > 0) {
+					t[n] = 0;
+					(void)symlinkat(t, dir, de->d_name);
+				}
+				continue;
+			}
+			snprintf(src, sizeof src, "%s%s", hpath, ctx->cgroup_path);
+			if (access(src, F_OK) < 0)
+				continue;
+			if (mkdirat(dir, de->d_name, 0755) < 0 && errno != EEXIST)
+				return ab_error(err, errno, "mkdir %s/%s", m->destination, de->d_name);
+			_cleanup_close_ int sub = openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			char sp[FD_PATH_MAX];
+			fd_path(sub, sp);
+			if (mount(src, sp, NULL, MS_BIND | MS_REC, NULL) < 0)
+				return ab_error(err, errno, "bind cgroup %s", src);
+			close(sub);
+			sub = openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			fd_path(sub, sp);
+			if (mount(NULL, sp, NULL, MS_REMOUNT | MS_BIND | flags | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+				return ab_error(err, errno, "remount cgroup %s", src);
+		}
+	}
+	if (ro && mount(NULL, p, NULL, MS_REMOUNT | flags | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
+		return ab_error(err, errno, "remount cgroup tmpfs at %s read-only", m->destination);
+	return 0;
+}
+
+static int do_mount(int rootfd, const struct init_ctx *ctx, const struct oci_mount *m,
+		    struct ab_err *err)
+{
+	const char *type = m->type ? m->type : "";
+	bool bind = (m->flags & MS_BIND) || streq(type, "bind");
+	if (streq(type, "cgroup") || streq(type, "cgroup2"))
+		return mount_cgroup(rootfd, ctx, m, err);
+
+	bool is_dir = true;
+	if (bind) {
+		struct stat st;
+		if (stat(m->source, &st) < 0)
+			return ab_error(err, errno, "bind mount source %s", m->source);
+		is_dir = S_ISDIR(st.st_mode);
+	}
+	_cleanup_close_ int target = -1;
+	if (create_in_root(rootfd, m->destination, is_dir, &target, err) < 0)
+		return ab_wrap(err, "mount %s", m->destination);
+	char p[FD_PATH_MAX];
+	fd_path(target, p);
+	unsigned long flags = m->flags & ~PROPAGATION_FLAGS;
+
+	_cleanup_close_ int under = -1;
+	if (m->tmpcopyup)
+		under = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (bind) {
+		if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
+			return ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
+		if (flags & REMOUNT_FLAGS) {
+			if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
+				return -1;
+			unsigned long keep = locked_flags(m->source);
+			if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | (flags & REMOUNT_FLAGS) | (keep & ~MS_RDONLY), NULL) < 0)
+				return ab_error(err, errno, "remount %s with its options", m->destination);
+		}
+	} else {
+		const char *src = m->source ? m->source : type;
+		int r = mount(src, p, type, flags, m->data);
+		if (r < 0 && streq(type, "sysfs") && (errno == EPERM || errno == EBUSY)) {
+			/* no private netns in a userns: fall back to the host's /sys, read-only */
+			r = mount("/sys", p, NULL, MS_BIND | MS_REC, NULL);
+			if (r == 0) {
+				if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
+					return -1;
+				r = mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+			}
+		}
+		if (r < 0 && streq(type, "mqueue") && errno == EPERM) {
+			r = mount("/dev/mqueue", p, NULL, MS_BIND | MS_REC, NULL);
+		}
+		if (r < 0)
+			return ab_error(err, errno, "mount %s (type %s, options \"%s\") on %s", src, type,
+					m->data ? m->data : "", m->destination);
+	}
+	if (m->tmpcopyup && under >= 0) {
+		_cleanup_close_ int top = -1;
+		if (open_in_root(rootfd, m->destination, O_RDONLY | O_DIRECTORY, &top, err) < 0)
+			return -1;
+		if (copy_tree(under, top, err) < 0)
+			return ab_wrap(err, "mount %s", m->destination);
+	}
+	if (m->propagation || m->rec_attr_set || m->rec_attr_clr) {
+		if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
+			return -1;
+		if (m->propagation && mount(NULL, p, NULL, m->propagation, NULL) < 0)
+			return ab_error(err, errno, "set propagation of %s", m->destination);
+		if (apply_rec_attrs(target, m, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct default_dev {
+	const char *path;
+	unsigned major, minor;
+};
+static const struct default_dev default_devices[] = {
+	{"/dev/null", 1, 3}, {"/dev/zero", 1, 5}, {"/dev/full", 1, 7},
+	{"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
+};
+
+static int make_device(int rootfd, const char *path, char type, unsigned major, unsigned minor,
+		       mode_t perm, uid_t uid, gid_t gid, bool bind, struct ab_err *err)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	char *slash = strrchr(buf, '/');
+	*slash = 0;
+	const char *name = slash + 1;
+	_cleanup_close_ int parent = -1;
+	if (create_in_root(rootfd, buf[0] ? buf : "/", true, &parent, err) < 0)
+		return ab_wrap(err, "device %s", path);
+	if (bind) {
+		/* no mknod in a user namespace: bind the host's node */
+		int fd = openat(parent, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd >= 0)
+			close(fd);
+		_cleanup_close_ int target = -1;
+		if (open_in_root(rootfd, path, O_PATH, &target, err) < 0)
+			return -1;
+		char p[FD_PATH_MAX];
+		fd_path(target, p);
+		if (mount(path, p, NULL, MS_BIND, NULL) < 0)
+			return ab_error(err, errno, "bind device %s", path);
+		return 0;
+	}
+	mode_t kind = type == 'b' ? S_IFBLK : type == 'p' ? S_IFIFO : S_IFCHR;
+	(void)unlinkat(parent, name, 0);
+	if (mknodat(parent, name, kind | (perm & 07777), makedev(major, minor)) < 0)
+		return ab_error(err, errno, "mknod %s", path);
+	if (fchownat(parent, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return ab_error(err, errno, "chown %s", path);
+	/* mknod obeys the umask: set the mode exactly */
+	_cleanup_close_ int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	char p[FD_PATH_MAX];
+	fd_path(fd, p);
+	if (fd >= 0 && chmod(p, perm & 07777) < 0)
+		return ab_error(err, errno, "chmod %s", path);
+	return 0;
+}
+
+static int setup_devices(int rootfd, const struct init_ctx *ctx, struct ab_err *err)
+{
+	const struct oci_linux *l = &ctx->config->linux_;
+	for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++) {
+		const struct default_dev *d = &default_devices[i];
+		bool overridden = false;
+		for (size_t j = 0; j < l->n_devices; j++)
+			if (streq(l->devices[j].path, d->path))
+				overridden = true;
+		if (!overridden && make_device(rootfd, d->path, 'c', d->major, d->minor, 0666, 0, 0,
+					       ctx->new_userns, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < l->n_devices; i++) {
+		const struct oci_device *d = &l->devices[i];
+		mode_t mode = d->has_file_mode ? d->file_mode : 0666;
+		if (make_device(rootfd, d->path, d->type, (unsigned)d->major, (unsigned)d->minor, mode,
+				d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, ctx->new_userns, err) < 0)
+			return -1;
+	}
+	static const char *const links[][2] = {
+		{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
+		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+		{"/proc/kcore", "/dev/core"},
+	};
+	_cleanup_close_ int dev = -1;
+	if (open_in_root(rootfd, "/dev", O_PATH | O_DIRECTORY, &dev, err) < 0)
+		return ab_wrap(err, "open /dev in the rootfs");
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if (symlinkat(links[i][0], dev, links[i][1] + 5) < 0 && errno != EEXIST)
+			return ab_error(err, errno, "symlink %s", links[i][1]);
+	/* /dev/ptmx must be the container's devpts instance */
+	struct stat st;
+	if (fstatat(dev, "pts/ptmx", &st, 0) == 0) {
+		(void)unlinkat(dev, "ptmx", 0);
+		if (symlinkat("pts/ptmx", dev, "ptmx") < 0)
+			return ab_error(err, errno, "symlink /dev/ptmx");
+	}
+	return 0;
+}
+
+int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
+{
+	const struct oci_config *c = ctx->config;
+	/* Nothing we mount may propagate back to the host. */
+	unsigned long prop = c->linux_.rootfs_propagation_flags ? c->linux_.rootfs_propagation_flags
+								 : (MS_SLAVE | MS_REC);
+	if (prop & MS_SHARED)
+		prop = MS_SLAVE | MS_REC;   /* made shared again after pivot_root */
+	if (mount(NULL, "/", NULL, prop, NULL) < 0)
+		return ab_error(err, errno, "make / %s", (prop & MS_PRIVATE) ? "private" : "slave");
+	if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return ab_error(err, errno, "bind rootfs %s", ctx->rootfs);
+	/* the parent of the rootfs must not be shared, or pivot_root fails */
+	_cleanup_close_ int rootfd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return ab_error(err, errno, "open rootfs %s", ctx->rootfs);
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		if (do_mount(rootfd, ctx, &c->mounts[i], err) < 0)
+			return ab_wrap(err, "mounts[%zu]", i);
+	}
+	if (setup_devices(rootfd, ctx, err) < 0)
+		return -1;
+	return 0;
+}
+
+int mounts_bind_console(const char *rootfs, const char *slave_path, struct ab_err *err)
+{
+	_cleanup_close_ int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int target = -1;
+	if (rootfd < 0)
+		return ab_error(err, errno, "open rootfs");
+	if (create_in_root(rootfd, "/dev/console", false, &target, err) < 0)
+		return ab_wrap(err, "create /dev/console");
+	char p[FD_PATH_MAX];
+	fd_path(target, p);
+	if (mount(slave_path, p, NULL, MS_BIND, NULL) < 0)
+		return ab_error(err, errno, "bind %s on /dev/console", slave_path);
+	return 0;
+}
+
+int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err)
+{
+	if (chdir(rootfs) < 0)
+		return ab_error(err, errno, "chdir %s", rootfs);
+	if (no_pivot) {
+		if (mount(rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+			return ab_error(err, errno, "move %s to /", rootfs);
+		if (chroot(".") < 0)
+			return ab_error(err, errno, "chroot %s", rootfs);
+	} else {
+		if (syscall(SYS_pivot_root, ".", ".") < 0)
+			return ab_error(err, errno, "pivot_root %s", rootfs);
+		/* the old root is stacked on "."; detach it without touching the host */
+		if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+			return ab_error(err, errno, "make old root slave");
+		if (umount2(".", MNT_DETACH) < 0)
+			return ab_error(err, errno, "detach old root");
+	}
+	if (chdir("/") < 0)
+		return ab_error(err, errno, "chdir /");
+	return 0;
+}
+
+static int mask_path(const char *path, struct ab_err *err)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			return 0;
+		return ab_error(err, errno, "mask %s", path);
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return ab_error(err, errno, "mask %s", path);
+	char p[FD_PATH_MAX];
+	fd_path(fd, p);
+	if (S_ISDIR(st.st_mode)) {
+		if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=500") < 0)
+			return ab_error(err, errno, "mask %s", path);
+	} else if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0) {
+		return ab_error(err, errno, "mask %s", path);
+	}
+	return 0;
+}
+
+static int readonly_path(const char *path, struct ab_err *err)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			return 0;
+		return ab_error(err, errno, "read-only path %s", path);
+	}
+	char p[FD_PATH_MAX];
+	fd_path(fd, p);
+	if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return ab_error(err, errno, "bind read-only path %s", path);
+	close(fd);
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "reopen %s", path);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0)
+		return 0;
+	fd_path(fd, p);
+	if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags(p), NULL) < 0)
+		return ab_error(err, errno, "make %s read-only", path);
+	return 0;
+}
+
+int mounts_finalize(const struct oci_config *c, struct ab_err *err)
+{
+	const struct oci_linux *l = &c->linux_;
+	for (size_t i = 0; i < l->n_masked_paths; i++)
+		if (mask_path(l->masked_paths[i], err) < 0)
+			return ab_wrap(err, "linux.maskedPaths[%zu]", i);
+	for (size_t i = 0; i < l->n_readonly_paths; i++)
+		if (readonly_path(l->readonly_paths[i], err) < 0)
+			return ab_wrap(err, "linux.readonlyPaths[%zu]", i);
+	if (c->root_readonly) {
+		if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | (locked_flags("/") & ~MS_RDONLY), NULL) < 0)
+			return ab_error(err, errno, "remount root read-only");
+	}
+	if (l->rootfs_propagation_flags & MS_SHARED) {
+		if (mount(NULL, "/", NULL, MS_SHARED | MS_REC, NULL) < 0)
+			return ab_error(err, errno, "make root shared");
+	}
+	return 0;
+}

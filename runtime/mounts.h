@@ -1,0 +1,26 @@
+/* The container's file system view, built in the child before pivot_root:
+ * every mount target is resolved inside the rootfs (never through a symlink out
+ * of it) and mounted through its O_PATH fd. */
+#ifndef AGENTBOX_MOUNTS_H
+#define AGENTBOX_MOUNTS_H
+
+#include <stdbool.h>
+
+#include "container.h"
+#include "error.h"
+
+/* Propagation of /, bind the rootfs on itself, every config mount, devices and
+ * the /dev symlinks. console_slave_path: bind over /dev/console when set. */
+int mounts_setup(const struct init_ctx *ctx, struct ab_err *err);
+/* Bind the pty slave (path on the host view) over ROOTFS/dev/console. */
+int mounts_bind_console(const char *rootfs, const char *slave_path, struct ab_err *err);
+/* pivot_root into rootfs (or MS_MOVE + chroot with no_pivot) and drop the old root. */
+int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err);
+/* After pivot: masked and read-only paths, read-only root, root propagation. */
+int mounts_finalize(const struct oci_config *c, struct ab_err *err);
+
+/* Open path inside the tree rooted at rootfd without ever leaving it (openat2
+ * RESOLVE_IN_ROOT, or a careful walk when the kernel lacks it). */
+int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err);
+
+#endif

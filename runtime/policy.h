@@ -1,0 +1,36 @@
+/* The agent policy: what agentbox adds on top of the engine's config — the stacked
+ * seccomp profile, the hardening floor and the egress firewall — resolved from
+ * built-in defaults, the config file, runtime flags and annotations. */
+#ifndef AGENTBOX_POLICY_H
+#define AGENTBOX_POLICY_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "container.h"
+#include "error.h"
+#include "state.h"
+
+#include "seccomp.h"
+
+struct agent_policy {
+	struct arena arena;
+	const char *seccomp_profile;        /* "agent", "default" or "none" */
+	struct oci_seccomp *agent_seccomp;  /* the profile itself, NULL for none */
+};
+
+int policy_resolve(const struct global_opts *g, const struct oci_config *c,
+		   struct agent_policy *ret, struct ab_err *err);
+/* The programs init loads, in order: the engine's own profile, then ours. */
+int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
+			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
+/* Parent side, after clone and before the init goes on: egress rules and sentry. */
+int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+		   int state_dirfd, struct ab_err *err);
+/* Undo policy_install after a failed create. */
+void policy_cleanup(struct agent_policy *p, struct container_state *st);
+/* On delete: stop the sentry. */
+void policy_teardown(const struct container_state *s);
+void policy_free(struct agent_policy *p);
+
+#endif

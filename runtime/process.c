@@ -1,0 +1,185 @@
+#include "process.h"
+#include "caps.h"
+#include "mounts.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <termios.h>
+
+int process_set_rlimits(const struct oci_process *p, struct ab_err *err)
+{
+	for (size_t i = 0; i < p->n_rlimits; i++) {
+		struct rlimit rl = {.rlim_cur = p->rlimits[i].soft, .rlim_max = p->rlimits[i].hard};
+		if (setrlimit(p->rlimits[i].resource, &rl) < 0)
+			return ab_error(err, errno, "process.rlimits[%zu]: set %s to %llu/%llu", i,
+					p->rlimits[i].type, (unsigned long long)rl.rlim_cur,
+					(unsigned long long)rl.rlim_max);
+	}
+	return 0;
+}
+
+int process_set_oom_score_adj(const struct oci_process *p, struct ab_err *err)
+{
+	if (!p->has_oom_score_adj)
+		return 0;
+	char buf[32];
+	int n = snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
+	if (write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", buf, (size_t)n, err) < 0)
+		return ab_wrap(err, "process.oomScoreAdj");
+	return 0;
+}
+
+static const char *env_get(char *const *env, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(env[i], name, l) == 0 && env[i][l] == '=')
+			return env[i] + l + 1;
+	return NULL;
+}
+
+int process_find_executable(const struct oci_process *p, char *buf, size_t len, struct ab_err *err)
+{
+	const char *name = p->args[0];
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		if (access(buf, X_OK) < 0)
+			return ab_error(err, errno, "exec: \"%s\"", name);
+		return 0;
+	}
+	const char *path = env_get(p->env, p->n_env, "PATH");
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+		int n = (int)(end - path);
+		snprintf(buf, len, "%.*s/%s", n ? n : 1, n ? path : ".", name);
+		struct stat st;
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 0;
+		path = *end ? end + 1 : end;
+	}
+	return ab_error(err, ENOENT, "exec: \"%s\": executable file not found in $PATH", name);
+}
+
+int process_setup_console(const char *root, const struct oci_process *p, int sync_fd,
+			  bool bind_console, struct ab_err *err)
+{
+	_cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int master = -1;
+	if (rootfd < 0)
+		return ab_error(err, errno, "open %s", root);
+	if (open_in_root(rootfd, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, &master, err) < 0)
+		return ab_wrap(err, "create the console (is devpts mounted at /dev/pts?)");
+	int unlock = 0;
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+		return ab_error(err, errno, "unlock pty");
+	_cleanup_close_ int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return ab_error(err, errno, "open pty peer");
+	if (p->has_console_size) {
+		struct winsize ws = {.ws_row = (unsigned short)p->console_height,
+				     .ws_col = (unsigned short)p->console_width};
+		(void)ioctl(slave, TIOCSWINSZ, &ws);
+	}
+	if (bind_console) {
+		char sp[64];
+		snprintf(sp, sizeof sp, "/proc/self/fd/%d", slave);
+		if (mounts_bind_console(root, sp, err) < 0)
+			return -1;
+	}
+	if (sync_send(sync_fd, SYNC_CONSOLE, 0, "/dev/ptmx", master, err) < 0)
+		return -1;
+	if (setsid() < 0 && errno != EPERM)
+		return ab_error(err, errno, "setsid");
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		return ab_error(err, errno, "set controlling terminal");
+	for (int fd = 0; fd < 3; fd++)
+		if (dup2(slave, fd) < 0)
+			return ab_error(err, errno, "dup pty to fd %d", fd);
+	return 0;
+}
+
+static int switch_user(const struct oci_process *p, struct ab_err *err)
+{
+	const struct oci_user *u = &p->user;
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return ab_error(err, errno, "keep capabilities");
+	gid_t groups[256];
+	size_t n = u->n_additional_gids > ARRAY_SIZE(groups) ? ARRAY_SIZE(groups) : u->n_additional_gids;
+	for (size_t i = 0; i < n; i++)
+		groups[i] = u->additional_gids[i];
+	/* setgroups is denied in some user namespaces: an empty list is then moot */
+	if (setgroups(n, groups) < 0 && !(errno == EPERM && n == 0))
+		return ab_error(err, errno, "process.user.additionalGids: setgroups");
+	if (setresgid(u->gid, u->gid, u->gid) < 0)
+		return ab_error(err, errno, "process.user.gid: setgid %u", u->gid);
+	if (setresuid(u->uid, u->uid, u->uid) < 0)
+		return ab_error(err, errno, "process.user.uid: setuid %u", u->uid);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return ab_error(err, errno, "reset keep capabilities");
+	return 0;
+}
+
+static int load_seccomp(const struct seccomp_prog *progs, size_t n, int sync_fd, struct ab_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		int notify_fd = -1;
+		if (seccomp_load(&progs[i], &notify_fd, err) < 0)
+			return ab_wrap(err, "load seccomp filter %zu", i);
+		if (notify_fd >= 0) {
+			int r = sync_send(sync_fd, SYNC_SECCOMP_NOTIFY, 0, NULL, notify_fd, err);
+			close(notify_fd);
+			if (r < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
+		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, struct ab_err *err)
+{
+	if (caps_drop_bounding(p->has_capabilities ? p->caps.bounding : 0, err) < 0)
+		return -1;
+	for (int fd = 3; fd < 3 + preserve_fds; fd++)
+		(void)fcntl(fd, F_SETFD, 0);
+	if (close_fds_from(3 + preserve_fds, keep, n_keep) < 0)
+		return ab_error(err, errno, "close inherited fds");
+	if (!p->no_new_privileges && load_seccomp(progs, n_progs, sync_fd, err) < 0)
+		return -1;
+	if (switch_user(p, err) < 0)
+		return -1;
+	/* no capabilities object means none at all, not the runtime's */
+	struct oci_capabilities none = {0};
+	if (caps_set_process(p->has_capabilities ? &p->caps : &none, err) < 0)
+		return ab_wrap(err, "process.capabilities");
+	umask(p->user.has_umask ? (p->user.umask & 0777) : 0022);
+	if (p->no_new_privileges) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			return ab_error(err, errno, "set no_new_privs");
+		if (load_seccomp(progs, n_progs, sync_fd, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void process_reset_signals(void)
+{
+	struct sigaction sa = {.sa_handler = SIG_DFL};
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}

@@ -1,0 +1,33 @@
+/* What init and exec do alike to the process they are about to execve: rlimits,
+ * the console, the program lookup, and the privilege sequence ending in seccomp. */
+#ifndef AGENTBOX_PROCESS_H
+#define AGENTBOX_PROCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+
+struct seccomp_prog;
+
+int process_set_rlimits(const struct oci_process *p, struct ab_err *err);
+int process_set_oom_score_adj(const struct oci_process *p, struct ab_err *err);
+/* PATH lookup of args[0] in the container's view, with the process' own PATH. */
+int process_find_executable(const struct oci_process *p, char *buf, size_t len, struct ab_err *err);
+/* Create a pty in the devpts at ROOT/dev/pts, send its master over sync_fd, make
+ * the slave our stdio and controlling terminal; bind it over ROOT/dev/console when
+ * bind_console. root is "/" once inside the container. */
+int process_setup_console(const char *root, const struct oci_process *p, int sync_fd,
+			  bool bind_console, struct ab_err *err);
+
+/* The last steps before exec, in order: bounding set; only fds 0-2, the preserved
+ * ones and `keep` (close-on-exec) stay open; user and groups; the process' capability
+ * sets; umask; no_new_privs; seccomp (before the user switch when no_new_privs is off,
+ * since then loading needs CAP_SYS_ADMIN). Notify listener fds go over sync_fd. */
+int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
+		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, struct ab_err *err);
+/* Default dispositions, nothing blocked: as a fresh program expects. */
+void process_reset_signals(void);
+
+#endif

@@ -1,0 +1,266 @@
+#include "state.h"
+#include "json.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#define OCI_VERSION "1.2.0"
+
+const char *status_name(enum container_status s)
+{
+	switch (s) {
+	case STATUS_CREATING: return "creating";
+	case STATUS_CREATED: return "created";
+	case STATUS_RUNNING: return "running";
+	case STATUS_PAUSED: return "paused";
+	default: return "stopped";
+	}
+}
+
+static int lock_dir(int dirfd, bool exclusive, const char *id, struct ab_err *err)
+{
+	while (flock(dirfd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
+		if (errno != EINTR)
+			return ab_error(err, errno, "lock state of container \"%s\"", id);
+	}
+	return 0;
+}
+
+int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab_err *err)
+{
+	if (mkdir(root, 0700) < 0 && errno != EEXIST) {
+		if (errno != ENOENT || mkdir_p(root, 0700, err) < 0)
+			return ab_error(err, errno, "create state root %s", root);
+	}
+	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return ab_error(err, errno, "open state root %s", root);
+	if (mkdirat(rootfd, id, 0711) < 0) {
+		if (errno == EEXIST)
+			return ab_error(err, EEXIST, "container \"%s\" already exists", id);
+		return ab_error(err, errno, "create state directory %s/%s", root, id);
+	}
+	_cleanup_close_ int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || lock_dir(fd, true, id, err) < 0) {
+		int e = errno;
+		unlinkat(rootfd, id, AT_REMOVEDIR);
+		return ab_error(err, e, "open state directory %s/%s", root, id);
+	}
+	*ret_dirfd = TAKE_FD(fd);
+	return 0;
+}
+
+int state_dir_open(const char *root, const char *id, bool exclusive, int *ret_dirfd,
+		   struct ab_err *err)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", root, id);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return ab_error(err, 0, "container \"%s\" does not exist", id);
+		return ab_error(err, errno, "open state of container \"%s\"", id);
+	}
+	if (lock_dir(fd, exclusive, id, err) < 0)
+		return -1;
+	/* deleted while we waited for the lock: an unlinked directory has no links */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_nlink == 0)
+		return ab_error(err, 0, "container \"%s\" does not exist", id);
+	*ret_dirfd = TAKE_FD(fd);
+	return 0;
+}
+
+int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
+{
+	struct json_out *o = json_out_new(false);
+	json_obj_begin(o);
+	json_kv_str(o, "id", s->id);
+	json_kv_int(o, "pid", s->pid);
+	json_kv_uint(o, "pidStartTime", s->pid_start_time);
+	json_kv_str(o, "bundle", s->bundle);
+	json_kv_str(o, "rootfs", s->rootfs);
+	json_kv_str(o, "created", s->created);
+	json_kv_bool(o, "started", s->started);
+	json_kv_str(o, "cgroupMode", cgroup_mode_name(s->cgroup.mode));
+	json_kv_str(o, "cgroupPath", s->cgroup.path);
+	json_kv_bool(o, "systemdCgroup", s->systemd_cgroup);
+	json_kv_int(o, "sentryPid", s->sentry_pid);
+	json_kv_uint(o, "sentryStartTime", s->sentry_start_time);
+	if (s->egress_policy)
+		json_kv_str(o, "egressPolicy", s->egress_policy);
+	if (s->seccomp_profile)
+		json_kv_str(o, "seccompProfile", s->seccomp_profile);
+	json_key(o, "annotations");
+	json_obj_begin(o);
+	for (size_t i = 0; i < s->n_annotations; i++)
+		json_kv_str(o, s->annotations[i].key, s->annotations[i].value);
+	json_obj_end(o);
+	json_obj_end(o);
+	size_t len;
+	const char *text = json_out_text(o, &len);
+	int r = write_file_atomic_at(dirfd, STATE_FILE, text, len, 0600, err);
+	json_out_free(o);
+	return r;
+}
+
+static const char *get_str(yajl_val v, const char *key)
+{
+	yajl_val x = json_get(v, key);
+	return YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
+}
+
+static int64_t get_int(yajl_val v, const char *key)
+{
+	yajl_val x = json_get(v, key);
+	return YAJL_IS_INTEGER(x) ? YAJL_GET_INTEGER(x) : 0;
+}
+
+int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	memset(ret, 0, sizeof *ret);
+	if (read_file_at(dirfd, STATE_FILE, 1 << 20, &text, NULL, err) < 0) {
+		if (err->code == ENOENT)
+			return ab_error(err, 0, "container \"%s\": state file missing (container is being created or was damaged)", id);
+		return ab_wrap(err, "read state of container \"%s\"", id);
+	}
+	yajl_val v;
+	if (json_parse(text, "state.json", &v, err) < 0)
+		return ab_wrap(err, "container \"%s\": corrupt state", id);
+	struct arena *a = &ret->arena;
+	const char *sid = get_str(v, "id");
+	if (!sid || !streq(sid, id)) {
+		json_free(v);
+		return ab_error(err, 0, "container \"%s\": corrupt state: id mismatch", id);
+	}
+	ret->id = arena_strdup(a, sid);
+	ret->pid = (pid_t)get_int(v, "pid");
+	ret->pid_start_time = (uint64_t)get_int(v, "pidStartTime");
+	ret->bundle = arena_strdup(a, get_str(v, "bundle") ?: "");
+	ret->rootfs = arena_strdup(a, get_str(v, "rootfs") ?: "");
+	ret->created = arena_strdup(a, get_str(v, "created") ?: "");
+	yajl_val started = json_get(v, "started");
+	ret->started = YAJL_IS_TRUE(started);
+	ret->systemd_cgroup = YAJL_IS_TRUE(json_get(v, "systemdCgroup"));
+	const char *mode = get_str(v, "cgroupMode");
+	if (!mode || cgroup_mode_from_name(mode, &ret->cgroup.mode) < 0)
+		ret->cgroup.mode = CGROUP_MODE_DISABLED;
+	snprintf(ret->cgroup.path, sizeof ret->cgroup.path, "%s", get_str(v, "cgroupPath") ?: "");
+	ret->sentry_pid = (pid_t)get_int(v, "sentryPid");
+	ret->sentry_start_time = (uint64_t)get_int(v, "sentryStartTime");
+	ret->egress_policy = arena_strdup(a, get_str(v, "egressPolicy"));
+	ret->seccomp_profile = arena_strdup(a, get_str(v, "seccompProfile"));
+	yajl_val ann = json_get(v, "annotations");
+	if (YAJL_IS_OBJECT(ann) && ann->u.object.len) {
+		ret->n_annotations = ann->u.object.len;
+		ret->annotations = arena_alloc(a, sizeof(struct oci_kv) * ret->n_annotations);
+		for (size_t i = 0; i < ret->n_annotations; i++) {
+			ret->annotations[i].key = arena_strdup(a, ann->u.object.keys[i]);
+			ret->annotations[i].value = arena_strdup(a, YAJL_GET_STRING(ann->u.object.values[i]) ?: "");
+		}
+	}
+	json_free(v);
+	if (ret->pid <= 0) {
+		arena_free(a);
+		return ab_error(err, 0, "container \"%s\": corrupt state: no pid", id);
+	}
+	return 0;
+}
+
+void state_free(struct container_state *s)
+{
+	arena_free(&s->arena);
+}
+
+int state_dir_remove(const char *root, const char *id, struct ab_err *err)
+{
+	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT ? 0 : ab_error(err, errno, "open state root %s", root);
+	return rm_rf_at(rootfd, id, err);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int state_list_ids(const char *root, char ***ret_ids, size_t *ret_n, struct ab_err *err)
+{
+	*ret_ids = NULL;
+	*ret_n = 0;
+	_cleanup_closedir_ DIR *d = opendir(root);
+	if (!d)
+		return errno == ENOENT ? 0 : ab_error(err, errno, "open state root %s", root);
+	char **ids = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !container_id_valid(de->d_name))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		ids = xrealloc(ids, sizeof *ids * (n + 1));
+		ids[n++] = xstrdup(de->d_name);
+	}
+	if (n)
+		qsort(ids, n, sizeof *ids, cmp_str);
+	*ret_ids = ids;
+	*ret_n = n;
+	return 0;
+}
+
+void state_free_ids(char **ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+bool state_init_alive(const struct container_state *s)
+{
+	uint64_t st;
+	if (s->pid <= 0 || proc_start_time(s->pid, &st) < 0 || st != s->pid_start_time)
+		return false;
+	char c = proc_state(s->pid);
+	return c != 0 && c != 'Z' && c != 'X';
+}
+
+enum container_status state_status(const struct container_state *s)
+{
+	if (!state_init_alive(s))
+		return STATUS_STOPPED;
+	if (!s->started)
+		return STATUS_CREATED;
+	if (s->cgroup.mode != CGROUP_MODE_DISABLED) {
+		struct ab_err e;
+		if (cgroup_is_frozen(&s->cgroup, &e) == 1)
+			return STATUS_PAUSED;
+	}
+	return STATUS_RUNNING;
+}
+
+void state_oci_json(struct json_out *o, const struct container_state *s, enum container_status st)
+{
+	json_obj_begin(o);
+	json_kv_str(o, "ociVersion", OCI_VERSION);
+	json_kv_str(o, "id", s->id);
+	json_kv_int(o, "pid", st == STATUS_STOPPED ? 0 : s->pid);
+	json_kv_str(o, "status", status_name(st));
+	json_kv_str(o, "bundle", s->bundle);
+	json_kv_str(o, "rootfs", s->rootfs);
+	json_kv_str(o, "created", s->created);
+	json_kv_str(o, "owner", "");
+	json_key(o, "annotations");
+	json_obj_begin(o);
+	for (size_t i = 0; i < s->n_annotations; i++)
+		json_kv_str(o, s->annotations[i].key, s->annotations[i].value);
+	json_obj_end(o);
+	json_obj_end(o);
+}

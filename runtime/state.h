@@ -1,0 +1,69 @@
+/* Container state on disk: ROOT/ID/state.json (written atomically), a lock on the
+ * directory, and the status computed from the live process (pid + start time, so
+ * a recycled pid is never mistaken for the container). */
+#ifndef AGENTBOX_STATE_H
+#define AGENTBOX_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroups.h"
+#include "config.h"
+#include "error.h"
+#include "util.h"
+
+#define DEFAULT_STATE_ROOT "/run/agentbox"
+#define STATE_FILE "state.json"
+#define EXEC_FIFO "exec.fifo"
+#define CONFIG_COPY "config.json"
+#define EGRESS_LOG "egress.log"
+
+enum container_status { STATUS_CREATING, STATUS_CREATED, STATUS_RUNNING, STATUS_PAUSED, STATUS_STOPPED };
+
+struct container_state {
+	struct arena arena;
+	char *id;
+	pid_t pid;
+	uint64_t pid_start_time;
+	char *bundle;
+	char *rootfs;
+	char *created;                /* RFC 3339 */
+	bool started;                 /* start was called (exec fifo consumed) */
+	struct cgroup_ref cgroup;
+	struct oci_kv *annotations;
+	size_t n_annotations;
+	pid_t sentry_pid;             /* DNS sentry, 0 if none */
+	uint64_t sentry_start_time;
+	char *egress_policy;          /* canonical policy text, NULL if none */
+	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */
+	bool systemd_cgroup;
+};
+
+const char *status_name(enum container_status s);
+
+/* Create ROOT (0700) and ROOT/ID; refuses an existing id. Returns a locked dirfd. */
+int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab_err *err);
+/* Open ROOT/ID and lock it (shared or exclusive). "container \"ID\" does not exist". */
+int state_dir_open(const char *root, const char *id, bool exclusive, int *ret_dirfd,
+		   struct ab_err *err);
+int state_write(int dirfd, const struct container_state *s, struct ab_err *err);
+int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err);
+void state_free(struct container_state *s);
+/* Remove ROOT/ID entirely. */
+int state_dir_remove(const char *root, const char *id, struct ab_err *err);
+/* Ids of every container under root (malloc'd, sorted). */
+int state_list_ids(const char *root, char ***ret_ids, size_t *ret_n, struct ab_err *err);
+void state_free_ids(char **ids, size_t n);
+
+/* True if the init process recorded in s is still the same live process. */
+bool state_init_alive(const struct container_state *s);
+/* created / running / paused / stopped, from the live process and the cgroup. */
+enum container_status state_status(const struct container_state *s);
+
+struct json_out;
+/* The OCI state document (ociVersion, id, status, pid, bundle, rootfs, created, owner,
+ * annotations). */
+void state_oci_json(struct json_out *o, const struct container_state *s, enum container_status st);
+
+#endif
