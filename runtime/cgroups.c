@@ -137,12 +137,14 @@ static void scan_v1_mounts(struct cg_host *h)
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return;
-	struct cg_hier all[CG_MAX_HIER * 2];
+	/* ~8 KiB each: keep them off the stack */
+	const size_t max_all = CG_MAX_HIER * 2;
+	_cleanup_free_ struct cg_hier *all = xcalloc(max_all, sizeof *all);
 	size_t n_all = 0;
 	bool any_under = false;
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0 && n_all < ARRAY_SIZE(all)) {
+	while (getline(&line, &cap, f) > 0 && n_all < max_all) {
 		if (!parse_mountinfo_line(line, &all[n_all]))
 			continue;
 		if (path_under(all[n_all].mnt, h->base))
