@@ -191,8 +191,8 @@ static void detect(struct cg_host *h)
 	/* tmpfs (or a v1 hierarchy itself): v1 controllers, maybe a unified mount too. */
 	scan_v1_mounts(h);
 	char uni[PATH_MAX];
-	snprintf(uni, sizeof uni, "%s/unified", h->base);
-	bool has_unified = is_cgroup2(uni);
+	bool has_unified = snprintf(uni, sizeof uni, "%s/unified", h->base) < (int)sizeof uni &&
+			   is_cgroup2(uni);
 	if (h->n_hier == 0) {
 		h->mode = has_unified ? CGROUP_MODE_V2 : CGROUP_MODE_DISABLED;
 		if (has_unified)
@@ -473,12 +473,16 @@ bool cg_res_blkio_set(const struct oci_resources *r)
 
 void cg_hugepage_name(uint64_t kb, char *buf, size_t len)
 {
-	if (kb >= (1u << 20) && kb % (1u << 20) == 0)
-		snprintf(buf, len, "%" PRIu64 "GB", kb >> 20);
-	else if (kb >= 1024 && kb % 1024 == 0)
-		snprintf(buf, len, "%" PRIu64 "MB", kb >> 10);
-	else
-		snprintf(buf, len, "%" PRIu64 "KB", kb);
+	const char *unit = "KB";
+	if (kb >= (1u << 20) && kb % (1u << 20) == 0) {
+		kb >>= 20;
+		unit = "GB";
+	} else if (kb >= 1024 && kb % 1024 == 0) {
+		kb >>= 10;
+		unit = "MB";
+	}
+	if (snprintf(buf, len, "%" PRIu64 "%s", kb, unit) >= (int)len)
+		buf[0] = 0;
 }
 
 size_t cg_hugepage_sizes(char names[][16], size_t max)
