@@ -6,7 +6,7 @@
  *     anything else to @dns_guard_* (a loopback resolver) -> deny_dns
  *     loopback destinations and oif lo -> accept
  *     ct state established,related -> accept
- *     IPv6 neighbour discovery -> accept
+ *     IPv6 neighbour discovery and MLD (link-local only) -> accept
  *     tcp/udp dport 53 or 853 -> deny_dns
  *     deny sets (static CIDRs, dynamic names) -> deny
  *     allow sets -> accept
@@ -420,6 +420,28 @@ static void put_log_chain(struct eg_batch *b, const char *chain, const char *pre
 	put_rule(b, r, what);
 }
 
+static void put_icmpv6_rule(struct eg_batch *b, uint8_t type_lo, uint8_t type_hi, uint8_t hoplimit, bool multicast)
+{
+	struct nftnl_rule *r = rule_new("output");
+	x_nfproto(r, AF_INET6);
+	x_l4proto(r, IPPROTO_ICMPV6);
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+	if (type_lo == type_hi)
+		x_cmp8(r, NFT_CMP_EQ, type_lo);
+	else {
+		x_cmp8(r, NFT_CMP_GTE, type_lo);
+		x_cmp8(r, NFT_CMP_LTE, type_hi);
+	}
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NFT_REG_1);
+	x_cmp8(r, NFT_CMP_EQ, hoplimit);
+	if (multicast) {
+		x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 1, NFT_REG_1);
+		x_cmp8(r, NFT_CMP_EQ, 0xff);
+	}
+	x_verdict(r, NF_ACCEPT, NULL);
+	put_rule(b, r, "add rule to chain output");
+}
+
 static void put_output_rules(struct eg_batch *b)
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
@@ -479,18 +501,13 @@ static void put_output_rules(struct eg_batch *b)
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, what);
 
-	/* IPv6 needs neighbour discovery to reach even an allowed next hop:
-	 * router solicitation .. neighbour advertisement (133-136), link-local only. */
-	r = rule_new("output");
-	x_nfproto(r, AF_INET6);
-	x_l4proto(r, IPPROTO_ICMPV6);
-	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
-	x_cmp8(r, NFT_CMP_GTE, 133);
-	x_cmp8(r, NFT_CMP_LTE, 136);
-	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NFT_REG_1); /* hop limit 255: not routed */
-	x_cmp8(r, NFT_CMP_EQ, 255);
-	x_verdict(r, NF_ACCEPT, NULL);
-	put_rule(b, r, what);
+	/* IPv6 needs neighbour discovery to reach even an allowed next hop
+	 * (router solicitation .. neighbour advertisement, hop limit 255), and the
+	 * kernel reports its multicast groups (MLD, hop limit 1, to ff02::). Both
+	 * stay on the link: a router never forwards them. */
+	put_icmpv6_rule(b, 133, 136, 255, false);
+	put_icmpv6_rule(b, 130, 132, 1, true);
+	put_icmpv6_rule(b, 143, 143, 1, true);
 
 	/* DNS and DNS-over-TLS/QUIC anywhere but through the sentry */
 	static const uint16_t dns_ports[2] = { 53, 853 };

@@ -1,7 +1,10 @@
 /* Test driver for the egress library: install/remove a ruleset, run the DNS
  * sentry, and a few tiny network clients the bats tests use inside the
  * container namespace. Usage: see usage() below. */
+#include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
+#include <linux/netfilter/nf_tables.h>
+#include <sys/capability.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -18,6 +21,7 @@
 
 #include "dns.h"
 #include "egress.h"
+#include "egress_internal.h"
 #include "util.h"
 
 static int usage(void)
@@ -30,6 +34,7 @@ static int usage(void)
 		"       egress-driver resolve SERVER NAME [A|AAAA] [tcp]\n"
 		"       egress-driver hold ADDR PORT SECONDS\n"
 		"       egress-driver policy POLICY\n"
+		"       egress-driver capcheck\n"
 		"POLICY is \"allow=LIST;deny=LIST\" (either part optional).\n");
 	return 2;
 }
@@ -322,6 +327,41 @@ static int cmd_hold(int argc, char **argv)
 	return 0;
 }
 
+/* capcheck (inside the container netns, with a ruleset installed): add an
+ * element on a netlink socket, drop every capability, try again on the same
+ * socket. Shows why the sentry needs a helper that keeps CAP_NET_ADMIN. */
+static int cmd_capcheck(void)
+{
+	struct ab_err err = {0};
+	struct mnl_socket *nl;
+	struct eg_set s;
+	struct eg_elem e = { .timeout_ms = 5000 };
+	const uint8_t addr[4] = { 198, 18, 42, 99 };
+	if (eg_nl_open(-1, &nl, &err) < 0)
+		return die(&err);
+	eg_set_get(eg_set_index(EG_DYNAMIC, false, AF_INET, EG_SHAPE_ANY), &s);
+	eg_key(&s, addr, 0, 0, e.key);
+	for (int round = 0; round < 2; round++) {
+		if (round == 1) {
+			cap_t none = cap_init();
+			if (!none || cap_set_proc(none) < 0)
+				return perror("cap_set_proc"), 1;
+			cap_free(none);
+		}
+		struct eg_batch b;
+		eg_batch_init(&b, (uint32_t)time(NULL) + (uint32_t)round * 100);
+		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add element");
+		int r = eg_batch_send(nl, &b, &err);
+		eg_batch_free(&b);
+		if (round == 0 && r < 0)
+			return die(&err);
+		if (round == 1)
+			printf("add element after dropping capabilities: %s\n", r < 0 ? strerror(-r) : "succeeded");
+	}
+	mnl_socket_close(nl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -339,5 +379,7 @@ int main(int argc, char **argv)
 		return cmd_resolve(argc, argv);
 	if (strcmp(argv[1], "hold") == 0)
 		return cmd_hold(argc, argv);
+	if (strcmp(argv[1], "capcheck") == 0)
+		return cmd_capcheck();
 	return usage();
 }

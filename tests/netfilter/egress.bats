@@ -1,0 +1,476 @@
+#!/usr/bin/env bats
+# The egress firewall end to end, on a little internet of our own:
+#
+#   netns abx-c<R> ("container")          netns abx-h<R> (test hosts)
+#   eth0 198.18.42.2/24  <--- veth --->   veth0 198.18.42.1 (dnsmasq), .10-.53
+#        2001:db8:42::2/64                      2001:db8:42::1, ::10-::53
+#
+# Every address is in 198.18.0.0/15 or 2001:db8::/32 and lives in a namespace
+# this file creates; nothing is routed anywhere else (no default route exists).
+# A "blocked" check always aims at a host that answers the same check before
+# the policy goes in, so a broken rule shows as a failure, not as a leak.
+#
+# Needs root, dnsmasq, socat, nft, jq, and the driver built by
+# `make tests/netfilter/egress-driver` (or EGRESS_DRIVER=path).
+
+bats_require_minimum_version 1.5.0
+
+REPO_ROOT=$(cd "$(dirname "$BATS_TEST_FILENAME")/../.." && pwd)
+DRIVER=${EGRESS_DRIVER:-$REPO_ROOT/tests/netfilter/egress-driver}
+
+NET4=198.18.42
+NET6=2001:db8:42:
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	[ -x "$DRIVER" ] || skip "build the driver first: make tests/netfilter/egress-driver"
+	for tool in dnsmasq socat nft jq; do
+		command -v $tool >/dev/null || skip "needs $tool"
+	done
+	R=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+	C=abx-c$R
+	H=abx-h$R
+	T=$BATS_TEST_TMPDIR
+	ip netns add "$C"
+	ip netns add "$H"
+	ip -n "$C" link set lo up
+	ip -n "$H" link set lo up
+	# created inside the namespaces: no interface name in the host's namespace
+	ip link add eth0 netns "$C" type veth peer name veth0 netns "$H"
+	ip -n "$C" addr add $NET4.2/24 dev eth0
+	ip -n "$C" addr add $NET6:2/64 dev eth0 nodad
+	ip -n "$H" addr add $NET4.1/24 dev veth0
+	ip -n "$H" addr add $NET6:1/64 dev veth0 nodad
+	for i in 10 11 12 13 14 15 16 17 18 19 20 53; do
+		ip -n "$H" addr add $NET4.$i/24 dev veth0
+		ip -n "$H" addr add $NET6:$i/64 dev veth0 nodad
+	done
+	ip -n "$C" link set eth0 up
+	ip -n "$H" link set veth0 up
+
+	# the test hosts: "hello" on 80, 443 and 853, an echo server on 7
+	for port in 80 443 853; do
+		bg_host hello$port socat TCP6-LISTEN:$port,fork,reuseaddr,ipv6only=0 SYSTEM:'echo hello'
+	done
+	bg_host echo socat TCP6-LISTEN:7,fork,reuseaddr,ipv6only=0 EXEC:cat
+	# another DNS server the container must not reach: it only records what arrives
+	bg_host rogue-udp socat -u UDP4-RECV:53,bind=$NET4.53 OPEN:"$T/rogue.bytes",creat,append
+	bg_host rogue-tcp socat -u TCP4-LISTEN:53,bind=$NET4.53,fork,reuseaddr OPEN:"$T/rogue.bytes",creat,append
+	bg_host dnsmasq dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root --group=root \
+		--bind-interfaces --listen-address=$NET4.1 --listen-address=$NET6:1 \
+		--log-queries --log-facility="$T/dnsmasq.log" \
+		--host-record=allowed.test,$NET4.10,$NET6:10,600 \
+		--host-record=blocked.test,$NET4.11,$NET6:11,600 \
+		--host-record=short.test,$NET4.12,2 \
+		--host-record=one.wild.test,$NET4.13,600 \
+		--host-record=a.b.c.wild.test,$NET4.15,600 \
+		--host-record=wild.test,$NET4.17,600 \
+		--host-record=edge.cdn.test,$NET4.14,$NET6:14,600 \
+		--cname=www.cname.test,mid.cname.test,edge.cdn.test,600 \
+		--host-record=port.test,$NET4.16,600 \
+		--host-record=ads.deny.test,$NET4.18,600 \
+		--host-record=www.deny.test,$NET4.19,600 \
+		--host-record=long.test,$NET4.20,7200
+	echo "nameserver $NET4.1" >"$T/resolv.conf"
+	# the container's init: the sentry lives as long as it does
+	ip netns exec "$C" sleep 100000 3>&- &
+	echo $! >"$T/init.pid"
+	disown
+	wait_for "dnsmasq up" ip netns exec "$C" "$DRIVER" resolve $NET4.1 allowed.test
+	wait_for "web host up" can_connect $NET4.10 80
+}
+
+teardown() {
+	[ -n "${C:-}" ] || return 0
+	# everything we started lives in one of the two namespaces
+	for ns in "$C" "$H"; do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -9 "$pid" 2>/dev/null || true
+		done
+	done
+	for pidfile in "$T"/*.pid; do
+		[ -f "$pidfile" ] && kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+	done
+	ip netns del "$C" 2>/dev/null || true
+	ip netns del "$H" 2>/dev/null || true
+	rm -rf "/etc/netns/$C"
+	! ip netns list | grep -q -e "$C" -e "$H"
+}
+
+# ---------------------------------------------------------------- helpers
+
+bg_host() {
+	local name=$1
+	shift
+	ip netns exec "$H" "$@" </dev/null >"$T/$name.out" 2>&1 3>&- &
+	echo $! >"$T/$name.pid"
+	disown   # teardown kills it; no job-control chatter
+}
+
+wait_for() {
+	local what=$1 i
+	shift
+	for i in $(seq 50); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for: $what" >&2
+	return 1
+}
+
+# refute CMD...: fails when CMD succeeds (bash's set -e ignores a bare "! CMD")
+refute() {
+	if "$@"; then
+		echo "unexpectedly succeeded: $*" >&2
+		return 1
+	fi
+}
+
+# log_has 'JQ CONDITION': some record of the deny log satisfies it
+log_has() {
+	jq -s -e "any(.[]; $1)" "$T/deny.log" >/dev/null || {
+		echo "no deny log record with: $1" >&2
+		cat "$T/deny.log" >&2
+		return 1
+	}
+}
+
+# host:port in socat's syntax
+sockaddr() { case $1 in *:*) echo "[$1]:$2" ;; *) echo "$1:$2" ;; esac; }
+
+# can_connect ADDR PORT: a TCP connection from the container gets "hello"
+can_connect() {
+	ip netns exec "$C" timeout 6 socat -T2 - "TCP:$(sockaddr "$1" "$2"),connect-timeout=2" </dev/null 2>/dev/null |
+		grep -q hello
+}
+
+# resolve NAME [A|AAAA] [tcp]: asks the resolver from resolv.conf, as the container
+resolve() {
+	ip netns exec "$C" "$DRIVER" resolve $NET4.1 "$@"
+}
+
+install_policy() {
+	echo "$1" >"$T/policy"
+	"$DRIVER" install "/run/netns/$C" "$1"
+}
+
+# start_sentry [driver options]: the sentry for the installed policy; its pid in $T/sentry.pid
+start_sentry() {
+	local pid
+	pid=$("$DRIVER" sentry "/run/netns/$C" "$(cat "$T/policy")" "$T/resolv.conf" "$T/deny.log" \
+		"$(cat "$T/init.pid")" "$@" 3>&-) || { cat "$T/deny.log.stderr" >&2; return 1; }
+	echo "$pid" >"$T/sentry.pid"
+}
+
+policy_and_sentry() {
+	install_policy "$1"
+	shift
+	start_sentry "$@"
+}
+
+helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
+
+# ---------------------------------------------------------------- tests
+
+@test "without a policy every test host answers (the baseline the other tests rely on)" {
+	for a in $NET4.10 $NET6:10 $NET4.11 $NET6:11 $NET4.16 $NET4.18 $NET4.20 $NET4.53; do
+		can_connect $a 80
+	done
+	can_connect $NET4.10 853
+	run -0 resolve blocked.test
+	[ "${lines[0]}" = NOERROR ]
+}
+
+@test "an allowed name resolves and connects over IPv4 and IPv6" {
+	policy_and_sentry "allow=allowed.test"
+	run -0 resolve allowed.test
+	[ "${lines[0]}" = NOERROR ]
+	[[ "${lines[1]}" == "$NET4.10 "* ]]
+	run -0 resolve allowed.test AAAA
+	[[ "${lines[1]}" == "$NET6:10 "* ]]
+	can_connect $NET4.10 80
+	can_connect $NET6:10 80
+	# the way programs do it: glibc's resolver from resolv.conf, then connect by name
+	mkdir -p "/etc/netns/$C"
+	cp "$T/resolv.conf" "/etc/netns/$C/resolv.conf"
+	run -0 ip netns exec "$C" timeout 6 socat -T2 - TCP4:allowed.test:80,connect-timeout=2 </dev/null
+	[ "$output" = hello ]
+	run -0 ip netns exec "$C" timeout 6 socat -T2 - TCP6:allowed.test:80,connect-timeout=2 </dev/null
+	[ "$output" = hello ]
+}
+
+@test "a name not allowed does not resolve and its address does not connect" {
+	can_connect $NET4.11 80
+	can_connect $NET6:11 80
+	policy_and_sentry "allow=allowed.test"
+	run -0 resolve blocked.test
+	[ "${lines[0]}" = REFUSED ]
+	[ "${#lines[@]}" = 1 ]
+	run -0 resolve blocked.test AAAA tcp
+	[ "${lines[0]}" = REFUSED ]
+	refute can_connect $NET4.11 80
+	refute can_connect $NET6:11 80
+	# the refused name never reached the upstream
+	refute grep -q "query.*blocked.test" "$T/dnsmasq.log"
+}
+
+@test "a direct IP that is not allowed does not connect" {
+	can_connect $NET4.20 80
+	can_connect $NET6:20 80
+	policy_and_sentry "allow=allowed.test"
+	refute can_connect $NET4.20 80
+	refute can_connect $NET6:20 80
+	refute can_connect $NET4.10 80   # not resolved yet: not allowed either
+	resolve allowed.test >/dev/null
+	can_connect $NET4.10 80
+}
+
+@test "name:port allows that port only" {
+	can_connect $NET4.16 443
+	run -0 ip netns exec "$C" "$DRIVER" hold $NET4.16 7 0
+	[ "$output" = ok ]
+	policy_and_sentry "allow=port.test:80"
+	run -0 resolve port.test
+	[ "${lines[0]}" = NOERROR ]
+	can_connect $NET4.16 80
+	refute can_connect $NET4.16 443
+	run ip netns exec "$C" "$DRIVER" hold $NET4.16 7 0
+	[ "$output" = "connect failed" ]
+	run -0 ip netns exec "$C" nft list set inet agentbox dns_allow_v4_port
+	[[ "$output" == *"$NET4.16 . tcp . 80"* ]]
+	[[ "$output" == *"$NET4.16 . udp . 80"* ]]
+}
+
+@test "CIDR entries, with and without port, IPv4 and IPv6" {
+	policy_and_sentry "allow=$NET4.8/29,[$NET6:16]:443/tcp,$NET6:18/127"
+	can_connect $NET4.10 80          # in 198.18.42.8/29
+	can_connect $NET4.15 443
+	refute can_connect $NET4.16 80        # just outside
+	can_connect $NET6:16 443
+	refute can_connect $NET6:16 80
+	can_connect $NET6:18 80
+	can_connect $NET6:19 80
+	refute can_connect $NET6:20 80
+	# no DNS needed for any of that, and a name still needs an entry
+	run -0 resolve allowed.test
+	[ "${lines[0]}" = REFUSED ]
+}
+
+@test "deny beats allow: CIDR inside CIDR, name inside wildcard, port on an allowed name" {
+	policy_and_sentry "allow=$NET4.0/24,*.deny.test,allowed.test;deny=$NET4.11,ads.deny.test,allowed.test:443"
+	can_connect $NET4.10 80
+	refute can_connect $NET4.11 80
+	run -0 resolve www.deny.test
+	[ "${lines[0]}" = NOERROR ]
+	run -0 resolve ads.deny.test
+	[ "${lines[0]}" = REFUSED ]
+	# a name's deny entry covers the addresses its answers carried
+	run -0 resolve allowed.test AAAA
+	[ "${lines[0]}" = NOERROR ]
+	run -0 resolve allowed.test A
+	can_connect $NET6:10 80
+	refute can_connect $NET6:10 443
+	can_connect $NET4.10 80
+	refute can_connect $NET4.10 443
+}
+
+@test "a wildcard matches one or more labels, never the apex" {
+	can_connect $NET4.17 80
+	policy_and_sentry "allow=*.wild.test"
+	run -0 resolve one.wild.test
+	[ "${lines[0]}" = NOERROR ]
+	run -0 resolve a.b.c.wild.test
+	[ "${lines[0]}" = NOERROR ]
+	[[ "${lines[1]}" == "$NET4.15 "* ]]
+	run -0 resolve wild.test
+	[ "${lines[0]}" = REFUSED ]
+	can_connect $NET4.13 80
+	can_connect $NET4.15 80
+	refute can_connect $NET4.17 80
+}
+
+@test "a CNAME chain to a target that is not listed follows the allowed name" {
+	can_connect $NET4.14 80
+	policy_and_sentry "allow=www.cname.test"
+	run -0 resolve www.cname.test
+	[ "${lines[0]}" = NOERROR ]
+	[[ "$output" == *"$NET4.14 "* ]]
+	can_connect $NET4.14 80
+	run -0 resolve www.cname.test AAAA
+	can_connect $NET6:14 80
+	# asked for directly, the target is not allowed
+	run -0 resolve edge.cdn.test
+	[ "${lines[0]}" = REFUSED ]
+}
+
+@test "a CNAME into a denied name is refused" {
+	policy_and_sentry "allow=www.cname.test;deny=edge.cdn.test"
+	run -0 resolve www.cname.test
+	[ "${lines[0]}" = REFUSED ]
+	refute can_connect $NET4.14 80
+	log_has '.proto == "dns" and .name == "edge.cdn.test" and .reason == "denied"'
+}
+
+@test "after a short TTL new connections fail while an open one survives" {
+	policy_and_sentry "allow=short.test" --ttl-min 2
+	run -0 resolve short.test
+	[[ "${lines[1]}" == "$NET4.12 ttl=2" ]]
+	ip netns exec "$C" "$DRIVER" hold $NET4.12 7 5 >"$T/hold.out" 2>&1 3>&- &
+	local hold=$!
+	can_connect $NET4.12 80
+	sleep 3.5
+	refute can_connect $NET4.12 80
+	wait $hold
+	[ "$(cat "$T/hold.out")" = ok ]
+	# a fresh answer brings the address back
+	resolve short.test >/dev/null
+	can_connect $NET4.12 80
+}
+
+@test "TTLs are clamped: short ones to 30 s in the set, long ones to 3600 s in the answer" {
+	policy_and_sentry "allow=short.test,long.test"
+	resolve short.test >/dev/null
+	run -0 ip netns exec "$C" nft list set inet agentbox dns_allow_v4
+	[[ "$output" == *"$NET4.12 timeout 30s"* ]]
+	run -0 resolve long.test
+	[ "${lines[1]}" = "$NET4.20 ttl=3600" ]
+	run -0 ip netns exec "$C" nft list set inet agentbox dns_allow_v4
+	[[ "$output" == *"$NET4.20 timeout 1h"* ]]
+}
+
+@test "DNS to another resolver goes to the sentry; DNS-over-TLS is dropped" {
+	# without a policy the rogue resolver gets the query (no answer: it only records)
+	run ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test
+	wait_for "rogue got bytes" test -s "$T/rogue.bytes"
+	: >"$T/rogue.bytes"
+	# its address is even allowed: the port rules must hold on their own
+	policy_and_sentry "allow=allowed.test,$NET4.53"
+	run -0 ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test
+	[ "${lines[0]}" = NOERROR ]
+	run -0 ip netns exec "$C" "$DRIVER" resolve $NET4.53 blocked.test A tcp
+	[ "${lines[0]}" = REFUSED ]
+	run -0 ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test A tcp
+	[ "${lines[0]}" = NOERROR ]
+	refute can_connect $NET4.53 853
+	can_connect $NET4.53 80
+	sleep 0.5
+	[ ! -s "$T/rogue.bytes" ]
+	log_has '.proto == "tcp" and .port == 853 and .reason == "dns-bypass"'
+}
+
+@test "a raw socket cannot bypass the policy" {
+	ip netns exec "$C" busybox ping -c1 -W2 $NET4.20
+	ip netns exec "$C" busybox ping -c1 -W2 $NET6:20
+	policy_and_sentry "allow=$NET4.10"
+	refute ip netns exec "$C" busybox ping -c1 -W2 $NET4.20
+	refute ip netns exec "$C" busybox ping -c1 -W2 $NET6:20
+	ip netns exec "$C" busybox ping -c1 -W2 $NET4.10
+	log_has '.proto == "icmp" and .dst == "198.18.42.20"'
+	log_has '.proto == "icmpv6" and .dst == "2001:db8:42::20"'
+}
+
+@test "killing the sentry fails closed" {
+	policy_and_sentry "allow=short.test,allowed.test" --ttl-min 2
+	resolve short.test >/dev/null
+	can_connect $NET4.12 80
+	local helper
+	helper=$(helper_pid)
+	kill -9 "$(cat "$T/sentry.pid")"
+	wait_for "helper gone" bash -c "! kill -0 $helper"
+	# nobody answers DNS any more, and nothing reaches the real resolver
+	run resolve allowed.test
+	[ "$status" -ne 0 ]
+	run resolve allowed.test A tcp
+	[ "$status" -ne 0 ]
+	sleep 2.5
+	refute can_connect $NET4.12 80
+	refute can_connect $NET4.10 80
+}
+
+@test "denied attempts appear in the deny log" {
+	policy_and_sentry "allow=allowed.test:80"
+	resolve blocked.test >/dev/null
+	resolve allowed.test >/dev/null
+	refute can_connect $NET4.20 80
+	refute can_connect $NET4.10 443
+	sleep 0.3
+	cat "$T/deny.log"
+	log_has '.verdict == "deny" and .proto == "dns" and .name == "blocked.test" and .container == "test"'
+	log_has '.proto == "tcp" and .dst == "198.18.42.20" and .port == 80 and (has("name") | not)'
+	# the address came from an allowed lookup: the record names it
+	log_has '.proto == "tcp" and .dst == "198.18.42.10" and .port == 443 and .name == "allowed.test"'
+	log_has '.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T")'
+	# every line is one JSON object
+	[ "$(jq -c . "$T/deny.log" | wc -l)" = "$(wc -l <"$T/deny.log")" ]
+}
+
+@test "log-only mode logs denied packets without serving DNS" {
+	policy_and_sentry "allow=$NET4.10" --log-only
+	refute can_connect $NET4.20 80
+	run resolve allowed.test
+	[ "$status" -ne 0 ]
+	sleep 0.3
+	log_has '.proto == "tcp" and .dst == "198.18.42.20"'
+}
+
+@test "the sentry exits with the container init (pidfd, and the /proc fallback)" {
+	for mode in "" --no-pidfd; do
+		ip netns exec "$C" sleep 100000 3>&- &
+		local init=$!
+		install_policy "allow=allowed.test"
+		pid=$("$DRIVER" sentry "/run/netns/$C" "allow=allowed.test" "$T/resolv.conf" "$T/deny.log" $init $mode 3>&-)
+		local helper
+		helper=$(pgrep -P "$pid")
+		kill -0 "$pid"
+		kill "$init"
+		wait_for "sentry gone ($mode)" bash -c "! kill -0 $pid 2>/dev/null || grep -q '^State:.*Z' /proc/$pid/status"
+		wait_for "helper gone ($mode)" bash -c "! kill -0 $helper 2>/dev/null"
+	done
+}
+
+@test "the sentry keeps no capability, the helper only CAP_NET_ADMIN, both in an empty root under 1 MiB" {
+	policy_and_sentry "allow=allowed.test"
+	resolve allowed.test >/dev/null
+	local s h
+	s=$(cat "$T/sentry.pid")
+	h=$(helper_pid)
+	grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/$s/status
+	grep -q '^CapPrm:[[:space:]]*0000000000000000$' /proc/$s/status
+	grep -q '^CapBnd:[[:space:]]*0000000000000000$' /proc/$s/status
+	grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$s/status
+	grep -q '^CapEff:[[:space:]]*0000000000001000$' /proc/$h/status   # bit 12: CAP_NET_ADMIN
+	grep -q '^CapBnd:[[:space:]]*0000000000001000$' /proc/$h/status
+	[ -z "$(ls -A /proc/$s/root/)" ]
+	[ -z "$(ls -A /proc/$h/root/)" ]
+	for p in $s $h; do
+		anon=$(awk '/^RssAnon:/ { print $2 }' /proc/$p/status)
+		echo "pid $p RssAnon $anon kB"
+		[ "$anon" -lt 1024 ]
+	done
+	# no file of the host stays open but the deny log
+	run -0 ls -l /proc/$s/fd/
+	refute grep -v -e socket: -e anon_inode -e /dev/null -e deny.log -e '^total' <<<"$output"
+}
+
+@test "a netlink socket opened before dropping capabilities cannot change the ruleset" {
+	install_policy "allow=allowed.test"
+	run -0 ip netns exec "$C" "$DRIVER" capcheck
+	[ "$output" = "add element after dropping capabilities: Operation not permitted" ]
+}
+
+@test "install replaces the ruleset atomically, remove is idempotent" {
+	install_policy "allow=$NET4.10"
+	can_connect $NET4.10 80
+	install_policy "allow=$NET4.20"
+	refute can_connect $NET4.10 80
+	can_connect $NET4.20 80
+	[ "$(ip netns exec "$C" nft list tables)" = "table inet agentbox" ]
+	"$DRIVER" remove "/run/netns/$C"
+	"$DRIVER" remove "/run/netns/$C"
+	[ -z "$(ip netns exec "$C" nft list tables)" ]
+	can_connect $NET4.10 80
+	# a bad entry is an error before anything is sent
+	run -1 "$DRIVER" install "/run/netns/$C" "allow=foo:70000"
+	[ "$output" = 'egress-driver: policy allow: entry "foo:70000": port 70000 out of range' ]
+	[ -z "$(ip netns exec "$C" nft list tables)" ]
+}
