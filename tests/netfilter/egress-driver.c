@@ -3,6 +3,9 @@
  * container namespace. Usage: see usage() below. */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <sys/capability.h>
 #include <errno.h>
@@ -34,7 +37,7 @@ static int usage(void)
 		"       egress-driver resolve SERVER NAME [A|AAAA] [tcp]\n"
 		"       egress-driver hold ADDR PORT SECONDS\n"
 		"       egress-driver policy POLICY\n"
-		"       egress-driver capcheck\n"
+		"       egress-driver capcheck | badbatch   (run inside the netns)\n"
 		"POLICY is \"allow=LIST;deny=LIST\" (either part optional).\n");
 	return 2;
 }
@@ -269,13 +272,19 @@ static int cmd_resolve(int argc, char **argv)
 		printf("TIMEOUT\n");
 		return 1;
 	}
-	struct dns_answer *ans = calloc(1, sizeof *ans);
-	int r = dns_parse_answer(a, (size_t)n, ans);
-	if (r < 0 || ans->hdr.id != id) {
+	struct dns_header h;
+	if (dns_parse_header(a, (size_t)n, &h) < 0 || h.id != id) {
 		printf("BAD-ANSWER\n");
 		return 1;
 	}
-	printf("%s\n", rcode_name(DNS_RCODE(ans->hdr.flags)));
+	/* a truncated answer may end in the middle of a record: header only then */
+	printf("%s%s\n", rcode_name(DNS_RCODE(h.flags)), h.flags & DNS_FLAG_TC ? " TC" : "");
+	struct dns_answer *ans = calloc(1, sizeof *ans);
+	int r = dns_parse_answer(a, (size_t)n, ans);
+	if (r < 0) {
+		free(ans);
+		return h.flags & DNS_FLAG_TC ? 0 : 1;
+	}
 	for (size_t i = 0; i < ans->n_addrs; i++) {
 		char buf[INET6_ADDRSTRLEN];
 		inet_ntop(ans->addrs[i].family, ans->addrs[i].addr, buf, sizeof buf);
@@ -362,6 +371,47 @@ static int cmd_capcheck(void)
 	return 0;
 }
 
+/* badbatch (inside the netns): delete table inet agentbox, add it back, then a
+ * set the kernel refuses, all in one batch. The batch must fail as a whole and
+ * name the refused object; whatever table was there must still be there. */
+static int cmd_badbatch(void)
+{
+	struct ab_err err = {0};
+	struct mnl_socket *nl;
+	struct eg_batch b;
+	if (eg_nl_open(-1, &nl, &err) < 0)
+		return die(&err);
+	eg_batch_init(&b, (uint32_t)time(NULL));
+	for (int i = 0; i < 3; i++) {
+		struct nftnl_table *t = nftnl_table_alloc();
+		nftnl_table_set_str(t, NFTNL_TABLE_NAME, EGRESS_TABLE);
+		nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+		static const uint16_t types[3] = { NFT_MSG_NEWTABLE, NFT_MSG_DELTABLE, NFT_MSG_NEWTABLE };
+		char *p = eg_batch_reserve(&b, 512);
+		struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, types[i], NFPROTO_INET,
+							     (i == 1 ? 0 : NLM_F_CREATE) | NLM_F_ACK, b.seq_next);
+		nftnl_table_nlmsg_build_payload(nlh, t);
+		nftnl_table_free(t);
+		eg_batch_commit(&b, i == 1 ? "delete table" : "add table");
+	}
+	struct nftnl_set *set = nftnl_set_alloc();
+	nftnl_set_set_str(set, NFTNL_SET_TABLE, EGRESS_TABLE);
+	nftnl_set_set_str(set, NFTNL_SET_NAME, "bogus");
+	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(set, NFTNL_SET_ID, 1);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, 0);   /* refused: a key has a length */
+	char *p = eg_batch_reserve(&b, 512);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE | NLM_F_ACK, b.seq_next);
+	nftnl_set_nlmsg_build_payload(nlh, set);
+	nftnl_set_free(set);
+	eg_batch_commit(&b, "add set bogus");
+	int r = eg_batch_send(nl, &b, &err);
+	eg_batch_free(&b);
+	mnl_socket_close(nl);
+	printf("%s\n", r < 0 ? err.msg : "accepted");
+	return r < 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -381,5 +431,7 @@ int main(int argc, char **argv)
 		return cmd_hold(argc, argv);
 	if (strcmp(argv[1], "capcheck") == 0)
 		return cmd_capcheck();
+	if (strcmp(argv[1], "badbatch") == 0)
+		return cmd_badbatch();
 	return usage();
 }

@@ -70,7 +70,8 @@ setup() {
 		--host-record=port.test,$NET4.16,600 \
 		--host-record=ads.deny.test,$NET4.18,600 \
 		--host-record=www.deny.test,$NET4.19,600 \
-		--host-record=long.test,$NET4.20,7200
+		--host-record=long.test,$NET4.20,7200 \
+		$(for i in $(seq 100 139); do echo "--host-record=big.test,$NET4.$i,600"; done)
 	echo "nameserver $NET4.1" >"$T/resolv.conf"
 	# the container's init: the sentry lives as long as it does
 	ip netns exec "$C" sleep 100000 3>&- &
@@ -338,6 +339,20 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	[[ "$output" == *"$NET4.20 timeout 1h"* ]]
 }
 
+@test "a truncated UDP answer is fetched again over TCP, and every address gets its element" {
+	policy_and_sentry "allow=big.test"
+	# 40 A records do not fit the 512 bytes of a query without EDNS
+	run -0 resolve big.test
+	[ "${lines[0]}" = "NOERROR TC" ]
+	run -0 ip netns exec "$C" nft list set inet agentbox dns_allow_v4
+	for i in $(seq 100 139); do
+		[[ "$output" == *"$NET4.$i "* ]] || { echo "missing $NET4.$i"; false; }
+	done
+	run -0 resolve big.test A tcp
+	[ "${lines[0]}" = NOERROR ]
+	[ "${#lines[@]}" = 41 ]
+}
+
 @test "DNS to another resolver goes to the sentry; DNS-over-TLS is dropped" {
 	# without a policy the rogue resolver gets the query (no answer: it only records)
 	run ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test
@@ -469,6 +484,14 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	"$DRIVER" remove "/run/netns/$C"
 	[ -z "$(ip netns exec "$C" nft list tables)" ]
 	can_connect $NET4.10 80
+	# a batch the kernel refuses half way changes nothing, and the error names the object
+	install_policy "allow=$NET4.10"
+	before=$(ip netns exec "$C" nft list ruleset)
+	run -0 ip netns exec "$C" "$DRIVER" badbatch
+	[ "$output" = "add set bogus: Invalid argument" ]
+	[ "$(ip netns exec "$C" nft list ruleset)" = "$before" ]
+	can_connect $NET4.10 80
+	"$DRIVER" remove "/run/netns/$C"
 	# a bad entry is an error before anything is sent
 	run -1 "$DRIVER" install "/run/netns/$C" "allow=foo:70000"
 	[ "$output" = 'egress-driver: policy allow: entry "foo:70000": port 70000 out of range' ]
