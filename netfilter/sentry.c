@@ -1225,7 +1225,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd() };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
-	if (!s->p || s->ttl_min > s->ttl_max) {
+	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {
 		r = ab_error(err, 0, "egress sentry: bad parameters");
 		goto out;
 	}
