@@ -152,8 +152,9 @@ static int clone_flags_of(const struct oci_config *c, bool *ret_new_userns)
 
 /* clone3 with CLONE_INTO_CGROUP puts the child straight into its v2 cgroup; plain
  * clone (fork-like, no new stack) where that is missing. */
-static pid_t clone_init(int flags, int cgroup_fd)
+static pid_t clone_init(int flags, int cgroup_fd, bool *ret_in_cgroup)
 {
+	*ret_in_cgroup = false;
 	if (cgroup_fd >= 0 && !util_force_fallbacks) {
 		struct clone_args args = {
 			.flags = (uint64_t)flags | CLONE_INTO_CGROUP,
@@ -161,8 +162,10 @@ static pid_t clone_init(int flags, int cgroup_fd)
 			.cgroup = (uint64_t)cgroup_fd,
 		};
 		pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
-		if (pid >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG))
+		if (pid >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG)) {
+			*ret_in_cgroup = pid >= 0;
 			return pid;
+		}
 	}
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
@@ -457,7 +460,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (join_parent_namespaces(c, err) < 0)
 		return -1;
 	_cleanup_close_ int cgfd = cgroup_v2_dirfd(&st->cgroup);
-	pid_t pid = clone_init(flags, cgfd);
+	bool in_cgroup;
+	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
 	if (pid < 0) {
 		close(fds[1]);
 		return ab_error(err, errno, "clone the container init");
@@ -481,7 +485,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		    write_id_map(pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
 			return -1;
 	}
-	if (cgfd < 0 && cgroup_enter(&st->cgroup, pid, err) < 0)
+	if (!in_cgroup && cgroup_enter(&st->cgroup, pid, err) < 0)
 		return -1;
 	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
 		return -1;
@@ -738,14 +742,34 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 	if (have_tty && tty_proxy_start(&proxy, cc->console_master, err) < 0)
 		return -1;
 	int status = 0;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	bool timed_out = false;
 	for (;;) {
 		struct signalfd_siginfo si;
 		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}};
 		int n = 1;
 		if (have_tty)
 			n += tty_proxy_pollfds(&proxy, p + 1);
-		if (poll(p, (nfds_t)n, -1) < 0 && errno != EINTR)
+		int wait_ms = -1;
+		if (cc->o->timeout_ms > 0 && !timed_out) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+			wait_ms = spent >= cc->o->timeout_ms ? 0 : (int)(cc->o->timeout_ms - spent);
+		}
+		int ready = poll(p, (nfds_t)n, wait_ms);
+		if (ready < 0 && errno != EINTR)
 			return ab_error(err, errno, "poll");
+		if (ready == 0 && wait_ms >= 0) {
+			/* out of time: everything in the container goes, not just its init */
+			timed_out = true;
+			log_warn("container \"%s\" exceeded its timeout of %d ms: killed", cc->o->id, cc->o->timeout_ms);
+			struct ab_err e;
+			if (cc->st.cgroup.mode == CGROUP_MODE_DISABLED || cgroup_kill_all(&cc->st.cgroup, SIGKILL, &e) < 0)
+				kill(cc->pid, SIGKILL);
+			continue;
+		}
 		if (have_tty)
 			tty_proxy_handle(&proxy, p + 1);
 		if (!(p[0].revents & POLLIN))
@@ -796,6 +820,10 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		}
 		create_ctx_free(&cc);
 		return 0;
+	}
+	if (o->on_created && o->on_created(cc.pid, o->on_created_data, err) < 0) {
+		r = -1;
+		goto fail;
 	}
 	{
 		struct ab_err hook_err;

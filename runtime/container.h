@@ -36,6 +36,11 @@ struct create_opts {
 	bool no_new_keyring;
 	bool detach;                    /* run --detach */
 	bool keep;                      /* run --keep: do not delete after exit */
+	/* run only: called once the init is set up and blocked, before it is started
+	 * (e.g. to attach slirp4netns to its network namespace). */
+	int (*on_created)(pid_t init_pid, void *data, struct ab_err *err);
+	void *on_created_data;
+	int timeout_ms;                 /* run only: SIGKILL the container after this, 0 = none */
 };
 
 /* Everything the init child needs; it reads this copy after clone. */

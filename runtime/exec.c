@@ -349,7 +349,8 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 			cgfd = -1;
 		}
 	}
-	if (cgfd < 0 || util_force_fallbacks)
+	bool in_cgroup = cgfd >= 0 && pid >= 0;
+	if (!in_cgroup)
 		pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		ab_error(err, errno, "clone");
@@ -361,7 +362,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	}
 	close(fds[1]);
 	fds[1] = -1;
-	if (cgfd < 0 && s.cgroup.mode != CGROUP_MODE_DISABLED && cgroup_enter(&s.cgroup, pid, err) < 0)
+	if (!in_cgroup && s.cgroup.mode != CGROUP_MODE_DISABLED && cgroup_enter(&s.cgroup, pid, err) < 0)
 		goto out;
 	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		goto out;

@@ -7,11 +7,12 @@
 
 static int tap_n, tap_failed;
 #define ok(cond, ...) do { \
+	int _ok = !!(cond); \
 	tap_n++; \
-	if (cond) { printf("ok %d - ", tap_n); } \
+	if (_ok) { printf("ok %d - ", tap_n); } \
 	else { tap_failed++; printf("not ok %d - ", tap_n); } \
 	printf(__VA_ARGS__); printf("\n"); \
-	if (!(cond)) printf("#   failed at %s:%d\n", __FILE__, __LINE__); \
+	if (!_ok) printf("#   failed at %s:%d\n", __FILE__, __LINE__); \
 } while (0)
 #define is_str(got, want, ...) do { const char *_g = (got), *_w = (want); \
 	ok(_g && _w && strcmp(_g, _w) == 0, __VA_ARGS__); \
