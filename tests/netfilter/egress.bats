@@ -313,13 +313,14 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 }
 
 @test "after a short TTL new connections fail while an open one survives" {
-	policy_and_sentry "allow=short.test" --ttl-min 2
+	# record TTL 2, clamped up to 4 s: margin for a loaded machine
+	policy_and_sentry "allow=short.test" --ttl-min 4
 	run -0 resolve short.test
 	[[ "${lines[1]}" == "$NET4.12 ttl=2" ]]
-	ip netns exec "$C" "$DRIVER" hold $NET4.12 7 5 >"$T/hold.out" 2>&1 3>&- &
+	ip netns exec "$C" "$DRIVER" hold $NET4.12 7 8 >"$T/hold.out" 2>&1 3>&- &
 	local hold=$!
 	can_connect $NET4.12 80
-	sleep 3.5
+	sleep 5.5
 	refute can_connect $NET4.12 80
 	wait $hold
 	[ "$(cat "$T/hold.out")" = ok ]
@@ -385,7 +386,7 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 }
 
 @test "killing the sentry fails closed" {
-	policy_and_sentry "allow=short.test,allowed.test" --ttl-min 2
+	policy_and_sentry "allow=short.test,allowed.test" --ttl-min 3
 	resolve short.test >/dev/null
 	can_connect $NET4.12 80
 	local helper
@@ -397,7 +398,7 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	[ "$status" -ne 0 ]
 	run resolve allowed.test A tcp
 	[ "$status" -ne 0 ]
-	sleep 2.5
+	sleep 3.5
 	refute can_connect $NET4.12 80
 	refute can_connect $NET4.10 80
 }
