@@ -141,8 +141,8 @@ static int clone_flags_of(const struct oci_config *c, bool *ret_new_userns)
 	*ret_new_userns = false;
 	for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
 		const struct oci_namespace *ns = &c->linux_.namespaces[i];
-		if (ns->path || ns->kind == NS_CGROUP)
-			continue;   /* cgroup ns is unshared by the child once it is in its cgroup */
+		if (ns->path || ns->kind == NS_CGROUP || ns->kind == NS_TIME)
+			continue;   /* cgroup ns: unshared by the child once in its cgroup; time: by us */
 		flags |= ns->clone_flag;
 		if (ns->kind == NS_USER)
 			*ret_new_userns = true;
@@ -168,6 +168,28 @@ static pid_t clone_init(int flags, int cgroup_fd, bool *ret_in_cgroup)
 		}
 	}
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* A new time namespace cannot come from clone (CLONE_NEWTIME collides with the exit
+ * signal bits): unshare it here, so our next child is born in it, and set its
+ * offsets before any process enters. */
+static int new_time_namespace(const struct oci_config *c, struct ab_err *err)
+{
+	const struct oci_namespace *ns = oci_namespace_find(c, NS_TIME);
+	if (!ns || ns->path)
+		return 0;
+	if (unshare(CLONE_NEWTIME) < 0)
+		return ab_error(err, errno, "create time namespace");
+	const struct oci_linux *l = &c->linux_;
+	if (l->has_time_offsets) {
+		char buf[128];
+		int n = snprintf(buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
+				 (long long)l->time_monotonic_secs, l->time_monotonic_nanosecs,
+				 (long long)l->time_boottime_secs, l->time_boottime_nanosecs);
+		if (write_file_at(AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t)n, err) < 0)
+			return ab_wrap(err, "linux.timeOffsets");
+	}
+	return 0;
 }
 
 /* Namespaces that apply to children only (pid, time) are joined here, before clone. */
@@ -200,6 +222,30 @@ static int validate_for_create(const struct oci_config *c, const char *rootfs, s
 						i, oci_ns_kind_name(c->linux_.namespaces[i].kind));
 		if (!c->linux_.n_uid_mappings || !c->linux_.n_gid_mappings)
 			return ab_error(err, 0, "config.json: linux.uidMappings: a new user namespace needs uid and gid mappings");
+	}
+	/* a sysctl names a namespace: writing it without a private one changes the host */
+	static const struct {
+		const char *prefix;
+		enum oci_ns_kind kind;
+	} sysctl_ns[] = {
+		{"net.", NS_NETWORK}, {"kernel.shm", NS_IPC}, {"kernel.msg", NS_IPC},
+		{"kernel.sem", NS_IPC}, {"fs.mqueue.", NS_IPC}, {"kernel.hostname", NS_UTS},
+		{"kernel.domainname", NS_UTS},
+	};
+	for (size_t i = 0; i < c->linux_.n_sysctl; i++) {
+		const char *key = c->linux_.sysctl[i].key;
+		bool known = false;
+		for (size_t j = 0; j < ARRAY_SIZE(sysctl_ns); j++) {
+			if (strncmp(key, sysctl_ns[j].prefix, strlen(sysctl_ns[j].prefix)) != 0)
+				continue;
+			known = true;
+			const struct oci_namespace *ns = oci_namespace_find(c, sysctl_ns[j].kind);
+			if (!ns || ns->path)
+				return ab_error(err, 0, "config.json: linux.sysctl: \"%s\" needs a new %s namespace of the container's own",
+						key, oci_ns_kind_name(sysctl_ns[j].kind));
+		}
+		if (!known)
+			return ab_error(err, 0, "config.json: linux.sysctl: \"%s\" is not namespaced: it would change the host", key);
 	}
 	struct stat st;
 	if (stat(rootfs, &st) < 0)
@@ -394,6 +440,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	st->annotations = c->annotations;
 	st->n_annotations = c->n_annotations;
 	st->systemd_cgroup = g->systemd_cgroup;
+	const struct oci_namespace *pidns = oci_namespace_find(c, NS_PID);
+	st->own_pidns = pidns && !pidns->path;
 	st->seccomp_profile = (char *)cc->policy.seccomp_profile;
 	if (!run_mode || o->detach) {
 		if (mkfifoat(cc->state_dirfd, EXEC_FIFO, 0600) < 0)
@@ -457,7 +505,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		.n_seccomp = cc->n_seccomp,
 	};
 	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
-	if (join_parent_namespaces(c, err) < 0)
+	if (join_parent_namespaces(c, err) < 0 || new_time_namespace(c, err) < 0)
 		return -1;
 	_cleanup_close_ int cgfd = cgroup_v2_dirfd(&st->cgroup);
 	bool in_cgroup;
@@ -578,10 +626,24 @@ int container_start(const struct global_opts *g, const char *id, struct ab_err *
 			if (read(fifo, &c, 1) == 1)
 				break;
 		}
+		if (p[0].revents & POLLHUP) {
+			ab_error(err, 0, "container \"%s\" init exited before start", id);
+			goto out;
+		}
 		if ((pidfd >= 0 && (p[1].revents & POLLIN)) || !state_init_alive(&s)) {
 			ab_error(err, 0, "container \"%s\" init exited before start", id);
 			goto out;
 		}
+	}
+	/* the writer's end closes when the init execs the program (or dies) */
+	for (;;) {
+		struct pollfd p = {.fd = fifo, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			break;
+		char buf[16];
+		ssize_t n = read(fifo, buf, sizeof buf);
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
 	}
 	(void)unlinkat(dirfd, EXEC_FIFO, 0);
 	s.started = true;
@@ -650,7 +712,9 @@ static int destroy(const struct global_opts *g, struct container_state *s, struc
 {
 	enum container_status st = state_status(s);
 	if (st != STATUS_STOPPED) {
-		if (s->cgroup.mode != CGROUP_MODE_DISABLED) {
+		/* with its own pid namespace, the init's death takes every process with it;
+		 * otherwise the cgroup is what holds them */
+		if (!s->own_pidns && s->cgroup.mode != CGROUP_MODE_DISABLED) {
 			struct ab_err e;
 			if (cgroup_kill_all(&s->cgroup, SIGKILL, &e) < 0)
 				log_debug("kill all: %s", e.msg);

@@ -79,7 +79,8 @@ static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 		close(fd);
 		return ab_error(err, e, "write exec fifo");
 	}
-	close(fd);
+	/* left open (close-on-exec): `start` waits for its EOF, which comes when
+	 * execve succeeds, so poststart hooks run after the program started */
 	return 0;
 }
 
@@ -135,9 +136,9 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return -1;
 
 	/* 6. into the rootfs */
-	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || mounts_finalize(c, err) < 0)
-		return -1;
-	if (write_sysctls(c, err) < 0)
+	/* sysctls go in before readonlyPaths makes /proc/sys read-only */
+	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || write_sysctls(c, err) < 0 ||
+	    mounts_finalize(c, err) < 0)
 		return -1;
 	if (c->linux_.has_personality && personality(c->linux_.personality) < 0)
 		return ab_error(err, errno, "linux.personality: set %s", c->linux_.personality_domain);

@@ -33,8 +33,9 @@ static int lock_dir(int dirfd, bool exclusive, const char *id, struct ab_err *er
 
 int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab_err *err)
 {
-	if (mkdir(root, 0700) < 0 && errno != EEXIST) {
-		if (errno != ENOENT || mkdir_p(root, 0700, err) < 0)
+	/* 0711: a container's mapped root must traverse to its exec fifo */
+	if (mkdir(root, 0711) < 0 && errno != EEXIST) {
+		if (errno != ENOENT || mkdir_p(root, 0711, err) < 0)
 			return ab_error(err, errno, "create state root %s", root);
 	}
 	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -90,6 +91,7 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 	json_kv_str(o, "cgroupMode", cgroup_mode_name(s->cgroup.mode));
 	json_kv_str(o, "cgroupPath", s->cgroup.path);
 	json_kv_bool(o, "systemdCgroup", s->systemd_cgroup);
+	json_kv_bool(o, "ownPidNs", s->own_pidns);
 	json_kv_int(o, "sentryPid", s->sentry_pid);
 	json_kv_uint(o, "sentryStartTime", s->sentry_start_time);
 	if (s->egress_policy)
@@ -148,6 +150,7 @@ int state_read(int dirfd, const char *id, struct container_state *ret, struct ab
 	yajl_val started = json_get(v, "started");
 	ret->started = YAJL_IS_TRUE(started);
 	ret->systemd_cgroup = YAJL_IS_TRUE(json_get(v, "systemdCgroup"));
+	ret->own_pidns = YAJL_IS_TRUE(json_get(v, "ownPidNs"));
 	const char *mode = get_str(v, "cgroupMode");
 	if (!mode || cgroup_mode_from_name(mode, &ret->cgroup.mode) < 0)
 		ret->cgroup.mode = CGROUP_MODE_DISABLED;

@@ -38,6 +38,7 @@ struct container_state {
 	char *egress_policy;          /* canonical policy text, NULL if none */
 	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */
 	bool systemd_cgroup;
+	bool own_pidns;               /* a new pid namespace: killing init kills all */
 };
 
 const char *status_name(enum container_status s);
