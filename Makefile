@@ -50,6 +50,9 @@ tests/helper/abtest: tests/helper/abtest.c
 tests/helper/prober: tests/helper/prober.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
 
+tests/netfilter/egress-driver: tests/netfilter/egress-driver.c $(LIB_OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
+
 tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 

@@ -292,6 +292,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	if (policy_resolve(&pg, c, &policy, err) < 0 ||
 	    policy_seccomp_programs(&policy, c, progs, &n_progs, err) < 0)
 		goto out;
+	policy_apply_floor(&policy, (struct oci_process *)p);
 	x.seccomp = progs;
 	x.n_seccomp = n_progs;
 

@@ -2,7 +2,12 @@
 #include "log.h"
 #include "seccomp.h"
 
+#include "process.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <string.h>
 
@@ -11,6 +16,201 @@
 static bool profile_name_valid(const char *n)
 {
 	return streq(n, "agent") || streq(n, "default") || streq(n, "none");
+}
+
+#define ANNOTATION_EGRESS_ALLOW "agentbox.egress.allow"
+#define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
+
+/* Is annotation entry e inside what the admin allowed? Same entry, or a name the
+ * admin's names cover, or a CIDR inside an admin CIDR — each with no narrower
+ * port or protocol on the admin's side. */
+static bool entry_covered(const struct egress_policy *admin, const struct egress_entry *e)
+{
+	char a[256], b[256];
+	egress_entry_to_string(e, a, sizeof a);
+	for (size_t i = 0; i < admin->allow.n; i++) {
+		const struct egress_entry *x = &admin->allow.v[i];
+		if (streq(a, egress_entry_to_string(x, b, sizeof b)))
+			return true;
+		if ((x->port && x->port != e->port) || (x->proto && x->proto != e->proto))
+			continue;
+		if (e->kind == EGRESS_NAME && egress_entry_matches_name(x, e->name))
+			return true;
+		if (e->kind == EGRESS_WILDCARD && x->kind == EGRESS_WILDCARD) {
+			size_t le = strlen(e->name), lx = strlen(x->name);
+			if (le >= lx && streq(e->name + le - lx, x->name) && (le == lx || e->name[le - lx - 1] == '.'))
+				return true;
+		}
+		bool v4 = e->kind == EGRESS_CIDR4 && x->kind == EGRESS_CIDR4;
+		bool v6 = e->kind == EGRESS_CIDR6 && x->kind == EGRESS_CIDR6;
+		if ((v4 || v6) && e->prefix >= x->prefix) {
+			unsigned bits = x->prefix, full = bits / 8;
+			bool same = memcmp(e->addr, x->addr, full) == 0;
+			if (same && bits % 8) {
+				uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
+				same = (e->addr[full] & mask) == (x->addr[full] & mask);
+			}
+			if (same)
+				return true;
+		}
+	}
+	return false;
+}
+
+static int resolve_egress(const struct global_opts *g, const struct oci_config *c,
+			  struct agent_policy *ret, struct ab_err *err)
+{
+	if (g->egress_allow && streq(g->egress_allow, "all")) {
+		ret->egress_enforced = false;
+		return 0;
+	}
+	ret->egress_enforced = true;
+	if (g->egress_allow && egress_policy_add(&ret->egress, g->egress_allow, false, "--egress-allow", err) < 0)
+		return -1;
+	if (g->egress_deny && egress_policy_add(&ret->egress, g->egress_deny, true, "--egress-deny", err) < 0)
+		return -1;
+	const char *ann_allow = oci_annotation(c, ANNOTATION_EGRESS_ALLOW);
+	if (ann_allow && *ann_allow) {
+		struct egress_policy req = {0};
+		if (egress_policy_add(&req, ann_allow, false, "annotation " ANNOTATION_EGRESS_ALLOW, err) < 0)
+			return -1;
+		/* the workload's side may only narrow what the admin allowed */
+		for (size_t i = 0; i < req.allow.n; i++) {
+			if (!entry_covered(&ret->egress, &req.allow.v[i])) {
+				char buf[256];
+				egress_entry_to_string(&req.allow.v[i], buf, sizeof buf);
+				egress_policy_free(&req);
+				return ab_error(err, 0, "annotation %s: entry \"%s\" is not within the runtime's allowlist: refused (allow it with --egress-allow)",
+						ANNOTATION_EGRESS_ALLOW, buf);
+			}
+		}
+		/* narrowing: the annotation's list replaces the admin's */
+		struct egress_list old = ret->egress.allow;
+		ret->egress.allow = req.allow;
+		req.allow = old;
+		egress_policy_free(&req);
+	}
+	const char *ann_deny = oci_annotation(c, ANNOTATION_EGRESS_DENY);
+	if (ann_deny && egress_policy_add(&ret->egress, ann_deny, true, "annotation " ANNOTATION_EGRESS_DENY, err) < 0)
+		return -1;
+	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
+	if (!net)
+		return ab_error(err, 0, "egress policy: the container has no network namespace of its own, so its egress cannot be policed: refused (give it a network namespace, or run with --egress-allow all to turn the firewall off)");
+	return 0;
+}
+
+void policy_apply_floor(const struct agent_policy *p, struct oci_process *proc)
+{
+	if (!p->egress_enforced || !proc)
+		return;
+	uint64_t drop = (1ULL << CAP_NET_ADMIN) | (1ULL << CAP_NET_RAW);
+	struct oci_capabilities *caps = &proc->caps;
+	if ((caps->bounding | caps->effective | caps->permitted | caps->inheritable | caps->ambient) & drop)
+		log_debug("egress policy in force: dropping CAP_NET_ADMIN and CAP_NET_RAW");
+	caps->bounding &= ~drop;
+	caps->effective &= ~drop;
+	caps->permitted &= ~drop;
+	caps->inheritable &= ~drop;
+	caps->ambient &= ~drop;
+}
+
+/* The resolver the container would use: a bind over /etc/resolv.conf (Docker,
+ * Podman), else the rootfs' own file. */
+static void resolv_conf_path(const struct oci_config *c, const char *rootfs, char *buf, size_t len)
+{
+	for (size_t i = c->n_mounts; i-- > 0;) {
+		const struct oci_mount *m = &c->mounts[i];
+		if (streq(m->destination, "/etc/resolv.conf") && m->source && m->source[0] == '/') {
+			snprintf(buf, len, "%s", m->source);
+			return;
+		}
+	}
+	snprintf(buf, len, "%s/etc/resolv.conf", rootfs);
+}
+
+int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+		   int state_dirfd, struct ab_err *err)
+{
+	if (!p->egress_enforced)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)st->pid);
+	_cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
+	if (netns < 0)
+		return ab_error(err, errno, "egress: open %s", path);
+	if (egress_install(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err) < 0)
+		return ab_wrap(err, "egress: install the firewall");
+
+	struct egress_sentry_params sp = {
+		.netns_fd = netns,
+		.policy = &p->egress,
+		.container_id = st->id,
+		.dns = true,
+		.port = EGRESS_SENTRY_PORT,
+		.init_pid = st->pid,
+		.init_pidfd = -1,
+		.ready_fd = -1,
+	};
+	char resolv[PATH_MAX];
+	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
+	struct ab_err e;
+	if (egress_upstream_from_resolv_conf(resolv, sp.upstream, &sp.n_upstream, &e) < 0) {
+		log_debug("egress: no upstream resolver (%s): every name will be refused", e.msg);
+		sp.n_upstream = 0;
+	}
+	char log_path[PATH_MAX + 16];
+	char dir[PATH_MAX], fdlink[64];
+	snprintf(fdlink, sizeof fdlink, "/proc/self/fd/%d", state_dirfd);
+	ssize_t dl = readlink(fdlink, dir, sizeof dir - 1);
+	if (dl < 0)
+		return ab_error(err, errno, "egress: find the state directory");
+	dir[dl] = 0;
+	if (snprintf(log_path, sizeof log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof log_path)
+		return ab_error(err, ENAMETOOLONG, "egress log path");
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return ab_error(err, errno, "egress: pipe");
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(ready[0]);
+		close(ready[1]);
+		return ab_error(err, errno, "egress: fork the DNS sentry");
+	}
+	if (pid == 0) {
+		/* the sentry keeps nothing of ours: not the state lock, not the engine's pipes */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int fd = 0; fd < 3 && null >= 0; fd++)
+			dup2(null, fd);
+		int keep[] = {ready[1], netns};
+		close_fds_from(3, keep, ARRAY_SIZE(keep));
+		process_reset_signals();
+		setsid();
+		sp.ready_fd = ready[1];
+		sp.log_path = log_path;
+		struct ab_err serr = {0};
+		int r = egress_sentry_run(&sp, &serr);
+		if (r < 0)
+			(void)!write(ready[1], serr.msg, strlen(serr.msg));
+		_exit(r < 0 ? 1 : 0);
+	}
+	close(ready[1]);
+	p->sentry_pid = pid;
+	char msg[AB_ERR_MSG_MAX];
+	ssize_t n;
+	do
+		n = read(ready[0], msg, sizeof msg - 1);
+	while (n < 0 && errno == EINTR);
+	close(ready[0]);
+	if (n != 1) {
+		msg[n > 0 ? n : 0] = 0;
+		return ab_error(err, 0, "egress: the DNS sentry did not start%s%s", n > 1 ? ": " : "", n > 1 ? msg : "");
+	}
+	st->sentry_pid = pid;
+	(void)proc_start_time(pid, &st->sentry_start_time);
+	char *text = egress_policy_to_string(&p->egress);
+	st->egress_policy = arena_strdup(&st->arena, text);
+	free(text);
+	return 0;
 }
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
@@ -35,6 +235,8 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 					ANNOTATION_SECCOMP, ann, profile);
 		profile = ann;
 	}
+	if (resolve_egress(g, c, ret, err) < 0)
+		return -1;
 	ret->seccomp_profile = profile;
 	if (!streq(profile, "none") &&
 	    seccomp_builtin_profile(profile, &ret->arena, &ret->agent_seccomp, err) < 0)
@@ -63,14 +265,14 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
 	return 0;
 }
 
-int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-		   int state_dirfd, struct ab_err *err)
-{
-	return 0;
-}
-
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
+	if (p->sentry_pid > 0) {
+		kill(p->sentry_pid, SIGKILL);
+		while (waitpid(p->sentry_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		p->sentry_pid = 0;
+	}
 }
 
 void policy_teardown(const struct container_state *s)
@@ -82,5 +284,6 @@ void policy_teardown(const struct container_state *s)
 
 void policy_free(struct agent_policy *p)
 {
+	egress_policy_free(&p->egress);
 	arena_free(&p->arena);
 }

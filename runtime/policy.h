@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "egress.h"
 #include "container.h"
 #include "error.h"
 #include "state.h"
@@ -17,10 +18,17 @@ struct agent_policy {
 	struct arena arena;
 	const char *seccomp_profile;        /* "agent", "default" or "none" */
 	struct oci_seccomp *agent_seccomp;  /* the profile itself, NULL for none */
+	bool egress_enforced;               /* false only when an admin turned it off */
+	struct egress_policy egress;
+	pid_t sentry_pid;                   /* started by policy_install */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 		   struct agent_policy *ret, struct ab_err *err);
+/* The floor on the process itself: with a firewall in force the container must not
+ * hold CAP_NET_ADMIN (it could rewrite the rules) or CAP_NET_RAW (packet sockets
+ * pass beneath them). */
+void policy_apply_floor(const struct agent_policy *p, struct oci_process *proc);
 /* The programs init loads, in order: the engine's own profile, then ours. */
 int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
