@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -49,6 +50,30 @@ static int print_stats(const struct container_state *s, struct ab_err *err)
 	return r;
 }
 
+/* New deny records from the sentry's log, as {"type":"egress","id":...,"data":{...}}. */
+static void print_egress(int fd, const char *id, char *buf, size_t cap, size_t *len)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf + *len, cap - 1 - *len);
+		if (n <= 0)
+			return;
+		*len += (size_t)n;
+		buf[*len] = 0;
+		char *start = buf, *nl;
+		while ((nl = strchr(start, '\n'))) {
+			*nl = 0;
+			if (*start == '{')
+				printf("{\"type\":\"egress\",\"id\":\"%s\",\"data\":%s}\n", id, start);
+			start = nl + 1;
+		}
+		*len -= (size_t)(start - buf);
+		memmove(buf, start, *len);
+		if (*len == cap - 1)
+			*len = 0;
+		fflush(stdout);
+	}
+}
+
 static void print_event(const char *type, const char *id)
 {
 	struct json_out *o = json_out_new(false);
@@ -81,10 +106,11 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	if (optind != argc - 1)
 		return ab_error(err, 0, "events: expected exactly one container ID");
 	struct container_state s;
-	if (container_load(g, argv[optind], false, NULL, &s, err) < 0)
+	_cleanup_close_ int state_fd = -1;
+	if (container_load(g, argv[optind], false, &state_fd, &s, err) < 0)
 		return -1;
 	int r = -1;
-	_cleanup_close_ int oom_fd = -1;
+	_cleanup_close_ int oom_fd = -1, egress_fd = -1, dirfd = -1;
 	if (s.cgroup.mode == CGROUP_MODE_DISABLED) {
 		ab_error(err, 0, "events: container \"%s\" has no cgroup", s.id);
 		goto out;
@@ -99,6 +125,11 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	}
 	struct ab_err e;
 	oom_fd = cgroup_oom_watch(&s.cgroup, &e);
+	char logbuf[16384];
+	size_t loglen = 0;
+	dirfd = TAKE_FD(state_fd);
+	egress_fd = openat(dirfd, EGRESS_LOG, O_RDONLY | O_CLOEXEC);
+	(void)flock_release(dirfd);
 	uint64_t ooms = 0, now_ooms;
 	(void)cgroup_oom_count(&s.cgroup, &ooms, &e);
 	struct timespec next;
@@ -116,6 +147,11 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 				char buf[4096];
 				(void)!read(oom_fd, buf, sizeof buf);
 			}
+			if (egress_fd < 0)
+				dirfd = TAKE_FD(state_fd);
+	egress_fd = openat(dirfd, EGRESS_LOG, O_RDONLY | O_CLOEXEC);
+			if (egress_fd >= 0)
+				print_egress(egress_fd, s.id, logbuf, sizeof logbuf, &loglen);
 			if (cgroup_oom_count(&s.cgroup, &now_ooms, &e) == 0 && now_ooms > ooms) {
 				ooms = now_ooms;
 				print_event("oom", s.id);

@@ -42,6 +42,8 @@ static const struct command commands[] = {
 	{"ps", cmd_ps, "list the processes of a container", "agentbox ps [--format table|json] ID [PS_ARGS...]"},
 	{"events", cmd_events, "print container statistics and events as JSON lines",
 	 "agentbox events [--stats] [--interval DURATION] ID"},
+	{"egress", cmd_egress, "show what a container tried to reach and was refused",
+	 "agentbox egress log [--json] [--follow] ID"},
 };
 
 static const char global_usage[] =

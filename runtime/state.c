@@ -77,6 +77,11 @@ int state_dir_open(const char *root, const char *id, bool exclusive, int *ret_di
 	return 0;
 }
 
+int flock_release(int dirfd)
+{
+	return flock(dirfd, LOCK_UN);
+}
+
 int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 {
 	struct json_out *o = json_out_new(false);

@@ -48,6 +48,8 @@ int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab
 /* Open ROOT/ID and lock it (shared or exclusive). "container \"ID\" does not exist". */
 int state_dir_open(const char *root, const char *id, bool exclusive, int *ret_dirfd,
 		   struct ab_err *err);
+/* Drop the lock taken by state_dir_open (readers that stay around, like follow). */
+int flock_release(int dirfd);
 int state_write(int dirfd, const struct container_state *s, struct ab_err *err);
 int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err);
 void state_free(struct container_state *s);

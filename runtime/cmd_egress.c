@@ -1,0 +1,125 @@
+/* egress log: what the container tried to reach and was refused, from the deny log
+ * its DNS sentry writes in the state directory. */
+#include "commands.h"
+#include "json.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <string.h>
+#include <time.h>
+
+static void print_record(const char *line, bool json)
+{
+	if (json) {
+		printf("%s\n", line);
+		return;
+	}
+	yajl_val v;
+	struct ab_err e;
+	if (json_parse(line, "egress log", &v, &e) < 0)
+		return;   /* a torn last line while the sentry writes */
+	const char *f[6] = {0};
+	static const char *const keys[] = {"time", "verdict", "proto", "dst", "name", "reason"};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		yajl_val x = json_get(v, keys[i]);
+		f[i] = YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
+	}
+	yajl_val port = json_get(v, "port");
+	char dst[128] = "";
+	if (f[3] && YAJL_IS_INTEGER(port))
+		snprintf(dst, sizeof dst, strchr(f[3], ':') ? "[%s]:%lld" : "%s:%lld", f[3], YAJL_GET_INTEGER(port));
+	else if (f[3])
+		snprintf(dst, sizeof dst, "%s", f[3]);
+	printf("%s  %-5s %-4s %-28s %s%s%s\n", f[0] ? f[0] : "-", f[1] ? f[1] : "deny", f[2] ? f[2] : "-",
+	       dst[0] ? dst : "-", f[4] ? f[4] : "", f[5] ? "  " : "", f[5] ? f[5] : "");
+	json_free(v);
+}
+
+/* Print complete lines from fd; keep a partial tail for the next round. */
+static void drain(int fd, char *buf, size_t cap, size_t *len, bool json)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf + *len, cap - 1 - *len);
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+		buf[*len] = 0;
+		char *start = buf, *nl;
+		while ((nl = strchr(start, '\n'))) {
+			*nl = 0;
+			if (*start)
+				print_record(start, json);
+			start = nl + 1;
+		}
+		*len -= (size_t)(start - buf);
+		memmove(buf, start, *len);
+		if (*len == cap - 1)
+			*len = 0;   /* an absurd line: drop it */
+	}
+	fflush(stdout);
+}
+
+static int egress_log(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'}, {"follow", no_argument, NULL, 'f'}, {0}};
+	bool json = false, follow = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+jf", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'f')
+			follow = true;
+		else
+			return ab_error(err, 0, "egress log: unknown option \"%s\"", argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return ab_error(err, 0, "egress log: expected exactly one container ID");
+	struct container_state s;
+	_cleanup_close_ int dirfd = -1;
+	if (container_load(g, argv[optind], false, &dirfd, &s, err) < 0)
+		return -1;
+	/* the lock is not needed to read, and must not stall delete while we follow */
+	(void)flock_release(dirfd);
+	int r = 0;
+	_cleanup_close_ int fd = openat(dirfd, EGRESS_LOG, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT) {
+		r = ab_error(err, errno, "egress log: open");
+		goto out;
+	}
+	if (!s.egress_policy && fd < 0) {
+		r = ab_error(err, 0, "egress log: container \"%s\" has no egress policy", s.id);
+		goto out;
+	}
+	char buf[65536];
+	size_t len = 0;
+	if (fd >= 0)
+		drain(fd, buf, sizeof buf, &len, json);
+	while (follow && state_status(&s) != STATUS_STOPPED) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		if (fd < 0)
+			fd = openat(dirfd, EGRESS_LOG, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			drain(fd, buf, sizeof buf, &len, json);
+	}
+	if (fd >= 0)
+		drain(fd, buf, sizeof buf, &len, json);
+out:
+	state_free(&s);
+	return r;
+}
+
+int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	if (argc < 2)
+		return ab_error(err, 0, "egress: expected a subcommand: log");
+	if (streq(argv[1], "log")) {
+		optind = 0;
+		return egress_log(g, argc - 1, argv + 1, err);
+	}
+	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log)", argv[1]);
+}
