@@ -146,3 +146,17 @@ start_pause() {
 	assert_success
 	wait_gone $pids
 }
+
+@test "run in the foreground forwards SIGTERM to the container's process" {
+	set_args abtest pause ready
+	local out=$TEST_DIR/fg.out rc=0
+	"$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" ct </dev/null >"$out" 2>&1 3>&- &
+	local rtpid=$!
+	wait_for_line "$out" '^ready$'
+	kill -TERM "$rtpid"
+	wait "$rtpid" || rc=$?
+	cat "$out" >&2
+	grep -qx 'got signal 15' "$out"
+	# the process handled it and exited 0: so does run
+	[ "$rc" -eq 0 ]
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# Escapes that runtimes have shipped: CVE-2019-5736 (/proc/self/exe),
+# CVE-2024-21626 (leaked fds as cwd), symlinked mount targets, fd leaks.
+
+load helpers
+
+setup() {
+	requires root
+	setup_bundle
+	RUNTIME_REAL=$(realpath "$RUNTIME")
+}
+
+teardown() {
+	teardown_bundle
+}
+
+@test "CVE-2019-5736: /proc/self/exe and /proc/1/exe cannot be opened for writing" {
+	local before
+	before=$(runtime_sha256)
+	set_args abtest exe-overwrite
+	run_container ct
+	assert_success
+	[ "${#lines[@]}" -ge 4 ]
+	refute_output_contains WRITABLE
+	[ "$(runtime_sha256)" = "$before" ]
+}
+
+@test "CVE-2019-5736: the container's init is the user's program, not the runtime" {
+	set_args abtest pause ready
+	run_container ct --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local pid
+	pid=$(state_field ct .pid)
+	# same inode as the rootfs's abtest, and not the runtime's binary
+	[ "$(stat -L -c %d:%i "/proc/$pid/exe")" = "$(stat -c %d:%i "$BUNDLE/rootfs/bin/abtest")" ]
+	[ "$(stat -L -c %d:%i "/proc/$pid/exe")" != "$(stat -c %d:%i "$RUNTIME_REAL")" ]
+}
+
+@test "CVE-2019-5736: '#!/proc/self/exe' entrypoint cannot reach the runtime's binary" {
+	requires cc
+	readelf -l "$RUNTIME_REAL" 2>/dev/null | grep -q 'program interpreter: /lib64/ld-linux-x86-64.so.2' ||
+		skip "the runtime is not a dynamically linked x86-64 binary; the probe needs its interpreter"
+	# our interpreter stands in for the rootfs's ld.so (see the .c file)
+	mkdir -p "$BUNDLE/rootfs/lib64"
+	cc -nostdlib -static-pie -fPIE -fno-stack-protector -O2 \
+		-o "$BUNDLE/rootfs/lib64/ld-linux-x86-64.so.2" "$INTEGRATION_ROOT/cve-2019-5736-interp.c"
+	printf '#!/proc/self/exe\n' >"$BUNDLE/rootfs/bin/evil"
+	chmod 755 "$BUNDLE/rootfs/bin/evil"
+	local before
+	before=$(runtime_sha256)
+
+	set_args /bin/evil
+	run_container ct --detach
+	local out=$RT_STDOUT
+	wait_for_status ct stopped 15 || true
+	cat "$out" >&2
+	# the probe reports either how the reopen failed or WRITABLE with the
+	# file's path; the runtime's own binary must never be writable
+	! grep -q "^hijack: WRITABLE $RUNTIME_REAL" "$out" ||
+		fail "a container process could open the runtime's binary ($RUNTIME_REAL) for writing"
+	[ "$(runtime_sha256)" = "$before" ]
+}
+
+@test "the runtime's binary and its directory are not visible in the container" {
+	set_args sh -c "abtest stat '$RUNTIME_REAL'; abtest stat '$(dirname "$RUNTIME_REAL")'; abtest mountinfo"
+	run_container ct
+	[ "${lines[0]}" = ENOENT ]
+	[ "${lines[1]}" = ENOENT ]
+	# no mount has the runtime's binary as its source
+	! awk '{ print $4 }' <<<"$stdout" | grep -qxF "$RUNTIME_REAL"
+}
+
+@test "CVE-2024-21626: process.cwd /proc/self/fd/N cannot reach the host" {
+	local marker=$TEST_DIR/host-marker n
+	echo "host-secret" >"$marker"
+	for n in 3 4 5 6 7 8 9; do
+		update_config '.process.cwd = $cwd' --arg cwd "/proc/self/fd/$n"
+		set_args sh -c "abtest pwd; abtest read ../../../../../../../../../../..$marker"
+		run_container "ct$n"
+		# refusing is fine; running is fine as long as nothing of the host shows
+		refute_output_contains host-secret
+		refute_output_contains "(unreachable)"
+	done
+}
+
+@test "CVE-2024-21626: the created init holds no host directory open" {
+	set_args abtest true
+	create_container ct
+	assert_success
+	local pid fd
+	pid=$(state_field ct .pid)
+	for fd in /proc/"$pid"/fd/*; do
+		if [ -d "$fd" ]; then
+			fail "init in the created state holds a directory open: $fd -> $(readlink "$fd")"
+		fi
+	done
+}
+
+@test "mount destinations: a symlink in the rootfs cannot redirect a mount onto the host" {
+	local hostdir=$TEST_DIR/hostdir
+	mkdir -p "$hostdir"
+	echo untouched >"$hostdir/file"
+	# absolute and relative links pointing at the host dir
+	ln -s "$hostdir" "$BUNDLE/rootfs/evil-abs"
+	ln -s "../../../../../../../../../..$hostdir" "$BUNDLE/rootfs/evil-rel"
+	add_mount /evil-abs tmpfs tmpfs size=1m
+	add_mount /evil-rel tmpfs tmpfs size=1m
+	set_args abtest true
+	run_container ct
+	# failing is fine; the host dir must not have been mounted over
+	! mountpoint -q "$hostdir"
+	[ "$(cat "$hostdir/file")" = untouched ]
+	! grep -qF " $hostdir " /proc/self/mountinfo
+}
+
+@test "mount sources: a bind source symlink is resolved on the host, target stays in the rootfs" {
+	mkdir -p "$TEST_DIR/real"
+	echo bound >"$TEST_DIR/real/file"
+	ln -s "$TEST_DIR/real" "$TEST_DIR/link"
+	add_mount /mnt/b bind "$TEST_DIR/link" rbind ro
+	set_args abtest read /mnt/b/file
+	run_container ct
+	assert_success
+	[ "$stdout" = bound ]
+}
+
+@test "pid namespace: host processes cannot be seen or signalled" {
+	set_args sh -c "abtest trysignal $$ 0; ls /proc | grep -c '^[0-9]'"
+	run_container ct
+	assert_success
+	[ "${lines[0]}" = ESRCH ]
+	# only the container's own processes are listed (sh, grep, ls)
+	[ "${lines[1]}" -le 4 ]
+}
+
+@test "noNewPrivileges: a setuid-root binary gives neither root nor capabilities" {
+	# a setuid-root copy of abtest, run by uid 1000
+	cp "$BUNDLE/rootfs/bin/abtest" "$BUNDLE/rootfs/bin/abtest-suid"
+	chmod 4755 "$BUNDLE/rootfs/bin/abtest-suid"
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+
+	# control: without noNewPrivileges the setuid bit works
+	update_config '.process.noNewPrivileges = false'
+	set_args abtest-suid id
+	run_container ct1
+	assert_success
+	[[ "$stdout" == *" euid=0"* ]] || fail "setuid did not work at all; the test proves nothing"
+
+	update_config '.process.noNewPrivileges = true'
+	run_container ct2
+	assert_success
+	[[ "$stdout" == "uid=1000 "* ]]
+	[[ "$stdout" != *euid=* ]]
+	set_args abtest-suid caps
+	run_container ct3
+	assert_success
+	grep -qE '^CapEff:[[:space:]]+0+$' <<<"$stdout"
+}
