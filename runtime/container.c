@@ -423,7 +423,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* 2. the agent policy: seccomp profile, floor, egress */
 	if (policy_resolve(g, c, &cc->policy, err) < 0)
 		return -1;
-	policy_apply_floor(&cc->policy, c->process);
+	if (policy_floor_config(&cc->policy, c, err) < 0)
+		return -1;
 	if (policy_seccomp_programs(&cc->policy, c, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;
 

@@ -289,10 +289,15 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	/* 2. the same seccomp the container has: the engine's, then the agent profile */
 	struct global_opts pg = *g;
 	pg.seccomp_profile = s.seccomp_profile ? s.seccomp_profile : "agent";
+	/* the firewall is the container's, set at create: do not resolve it again */
+	pg.egress_allow = "all";
+	pg.egress_deny = NULL;
 	if (policy_resolve(&pg, c, &policy, err) < 0 ||
 	    policy_seccomp_programs(&policy, c, progs, &n_progs, err) < 0)
 		goto out;
-	policy_apply_floor(&policy, (struct oci_process *)p);
+	policy.egress_enforced = s.egress_policy != NULL;
+	if (policy_floor_process(&policy, (struct oci_process *)p, o->process_path ? "process.json" : "exec", err) < 0)
+		goto out;
 	x.seccomp = progs;
 	x.n_seccomp = n_progs;
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "agent_config.h"
 #include "config.h"
 #include "egress.h"
 #include "container.h"
@@ -16,6 +17,7 @@
 
 struct agent_policy {
 	struct arena arena;
+	struct agent_config config;         /* the admin's file, or the built-in defaults */
 	const char *seccomp_profile;        /* "agent", "default" or "none" */
 	struct oci_seccomp *agent_seccomp;  /* the profile itself, NULL for none */
 	bool egress_enforced;               /* false only when an admin turned it off */
@@ -25,10 +27,14 @@ struct agent_policy {
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 		   struct agent_policy *ret, struct ab_err *err);
-/* The floor on the process itself: with a firewall in force the container must not
- * hold CAP_NET_ADMIN (it could rewrite the rules) or CAP_NET_RAW (packet sockets
- * pass beneath them). */
-void policy_apply_floor(const struct agent_policy *p, struct oci_process *proc);
+/* The hardening floor on a whole config: privileged capabilities, host network,
+ * PID namespace and devices are refused (each naming the config key that relaxes
+ * it), noNewPrivileges forced, extra masked paths added, and CAP_NET_ADMIN and
+ * CAP_NET_RAW dropped while the egress firewall is in force. */
+int policy_floor_config(const struct agent_policy *p, struct oci_config *c, struct ab_err *err);
+/* The same for one process (exec); `what` names it in errors ("process"). */
+int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
+			 struct ab_err *err);
 /* The programs init loads, in order: the engine's own profile, then ours. */
 int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);

@@ -1,0 +1,161 @@
+#include "agent_config.h"
+#include "yaml.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <unistd.h>
+
+static const char *const default_masked[] = {
+	"/proc/kallsyms", "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+	"/proc/acpi", "/proc/scsi", "/sys/firmware", "/sys/kernel",
+};
+
+static void defaults(struct agent_config *c)
+{
+	*c = (struct agent_config){
+		.seccomp_profile = "agent",
+		.egress_enforce = true,
+		.refuse_privileged = true,
+		.refuse_host_devices = true,
+		.refuse_host_network = true,
+		.refuse_host_pid = true,
+		.force_no_new_privileges = true,
+		.masked_paths = (char **)default_masked,
+		.n_masked_paths = ARRAY_SIZE(default_masked),
+	};
+}
+
+/* A YAML list or a single string of comma-separated entries, joined with ','. */
+static int get_entry_list(struct arena *a, const struct yml_node *n, const char *path,
+			  const char **ret, struct ab_err *err)
+{
+	if (n->kind == YML_SCALAR)
+		return yml_get_str(n, path, ret, err);
+	char **items;
+	size_t count;
+	if (yml_get_str_list(a, n, path, &items, &count, err) < 0)
+		return -1;
+	size_t len = 1;
+	for (size_t i = 0; i < count; i++)
+		len += strlen(items[i]) + 1;
+	char *joined = arena_alloc(a, len);
+	for (size_t i = 0; i < count; i++) {
+		if (i)
+			strcat(joined, ",");
+		strcat(joined, items[i]);
+	}
+	*ret = joined;
+	return 0;
+}
+
+static int load_seccomp(const struct yml_node *n, struct agent_config *c, struct ab_err *err)
+{
+	static const char *const keys[] = {"profile", NULL};
+	if (yml_check_map(n, "seccomp", keys, err) < 0)
+		return -1;
+	const struct yml_node *p = yml_map_get(n, "profile");
+	if (p) {
+		if (yml_get_str(p, "seccomp.profile", &c->seccomp_profile, err) < 0)
+			return -1;
+		if (!streq(c->seccomp_profile, "agent") && !streq(c->seccomp_profile, "default") &&
+		    !streq(c->seccomp_profile, "none"))
+			return yml_error(err, p, "seccomp.profile", "unknown profile \"%s\" (agent, default, none)",
+					 c->seccomp_profile);
+	}
+	return 0;
+}
+
+static int load_egress(struct arena *a, const struct yml_node *n, struct agent_config *c,
+		       struct ab_err *err)
+{
+	static const char *const keys[] = {"enforce", "allow", "deny", "annotations_may_widen", NULL};
+	if (yml_check_map(n, "egress", keys, err) < 0)
+		return -1;
+	const struct yml_node *v;
+	if ((v = yml_map_get(n, "enforce")) && yml_get_bool(v, "egress.enforce", &c->egress_enforce, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "allow")) && get_entry_list(a, v, "egress.allow", &c->egress_allow, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "deny")) && get_entry_list(a, v, "egress.deny", &c->egress_deny, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "annotations_may_widen")) &&
+	    yml_get_bool(v, "egress.annotations_may_widen", &c->egress_annotations_may_widen, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int load_floor(struct arena *a, const struct yml_node *n, struct agent_config *c,
+		      struct ab_err *err)
+{
+	static const char *const keys[] = {"refuse_privileged", "allow_capabilities", "refuse_host_devices",
+					   "refuse_host_network", "refuse_host_pid",
+					   "force_no_new_privileges", "masked_paths", NULL};
+	if (yml_check_map(n, "floor", keys, err) < 0)
+		return -1;
+	static const struct {
+		const char *key;
+		size_t off;
+	} bools[] = {
+		{"refuse_privileged", offsetof(struct agent_config, refuse_privileged)},
+		{"refuse_host_devices", offsetof(struct agent_config, refuse_host_devices)},
+		{"refuse_host_network", offsetof(struct agent_config, refuse_host_network)},
+		{"refuse_host_pid", offsetof(struct agent_config, refuse_host_pid)},
+		{"force_no_new_privileges", offsetof(struct agent_config, force_no_new_privileges)},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bools); i++) {
+		const struct yml_node *v = yml_map_get(n, bools[i].key);
+		char path[64];
+		snprintf(path, sizeof path, "floor.%s", bools[i].key);
+		if (v && yml_get_bool(v, path, (bool *)((char *)c + bools[i].off), err) < 0)
+			return -1;
+	}
+	const struct yml_node *v = yml_map_get(n, "allow_capabilities");
+	if (v) {
+		char **names;
+		size_t count;
+		if (yml_get_str_list(a, v, "floor.allow_capabilities", &names, &count, err) < 0)
+			return -1;
+		for (size_t i = 0; i < count; i++) {
+			cap_value_t cap;
+			if (strncmp(names[i], "CAP_", 4) != 0 || cap_from_name(names[i], &cap) < 0)
+				return yml_error(err, v->items[i], "floor.allow_capabilities", "unknown capability \"%s\"", names[i]);
+			c->allowed_capabilities |= 1ULL << cap;
+		}
+	}
+	v = yml_map_get(n, "masked_paths");
+	if (v) {
+		if (yml_get_str_list(a, v, "floor.masked_paths", &c->masked_paths, &c->n_masked_paths, err) < 0)
+			return -1;
+		for (size_t i = 0; i < c->n_masked_paths; i++)
+			if (c->masked_paths[i][0] != '/')
+				return yml_error(err, v->items[i], "floor.masked_paths", "\"%s\" is not an absolute path",
+						 c->masked_paths[i]);
+	}
+	return 0;
+}
+
+int agent_config_load(const char *path, struct arena *a, struct agent_config *ret, struct ab_err *err)
+{
+	defaults(ret);
+	const char *file = path ? path : DEFAULT_AGENT_CONFIG;
+	if (!path && access(file, F_OK) < 0)
+		return 0;     /* no file: the built-in defaults */
+	struct yml_node *root;
+	if (yml_load(a, file, NULL, &root, err) < 0)
+		return ab_wrap(err, "--config");
+	ret->path = arena_strdup(a, file);
+	if (!root)
+		return 0;
+	static const char *const keys[] = {"seccomp", "egress", "floor", NULL};
+	if (yml_check_map(root, NULL, keys, err) < 0)
+		return -1;
+	const struct yml_node *n;
+	if ((n = yml_map_get(root, "seccomp")) && load_seccomp(n, ret, err) < 0)
+		return -1;
+	if ((n = yml_map_get(root, "egress")) && load_egress(a, n, ret, err) < 0)
+		return -1;
+	if ((n = yml_map_get(root, "floor")) && load_floor(a, n, ret, err) < 0)
+		return -1;
+	return 0;
+}

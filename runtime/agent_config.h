@@ -1,0 +1,39 @@
+/* /etc/agentbox/config.yaml (or --config): the administrator's agent policy —
+ * default seccomp profile, egress allow/deny lists, and the hardening floor.
+ * Documented in agentbox-config(5). */
+#ifndef AGENTBOX_AGENT_CONFIG_H
+#define AGENTBOX_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "util.h"
+
+#define DEFAULT_AGENT_CONFIG "/etc/agentbox/config.yaml"
+
+struct agent_config {
+	const char *path;                 /* where it came from, NULL = built-in */
+	/* seccomp */
+	const char *seccomp_profile;      /* agent | default | none */
+	/* egress */
+	bool egress_enforce;
+	const char *egress_allow;         /* comma-joined, NULL = none */
+	const char *egress_deny;
+	bool egress_annotations_may_widen;
+	/* floor */
+	bool refuse_privileged;
+	uint64_t allowed_capabilities;    /* exempt from refuse_privileged */
+	bool refuse_host_devices;
+	bool refuse_host_network;
+	bool refuse_host_pid;
+	bool force_no_new_privileges;
+	char **masked_paths;              /* added to every container's maskedPaths */
+	size_t n_masked_paths;
+};
+
+/* Built-in defaults, then the file on top. path NULL: the default path, which may
+ * be absent; a path given explicitly must exist. */
+int agent_config_load(const char *path, struct arena *a, struct agent_config *ret, struct ab_err *err);
+
+#endif
