@@ -31,7 +31,7 @@ PROFILES := $(wildcard seccomp-profiles/*.json)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:.c=)
 
-.PHONY: all clean check unit integration install man helper fuzz bench
+.PHONY: all clean check demo unit integration install man helper fuzz bench
 all: agentbox tests/helper/abtest tests/helper/prober
 
 agentbox: $(OBJS)
@@ -62,7 +62,18 @@ unit: $(UNIT_BINS) tests/helper/prober
 integration: all
 	bats tests/integration
 
-check: unit integration
+# The README's test command: installs what the tests need, builds, runs everything.
+check:
+	scripts/install-deps.sh engines
+	$(MAKE) all
+	tests/run-all.sh
+
+# The README's main job: build, then a sandboxed command from an example kit with
+# its egress policy shown working.
+demo:
+	scripts/install-deps.sh test
+	$(MAKE) all
+	scripts/demo.sh
 
 install: agentbox
 	install -D -m 0755 agentbox $(DESTDIR)$(SBINDIR)/agentbox

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install what agentbox needs to build, test and run, from Debian's packages.
+# Usage: scripts/install-deps.sh [build|test|engines]   (default: test)
+# Quiet and quick when everything is already there.
+set -eu
+what=${1:-test}
+
+build="gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-dev libnftnl-dev libyaml-dev"
+run="slirp4netns iproute2"
+test="bats jq busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux"
+engines="docker.io containerd podman conmon"
+
+case $what in
+build) pkgs="$build" ;;
+run) pkgs="$build $run" ;;
+test) pkgs="$build $run $test" ;;
+engines) pkgs="$build $run $test $engines" ;;
+*) echo "usage: $0 [build|run|test|engines]" >&2; exit 2 ;;
+esac
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
