@@ -277,8 +277,12 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
 	struct ab_err e;
 	if (egress_upstream_from_resolv_conf(resolv, sp.upstream, &sp.n_upstream, &e) < 0) {
-		log_debug("egress: no upstream resolver (%s): every name will be refused", e.msg);
 		sp.n_upstream = 0;
+	}
+	if (sp.n_upstream == 0) {
+		/* nothing to forward to: the sentry only logs, and lookups fail closed */
+		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
+		sp.dns = false;
 	}
 	char log_path[PATH_MAX + 16];
 	char dir[PATH_MAX], fdlink[64];
