@@ -22,6 +22,7 @@
 #include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -499,6 +500,15 @@ static int cmd_hijack_write(int argc, char **argv)
 	return 0;
 }
 
+/* clone3 with a zero size: EINVAL from the kernel, ENOSYS under a seccomp
+ * profile that hides clone3 (Docker's) so that libcs fall back to clone. */
+static int cmd_clone3(int argc, char **argv)
+{
+	long r = syscall(SYS_clone3, NULL, 0);
+	printf("%s\n", r < 0 ? errname(errno) : "ok");
+	return 0;
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct cmd {
@@ -537,6 +547,7 @@ static const struct cmd {
 	{ "tty-size", cmd_tty_size, "ROWS COLS of stdin's terminal" },
 	{ "exe-overwrite", cmd_exe_overwrite, "[PATH...]: can /proc/self/exe, /proc/1/exe be opened for writing" },
 	{ "hijack-write", cmd_hijack_write, "hijack-write FD: can the file behind FD be opened for writing (CVE-2019-5736 probe)" },
+	{ "clone3", cmd_clone3, "clone3(NULL, 0): EINVAL, or ENOSYS when seccomp hides it" },
 	{ "help", cmd_help, "this list" },
 };
 
