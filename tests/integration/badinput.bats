@@ -255,6 +255,8 @@ bad_id_empty() {
 @test "bad command line: missing id, extra arguments, unknown flag of create" {
 	runtime create --bundle "$BUNDLE"
 	assert_failure 1
+	runtime create --bundle "$BUNDLE" ct extra-arg
+	assert_failure 1
 	runtime create --bundle "$BUNDLE" --no-such-flag ct
 	assert_failure 1
 	runtime state
