@@ -397,14 +397,15 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	const struct create_opts *o = cc->o;
 	const struct global_opts *g = cc->g;
 
-	/* 1. arguments and config */
+	/* 1. arguments and config (a config given in o is taken: freed with cc) */
+	cc->config = o->config;
 	if (!container_id_valid(o->id))
 		return ab_error(err, 0, "invalid container id \"%s\": use letters, digits and _ . + - (no / or ..)", o->id);
 	if (!realpath(o->bundle, cc->bundle))
 		return ab_error(err, errno, "--bundle %s", o->bundle);
 	char cfg_path[PATH_MAX + 16];
 	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", cc->bundle);
-	if (oci_config_load(cfg_path, &cc->config, err) < 0)
+	if (!cc->config && oci_config_load(cfg_path, &cc->config, err) < 0)
 		return -1;
 	struct oci_config *c = cc->config;
 	struct arena *a = &cc->st.arena;

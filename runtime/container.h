@@ -41,6 +41,9 @@ struct create_opts {
 	int (*on_created)(pid_t init_pid, void *data, struct ab_err *err);
 	void *on_created_data;
 	int timeout_ms;                 /* run only: SIGKILL the container after this, 0 = none */
+	/* Use this parsed config instead of loading BUNDLE/config.json (kit run: a config
+	 * holding credentials that must never be on disk). Taken: create/run free it. */
+	struct oci_config *config;
 };
 
 /* Everything the init child needs; it reads this copy after clone. */
