@@ -544,6 +544,9 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
 		return -1;
+	/* after the hooks: Docker's prestart hook rewrites resolv.conf */
+	if (policy_start_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+		return -1;
 
 	/* 7. record it */
 	st->started = run_mode && !o->detach;

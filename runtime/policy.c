@@ -262,7 +262,19 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		return ab_error(err, errno, "egress: open %s", path);
 	if (egress_install(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err) < 0)
 		return ab_wrap(err, "egress: install the firewall");
+	return 0;
+}
 
+int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+			int state_dirfd, struct ab_err *err)
+{
+	if (!p->egress_enforced)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)st->pid);
+	_cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
+	if (netns < 0)
+		return ab_error(err, errno, "egress: open %s", path);
 	struct egress_sentry_params sp = {
 		.netns_fd = netns,
 		.policy = &p->egress,

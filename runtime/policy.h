@@ -22,7 +22,7 @@ struct agent_policy {
 	struct oci_seccomp *agent_seccomp;  /* the profile itself, NULL for none */
 	bool egress_enforced;               /* false only when an admin turned it off */
 	struct egress_policy egress;
-	pid_t sentry_pid;                   /* started by policy_install */
+	pid_t sentry_pid;                   /* started by policy_start_sentry */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
@@ -38,10 +38,15 @@ int policy_floor_process(const struct agent_policy *p, struct oci_process *proc,
 /* The programs init loads, in order: the engine's own profile, then ours. */
 int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
-/* Parent side, after clone and before the init goes on: egress rules and sentry. */
+/* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err);
-/* Undo policy_install after a failed create. */
+/* After the prestart and createRuntime hooks: the DNS sentry. Its upstream
+ * resolvers come from the container's resolv.conf, which a hook may rewrite
+ * (Docker's libnetwork-setkey puts its embedded 127.0.0.11 there). */
+int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+			int state_dirfd, struct ab_err *err);
+/* Undo policy_install and policy_start_sentry after a failed create. */
 void policy_cleanup(struct agent_policy *p, struct container_state *st);
 /* On delete: stop the sentry. */
 void policy_teardown(const struct container_state *s);
