@@ -250,16 +250,43 @@ static void resolv_conf_path(const struct oci_config *c, const char *rootfs, cha
 	snprintf(buf, len, "%s/etc/resolv.conf", rootfs);
 }
 
+/* The container's network namespace: the one the config names by path (init
+ * joins it only after SYNC_CONTINUE, so /proc/PID/ns/net is still the runtime's
+ * then: Podman, CRI pods, --network container:X), else the new one init was
+ * cloned into. Never the runtime's own: the firewall would police the host. */
+static int open_container_netns(const struct oci_config *c, pid_t pid, struct ab_err *err)
+{
+	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
+	char buf[64];
+	const char *path = buf;
+	if (net && net->path)
+		path = net->path;
+	else
+		snprintf(buf, sizeof buf, "/proc/%d/ns/net", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "egress: open the network namespace %s", path);
+	struct stat a, b;
+	if (fstat(fd, &a) < 0 || stat("/proc/self/ns/net", &b) < 0) {
+		int e = errno;
+		close(fd);
+		return ab_error(err, e, "egress: stat the network namespace %s", path);
+	}
+	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		close(fd);
+		return ab_error(err, 0, "egress: the container's network namespace %s is the runtime's own: the firewall would police the host: refused", path);
+	}
+	return fd;
+}
+
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err)
 {
 	if (!p->egress_enforced)
 		return 0;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)st->pid);
-	_cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
-		return ab_error(err, errno, "egress: open %s", path);
+		return -1;
 	if (egress_install(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err) < 0)
 		return ab_wrap(err, "egress: install the firewall");
 	return 0;
@@ -270,11 +297,9 @@ int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, stru
 {
 	if (!p->egress_enforced)
 		return 0;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)st->pid);
-	_cleanup_close_ int netns = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
-		return ab_error(err, errno, "egress: open %s", path);
+		return -1;
 	struct egress_sentry_params sp = {
 		.netns_fd = netns,
 		.policy = &p->egress,
