@@ -571,9 +571,11 @@ int oci_config_load(const char *path, struct oci_config **ret, struct ab_err *er
 	size_t len;
 	if (read_file_at(AT_FDCWD, path, CONFIG_MAX_SIZE, &text, &len, err) < 0)
 		return -1;
+	/* errors say "config.json: linux.x: ...": the bundle is known to the caller */
+	const char *what = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	if (strlen(text) != len)
-		return ab_error(err, 0, "%s: invalid JSON: contains a NUL byte", path);
-	return oci_config_parse(text, path, ret, err);
+		return ab_error(err, 0, "%s: invalid JSON: contains a NUL byte", what);
+	return oci_config_parse(text, what, ret, err);
 }
 
 void oci_config_free(struct oci_config *c)

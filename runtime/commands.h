@@ -31,6 +31,7 @@ DECLARE_COMMAND(resume);
 DECLARE_COMMAND(update);
 DECLARE_COMMAND(ps);
 DECLARE_COMMAND(events);
+DECLARE_COMMAND(kit);
 DECLARE_COMMAND(egress);
 
 /* Shared by handlers: print usage of the current command and return 0. */

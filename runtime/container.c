@@ -468,15 +468,19 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	int min_fd = 3 + o->preserve_fds;
 	fds[1] = move_above(fds[1], min_fd, err);
-	/* a second, unlocked handle on the state dir for the init's fifo */
-	_cleanup_close_ int child_dirfd = openat(cc->state_dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (child_dirfd < 0)
-		return ab_error(err, errno, "open state directory");
-	child_dirfd = move_above(child_dirfd, min_fd, err);
-	if (fds[1] < 0 || child_dirfd < 0)
+	/* the init gets the fifo itself, not a directory of the host (CVE-2024-21626):
+	 * an O_PATH fd it reopens for writing through /proc when start comes */
+	_cleanup_close_ int fifo_fd = -1;
+	if (!run_mode || o->detach) {
+		fifo_fd = openat(cc->state_dirfd, EXEC_FIFO, O_PATH | O_CLOEXEC);
+		if (fifo_fd < 0)
+			return ab_error(err, errno, "open exec fifo");
+		fifo_fd = move_above(fifo_fd, min_fd, err);
+	}
+	if (fds[1] < 0 || ((!run_mode || o->detach) && fifo_fd < 0))
 		return -1;
 	cc->sync_fd = fds[0];
-	if (new_userns && !run_mode) {
+	if (new_userns && (!run_mode || o->detach)) {
 		/* the init opens the fifo as the container's root */
 		uid_t uid = 0;
 		gid_t gid = 0;
@@ -495,7 +499,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		.config = c,
 		.process = c->process,
 		.sync_fd = fds[1],
-		.state_dirfd = child_dirfd,
+		.exec_fifo_fd = fifo_fd,
 		.preserve_fds = o->preserve_fds,
 		.wait_on_sync = run_mode && !o->detach,
 		.console = c->process->terminal,
@@ -848,10 +852,14 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 			continue;
 		if (si.ssi_signo == SIGCHLD) {
 			pid_t r;
+			int st;
 			bool done = false;
-			while ((r = waitpid(-1, &status, WNOHANG)) > 0)
-				if (r == cc->pid)
+			/* the sentry is our child too: keep the init's status only */
+			while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+				if (r == cc->pid) {
+					status = st;
 					done = true;
+				}
 			if (done)
 				break;
 			continue;

@@ -54,7 +54,7 @@ struct init_ctx {
 	const struct oci_config *config;
 	const struct oci_process *process;
 	int sync_fd;                    /* child's end */
-	int state_dirfd;                /* for the exec fifo; -1 when run waits on sync */
+	int exec_fifo_fd;               /* O_PATH fd of the exec fifo; -1 when run waits on sync */
 	int preserve_fds;
 	bool wait_on_sync;              /* run: SYNC_START instead of the fifo */
 	bool console;                   /* create a pty and send its master */

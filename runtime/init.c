@@ -68,12 +68,15 @@ static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 		struct sync_msg msg;
 		return sync_recv(ctx->sync_fd, SYNC_START, &msg, NULL, err);
 	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", ctx->exec_fifo_fd);
 	int fd;
 	do
-		fd = openat(ctx->state_dirfd, EXEC_FIFO, O_WRONLY | O_CLOEXEC);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
-		return ab_error(err, errno, "open exec fifo");
+		return ab_error(err, errno, "open exec fifo (is /proc mounted in the container?)");
+	close(ctx->exec_fifo_fd);
 	if (write(fd, "0", 1) != 1) {
 		int e = errno;
 		close(fd);
@@ -163,7 +166,7 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return -1;
 
 	/* 8. privileges, fds and seccomp, last */
-	int keep[2] = {ctx->sync_fd, ctx->state_dirfd};
+	int keep[2] = {ctx->sync_fd, ctx->exec_fifo_fd};
 	return process_finish(p, ctx->preserve_fds, keep, 2, ctx->seccomp, ctx->n_seccomp,
 			      ctx->sync_fd, err);
 }
@@ -183,9 +186,14 @@ void init_main(struct init_ctx *ctx)
 	ready = true;
 	if (wait_for_start(ctx, &err) < 0)
 		goto fail;
-	if (ctx->config->hooks.n_hooks[HOOK_START_CONTAINER] &&
-	    hooks_run(&ctx->config->hooks, HOOK_START_CONTAINER, state_json, &err) < 0)
-		goto fail;
+	if (ctx->config->hooks.n_hooks[HOOK_START_CONTAINER]) {
+		/* by now the container is created: say so to its startContainer hooks */
+		char *status = strstr(state_json, "\"status\":\"creating\"");
+		if (status)
+			memcpy(status, "\"status\":\"created\" ", 19);
+		if (hooks_run(&ctx->config->hooks, HOOK_START_CONTAINER, state_json, &err) < 0)
+			goto fail;
+	}
 	execve(exec_path, ctx->process->args, ctx->process->env);
 	ab_error(&err, errno, "exec %s", ctx->process->args[0]);
 fail:

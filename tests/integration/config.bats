@@ -681,6 +681,9 @@ check_new_ns() {
 		elif .type == "ipc" then .path = $i
 		elif .type == "uts" then .path = $u else . end)' \
 		--arg n "/proc/$pid/ns/net" --arg i "/proc/$pid/ns/ipc" --arg u "/proc/$pid/ns/uts"
+	# its own cgroup: deleting this container must not touch a's
+	update_config '.linux.cgroupsPath += "-b"'
+	TEARDOWN_CMDS+=("rmdir /sys/fs/cgroup/*/$CGROUP_NAME-b 2>/dev/null || true")
 	in_container abtest ns
 	assert_success
 	[ "$(ns_of "$stdout" net)" = "$(readlink "/proc/$pid/ns/net")" ]

@@ -27,6 +27,9 @@ PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3 || echo pyt
 
 # The runtime under test, as an absolute path.
 RUNTIME=${RUNTIME:-$REPO_ROOT/agentbox}
+# agentbox's agent policy (floor, firewall) would change what config.json means;
+# the tests of OCI semantics relax it (policy.bats tests it with the defaults).
+AGENT_CONFIG_PERMISSIVE=$REPO_ROOT/tests/data/agent-config/permissive.yaml
 case $RUNTIME in
 /*) ;;
 */*) RUNTIME=$(realpath -m "$RUNTIME") ;;
@@ -103,6 +106,7 @@ ensure_rootfs() {
 # writing into it can never change the cached fixture.
 setup_bundle() {
 	ensure_rootfs
+	agent_policy permissive
 	TEST_DIR=$(mktemp -d "$BATS_RUN_TMPDIR/t.XXXXXX")
 	BUNDLE=$TEST_DIR/bundle
 	ROOT=$TEST_DIR/state
@@ -120,8 +124,18 @@ setup_bundle() {
 		| .linux.cgroupsPath = $cg' --arg cg "$CGROUP_PATH"
 }
 
+# agent_policy permissive|default: which agent policy agentbox runs with (no-op for
+# other runtimes).
+agent_policy() {
+	RUNTIME_ARGS=()
+	if [ "$1" = permissive ] && is_agentbox; then
+		RUNTIME_ARGS=(--config "$AGENT_CONFIG_PERMISSIVE")
+	fi
+}
+
 # setup_state_only: $TEST_DIR and $ROOT, no bundle (CLI-only tests).
 setup_state_only() {
+	RUNTIME_ARGS=()
 	TEST_DIR=$(mktemp -d "$BATS_RUN_TMPDIR/t.XXXXXX")
 	ROOT=$TEST_DIR/state
 	BUNDLE= CGROUP_NAME=
@@ -255,9 +269,9 @@ runtime() {
 	RT_STDOUT=$TEST_DIR/rt.$RT_CALLS.stdout
 	RT_STDERR=$TEST_DIR/rt.$RT_CALLS.stderr
 	status=0
-	timeout -k 5 "$RUNTIME_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@" \
+	timeout -k 5 "$RUNTIME_TIMEOUT" "$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" "$@" \
 		>"$RT_STDOUT" 2>"$RT_STDERR" 3>&- || status=$?
-	_rt_collect "$RUNTIME --root $ROOT $*"
+	_rt_collect "$RUNTIME --root $ROOT ${RUNTIME_ARGS[*]} $*"
 }
 
 # runtime_at DIR ARGS...: like runtime, with DIR as the runtime's cwd.
@@ -268,7 +282,7 @@ runtime_at() {
 	RT_STDOUT=$TEST_DIR/rt.$RT_CALLS.stdout
 	RT_STDERR=$TEST_DIR/rt.$RT_CALLS.stderr
 	status=0
-	(cd "$dir" && exec timeout -k 5 "$RUNTIME_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@" \
+	(cd "$dir" && exec timeout -k 5 "$RUNTIME_TIMEOUT" "$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" "$@" \
 		>"$RT_STDOUT" 2>"$RT_STDERR" 3>&-) || status=$?
 	_rt_collect "(cd $dir) $RUNTIME --root $ROOT $*"
 }
