@@ -1,0 +1,235 @@
+#!/usr/bin/env bats
+# The agent policy with agentbox's built-in defaults: the hardening floor, the stacked
+# seccomp profile and the egress firewall — each refusal, and the config key that
+# relaxes it.
+
+load helpers
+
+setup() {
+	requires root agentbox
+	setup_bundle
+	agent_policy default
+	CT_N=0
+	cp "$REPO_ROOT/tests/helper/prober" "$BUNDLE/rootfs/bin/prober" 2>/dev/null ||
+		{ make -C "$REPO_ROOT" -s tests/helper/prober >&2 && cp "$REPO_ROOT/tests/helper/prober" "$BUNDLE/rootfs/bin/prober"; }
+	CONFIG=$TEST_DIR/agent.yaml
+}
+
+teardown() {
+	teardown_bundle
+}
+
+in_container() {
+	CT_N=$((CT_N + 1))
+	set_args "$@"
+	run_container "ct$CT_N"
+}
+
+# write_config YAML: an agent config for this test, used with --config
+write_config() {
+	printf '%s\n' "$1" >"$CONFIG"
+	RUNTIME_ARGS=(--config "$CONFIG")
+}
+
+@test "floor: a privileged capability is refused, naming the key that relaxes it; nothing left" {
+	update_config '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'floor: privileged containers are refused: process\.capabilities has CAP_SYS_ADMIN.*floor\.allow_capabilities'
+	assert_nothing_left
+}
+
+@test "floor: floor.allow_capabilities lets that capability through" {
+	update_config '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
+	write_config 'floor: {allow_capabilities: [CAP_SYS_ADMIN]}'
+	in_container abtest caps
+	assert_success
+	# CAP_SYS_ADMIN is bit 21
+	local bnd
+	bnd=$(awk '$1 == "CapBnd:" { print $2 }' <<<"$stdout")
+	(((0x$bnd >> 21) & 1))
+}
+
+@test "floor: the host's network namespace is refused; relaxed by the config" {
+	update_config '.linux.namespaces |= map(select(.type != "network"))'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'network namespace'
+	assert_nothing_left
+	write_config 'egress: {enforce: false}
+floor: {refuse_host_network: false}'
+	in_container abtest true
+	assert_success
+}
+
+@test "floor: the host's PID namespace is refused; relaxed by floor.refuse_host_pid" {
+	update_config '.linux.namespaces |= map(select(.type != "pid"))'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line "floor: the host's PID namespace is refused.*floor\.refuse_host_pid"
+	assert_nothing_left
+	write_config 'floor: {refuse_host_pid: false}'
+	in_container abtest true
+	assert_success
+}
+
+@test "floor: a device rule allowing every device is refused" {
+	update_config '.linux.resources.devices += [{allow: true, type: "a", access: "rwm"}]'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'floor: host devices are refused: linux\.resources\.devices\[[0-9]+\].*floor\.refuse_host_devices'
+	assert_nothing_left
+}
+
+@test "floor: a block device in linux.devices is refused" {
+	update_config '.linux.devices = [{path: "/dev/xvda", type: "b", major: 202, minor: 0}]'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'floor: host devices are refused: linux\.devices\[0\] is the block device /dev/xvda'
+}
+
+@test "floor: noNewPrivileges is forced; floor.force_no_new_privileges: false leaves it as written" {
+	update_config '.process.noNewPrivileges = false'
+	in_container abtest caps
+	assert_success
+	[ "$(awk '$1 == "NoNewPrivs:" { print $2 }' <<<"$stdout")" = 1 ]
+	write_config 'floor: {force_no_new_privileges: false}'
+	in_container abtest caps
+	assert_success
+	[ "$(awk '$1 == "NoNewPrivs:" { print $2 }' <<<"$stdout")" = 0 ]
+}
+
+@test "floor: extra masked paths hide /proc/kallsyms; masked_paths: [] does not" {
+	in_container sh -c 'wc -c </proc/kallsyms'
+	assert_success
+	[ "$stdout" -eq 0 ]
+	write_config 'floor: {masked_paths: []}'
+	in_container sh -c 'wc -c </proc/kallsyms'
+	assert_success
+	[ "$stdout" -gt 0 ]
+}
+
+@test "config: an unknown key is an error with file, line and column; nothing left" {
+	write_config 'floor:
+  refuse_privileged: true
+  refuse_everything: true'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line "agent\.yaml:3:3: floor\.refuse_everything: unknown field"
+	assert_nothing_left
+}
+
+@test "config: a wrong type is an error naming the key" {
+	write_config 'egress: {enforce: maybe}'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'agent\.yaml:1:.*egress\.enforce'
+}
+
+@test "config: --config FILE that does not exist is an error" {
+	RUNTIME_ARGS=(--config "$TEST_DIR/nope.yaml")
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'nope\.yaml'
+	assert_nothing_left
+}
+
+@test "seccomp: the agent profile is stacked by default; --seccomp-profile none removes it" {
+	in_container prober io_uring_setup
+	assert_success
+	[ "$stdout" = "io_uring_setup errno=1 (EPERM)" ]
+	RUNTIME_ARGS=(--seccomp-profile none)
+	in_container prober io_uring_setup
+	assert_success
+	[[ "$stdout" == "io_uring_setup errno=14 (EFAULT)" ]]
+}
+
+@test "seccomp: the engine's own profile still applies under the agent profile (stricter wins)" {
+	update_config '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
+		syscalls: [{names: ["getpid"], action: "SCMP_ACT_ERRNO", errnoRet: 13}]}'
+	in_container prober getpid io_uring_setup
+	assert_success
+	[ "${lines[0]}" = "getpid errno=13 (EACCES)" ]
+	[ "${lines[1]}" = "io_uring_setup errno=1 (EPERM)" ]
+}
+
+@test "seccomp: an annotation may not weaken the profile, and says how to" {
+	update_config '.annotations["agentbox.seccomp.profile"] = "none"'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'agentbox\.seccomp\.profile=none would weaken.*--seccomp-profile'
+	assert_nothing_left
+}
+
+@test "egress: by default a container gets the firewall table and a DNS sentry, gone after delete" {
+	set_args abtest pause ready
+	run_container eg --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local pid sentry
+	pid=$(state_field eg .pid)
+	sentry=$(jq -r .sentryPid "$ROOT/eg/state.json")
+	[ "$sentry" -gt 0 ]
+	kill -0 "$sentry"
+	nsenter -t "$pid" -n nft list table inet agentbox >"$TEST_DIR/rules"
+	grep -q 'policy drop' "$TEST_DIR/rules"
+	# the container cannot change its rules: no CAP_NET_ADMIN, no CAP_NET_RAW
+	runtime exec eg abtest caps
+	local eff
+	eff=$(awk '$1 == "CapEff:" { print $2 }' <<<"$stdout")
+	(((0x$eff >> 12) & 1 == 0)) && (((0x$eff >> 13) & 1 == 0))
+	runtime delete --force eg
+	assert_success
+	# gone, or a zombie of a parent that does not reap: no longer running either way
+	local st
+	st=$(awk '{ print $3 }' "/proc/$sentry/stat" 2>/dev/null || true)
+	[ -z "$st" ] || [ "$st" = Z ]
+}
+
+@test "egress: an annotation may only narrow the allowlist" {
+	update_config '.annotations["agentbox.egress.allow"] = "example.com"'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'annotation agentbox\.egress\.allow: entry "example\.com" is not within the runtime.s allowlist'
+	assert_nothing_left
+	RUNTIME_ARGS=(--egress-allow "example.com,other.example")
+	set_args abtest pause
+	run_container narrow --detach
+	assert_success
+	[ "$(jq -r .egressPolicy "$ROOT/narrow/state.json")" = "allow=example.com;deny=" ]
+}
+
+@test "egress: a malformed entry names the entry and its source; nothing left" {
+	RUNTIME_ARGS=(--egress-allow "example.com:70000")
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line '--egress-allow.*example\.com:70000'
+	assert_nothing_left
+}
+
+@test "egress log: a refused connection is recorded and shown" {
+	set_args abtest pause ready
+	run_container eg --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local pid
+	pid=$(state_field eg .pid)
+	# a veth pair inside the container's netns: the packet has a route, meets the
+	# firewall, and could never leave the netns anyway
+	nsenter -t "$pid" -n ip link add abv0 type veth peer name abv1
+	nsenter -t "$pid" -n ip addr add 198.18.77.1/24 dev abv0
+	nsenter -t "$pid" -n ip link set abv0 up
+	nsenter -t "$pid" -n ip link set abv1 up
+	runtime exec eg sh -c 'nc -w 1 198.18.77.9 8080 </dev/null; echo rc=$?'
+	[[ "$stdout" == *"rc=1"* ]]
+	local i
+	for ((i = 0; i < 50; i++)); do
+		runtime egress log --json eg
+		[[ "$stdout" == *198.18.77.9* ]] && break
+		sleep 0.1
+	done
+	jq -e 'select(.dst == "198.18.77.9") | select(.port == 8080) | select(.proto == "tcp")' <<<"$stdout" >/dev/null
+	runtime egress log eg
+	assert_success
+	[[ "$stdout" == *"198.18.77.9:8080"* ]]
+}
