@@ -122,29 +122,6 @@ fd_numbers() {
 
 # ---------------------------------------------------------------- terminals
 
-# start_recvtty [INPUT]: the console socket receiver in the background.
-start_recvtty() {
-	CONSOLE_SOCKET=$TEST_DIR/tty.sock
-	TTY_OUT=$TEST_DIR/tty.out
-	local input=()
-	[ $# -eq 0 ] || input=(--input "$1")
-	"$PYTHON" "$INTEGRATION_ROOT/recvtty.py" "${input[@]}" --timeout 20 \
-		"$CONSOLE_SOCKET" "$TTY_OUT" </dev/null >"$TEST_DIR/recvtty.log" 2>&1 3>&- &
-	RECVTTY_PID=$!
-	defer kill "$RECVTTY_PID"
-	local i
-	for ((i = 0; i < 250; i++)); do
-		[ -S "$CONSOLE_SOCKET" ] && return 0
-		sleep 0.02
-	done
-	fail "recvtty did not start: $(cat "$TEST_DIR/recvtty.log")"
-}
-
-# tty_output: what the receiver read from the master, without \r
-tty_output() {
-	tr -d '\r' <"$TTY_OUT"
-}
-
 @test "terminal: --console-socket gets one message with the pty master (SCM_RIGHTS)" {
 	requires tty
 	update_config '.process.terminal = true'
