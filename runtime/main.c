@@ -42,7 +42,7 @@ static const struct command commands[] = {
 	{"ps", cmd_ps, "list the processes of a container", "agentbox ps [--format table|json] ID [PS_ARGS...]"},
 	{"events", cmd_events, "print container statistics and events as JSON lines",
 	 "agentbox events [--stats] [--interval DURATION] ID"},
-	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box)", "agentbox kit build KIT -o BUNDLE | agentbox kit run [--allow ENTRY]... [--workspace DIR] [-t] [KIT] [-- COMMAND...] | agentbox kit show [KIT]"},
+	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box)", "agentbox kit build KIT -o BUNDLE | agentbox kit run [--allow ENTRY]... [--workspace DIR] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT]"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused",
 	 "agentbox egress log [--json] [--follow] ID"},
 };
