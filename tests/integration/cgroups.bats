@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# cgroups through the CLI: resources at create, pause/resume, update, ps, events,
+# kill --all, --cgroup-manager disabled and systemd-style paths. Every value
+# written is read back from the host's cgroup files.
+
+load helpers
+
+setup() {
+	requires root cgroups_v1
+	setup_bundle
+	set_args abtest pause ready
+}
+
+teardown() {
+	teardown_bundle
+}
+
+cg() { # cg CONTROLLER FILE: the container's cgroup file on the host
+	cat "/sys/fs/cgroup/$1$CGROUP_PATH/$2"
+}
+
+start_running() {
+	run_container ct --detach "$@"
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+}
+
+@test "resources at create: memory, cpu and pids are written and read back" {
+	update_config '.linux.resources.memory = {limit: 67108864, reservation: 33554432}
+		| .linux.resources.cpu = {shares: 512, quota: 50000, period: 100000}
+		| .linux.resources.pids = {limit: 77}'
+	start_running
+	[ "$(cg memory memory.limit_in_bytes)" = 67108864 ]
+	[ "$(cg memory memory.soft_limit_in_bytes)" = 33554432 ]
+	[ "$(cg cpu cpu.shares)" = 512 ]
+	[ "$(cg cpu cpu.cfs_quota_us)" = 50000 ]
+	[ "$(cg cpu cpu.cfs_period_us)" = 100000 ]
+	[ "$(cg pids pids.max)" = 77 ]
+	# the init is in every hierarchy's cgroup
+	local pid
+	pid=$(state_field ct .pid)
+	grep -q ":memory:$CGROUP_PATH\$" "/proc/$pid/cgroup"
+	grep -q ":pids:$CGROUP_PATH\$" "/proc/$pid/cgroup"
+}
+
+@test "pause and resume: frozen, state paused, then running again" {
+	start_running
+	runtime pause ct
+	assert_success
+	[ "$(state_field ct .status)" = paused ]
+	[ "$(cg freezer freezer.state)" = FROZEN ]
+	runtime pause ct
+	assert_failure 1
+	assert_one_error_line 'already paused'
+	runtime resume ct
+	assert_success
+	[ "$(state_field ct .status)" = running ]
+	[ "$(cg freezer freezer.state)" = THAWED ]
+	runtime resume ct
+	assert_failure 1
+	assert_one_error_line 'not paused'
+}
+
+@test "pause of a stopped container: 'container not running'" {
+	set_args abtest true
+	run_container ct --detach
+	wait_for_status ct stopped
+	runtime pause ct
+	assert_failure 1
+	assert_one_error_line 'container not running'
+}
+
+@test "delete --force of a paused container leaves nothing" {
+	start_running
+	runtime pause ct
+	assert_success
+	runtime delete --force ct
+	assert_success
+	assert_nothing_left
+}
+
+@test "update flags: --memory, --pids-limit, --cpu-quota, --cpu-share are read back" {
+	start_running
+	runtime update --memory 64m --pids-limit 33 --cpu-quota 20000 --cpu-period 100000 --cpu-share 256 ct
+	assert_success
+	[ "$(cg memory memory.limit_in_bytes)" = 67108864 ]
+	[ "$(cg pids pids.max)" = 33 ]
+	[ "$(cg cpu cpu.cfs_quota_us)" = 20000 ]
+	[ "$(cg cpu cpu.shares)" = 256 ]
+}
+
+@test "update --resources - (stdin, as containerd sends it) and --resources FILE (podman)" {
+	start_running
+	runtime update --resources - ct <<<'{"pids": {"limit": 55}, "memory": {"limit": 100663296}}'
+	assert_success
+	[ "$(cg pids pids.max)" = 55 ]
+	[ "$(cg memory memory.limit_in_bytes)" = 100663296 ]
+	echo '{"pids": {"limit": 66}}' >"$TEST_DIR/res.json"
+	runtime update --resources="$TEST_DIR/res.json" ct
+	assert_success
+	[ "$(cg pids pids.max)" = 66 ]
+}
+
+@test "update with the engines' real payloads" {
+	local f
+	[ -d "$SHARED_DIR/engine-fixtures" ] || skip "no engine fixtures at $SHARED_DIR"
+	start_running
+	for f in "$SHARED_DIR"/engine-fixtures/*-update-resources.json; do
+		runtime update --resources "$f" ct
+		assert_success
+	done
+}
+
+@test "update with a negative limit or malformed JSON: clear error, nothing changed" {
+	start_running
+	runtime update --pids-limit 40 ct
+	assert_success
+	runtime update --memory -5 ct
+	assert_failure 1
+	assert_one_error_line '--memory.*-5'
+	runtime update --resources - ct <<<'{"pids": {"limit": "many"}}'
+	assert_failure 1
+	assert_one_error_line 'pids\.limit'
+	runtime update --resources - ct <<<'{"pids": {'
+	assert_failure 1
+	assert_one_error_line 'invalid JSON'
+	[ "$(cg pids pids.max)" = 40 ]
+}
+
+@test "update of a stopped container: 'container not running'" {
+	set_args abtest true
+	run_container ct --detach
+	wait_for_status ct stopped
+	runtime update --pids-limit 10 ct
+	assert_failure 1
+	assert_one_error_line 'container not running'
+}
+
+@test "ps --format json lists the host pids of every process; ps table has the PID column" {
+	set_args sh -c 'abtest sleep 30 & echo ready; wait'
+	start_running
+	local pid
+	pid=$(state_field ct .pid)
+	runtime ps --format json ct
+	assert_success
+	jq -e --argjson p "$pid" 'index($p) != null and length == 2' <<<"$stdout" >/dev/null ||
+		fail "ps json: $stdout"
+	runtime ps ct
+	assert_success
+	[[ "${lines[0]}" == *PID* ]]
+	grep -qE "^[^ ]+ +$pid " <<<"$stdout"
+}
+
+@test "events --stats: one JSON line with memory and pids" {
+	update_config '.linux.resources.memory = {limit: 67108864}'
+	start_running
+	runtime events --stats ct
+	assert_success
+	jq -e '.type == "stats" and .id == "ct"' <<<"$stdout" >/dev/null
+	[ "$(jq -r .data.memory.usage.limit <<<"$stdout")" = 67108864 ]
+	[ "$(jq -r .data.pids.current <<<"$stdout")" -ge 1 ]
+}
+
+@test "events --interval streams stats until the container stops" {
+	start_running
+	("$RUNTIME" --root "$ROOT" events --interval 100ms ct >"$TEST_DIR/events" 2>&1 3>&-) &
+	local ev=$!
+	sleep 0.5
+	runtime kill ct KILL
+	wait "$ev"
+	[ "$(grep -c '"type":"stats"' "$TEST_DIR/events")" -ge 2 ]
+}
+
+@test "--cgroup-manager disabled: no cgroup is made, the container runs, ps knows the init" {
+	RUNTIME_ARGS+=(--cgroup-manager disabled)
+	start_running
+	! ls -d /sys/fs/cgroup/*"$CGROUP_PATH" 2>/dev/null
+	runtime ps --format json ct
+	assert_success
+	[ "$(jq length <<<"$stdout")" = 1 ]
+	runtime pause ct
+	assert_failure 1
+	assert_one_error_line 'no cgroup'
+}
+
+@test "--systemd-cgroup: slice:prefix:name becomes a cgroupfs path without systemd" {
+	update_config '.linux.cgroupsPath = "abtest.slice:abx:'"$CGROUP_NAME"'"'
+	RUNTIME_ARGS+=(--systemd-cgroup)
+	start_running
+	local pid
+	pid=$(state_field ct .pid)
+	grep -q ":pids:/abtest.slice/abx-$CGROUP_NAME.scope\$" "/proc/$pid/cgroup"
+	runtime delete --force ct
+	assert_success
+	[ ! -e "/sys/fs/cgroup/pids/abtest.slice/abx-$CGROUP_NAME.scope" ]
+	rmdir /sys/fs/cgroup/*/abtest.slice 2>/dev/null || true
+}
+
+@test "the cgroup is removed on delete after an OOM kill" {
+	update_config '.linux.resources.memory = {limit: 8388608, swap: 8388608}'
+	set_args sh -c 'echo ready; x=$(head -c 64000000 /dev/zero | tr "\0" a); echo survived'
+	run_container ct --detach
+	assert_success
+	wait_for_status ct stopped 20
+	runtime delete ct
+	assert_success
+	assert_nothing_left
+}
