@@ -52,16 +52,11 @@ use_fixture() {
 
 # Bind sources that do not exist here become test files (or dirs).
 replace_bind_sources() {
-	local n i dest src new
-	n=$(jq '.mounts | length' "$BUNDLE/config.json")
-	for ((i = 0; i < n; i++)); do
-		dest=$(jq -r ".mounts[$i].destination" "$BUNDLE/config.json")
-		src=$(jq -r ".mounts[$i].source // empty" "$BUNDLE/config.json")
-		jq -e ".mounts[$i] | .type == \"bind\" or ((.options // []) | index(\"bind\") or index(\"rbind\"))" \
-			"$BUNDLE/config.json" >/dev/null || continue
+	local i dest src new filter=. args=()
+	mkdir -p "$TEST_DIR/binds"
+	while IFS=$'\t' read -r i dest src; do
 		[ -n "$src" ] && [ -e "$src" ] && continue
 		new=$TEST_DIR/binds/$i$(basename "$dest")
-		mkdir -p "$TEST_DIR/binds"
 		case $dest in
 		*/shm | */cache | */data) mkdir -p "$new" ;;
 		*/docker-init | */init) cp "$ABTEST" "$new" ;;
@@ -70,8 +65,12 @@ replace_bind_sources() {
 		*/hosts) echo "127.0.0.1 localhost" >"$new" ;;
 		*) : >"$new" ;;
 		esac
-		update_config ".mounts[$i].source = \$s" --arg s "$new"
-	done
+		filter+=" | .mounts[$i].source = \$s$i"
+		args+=(--arg "s$i" "$new")
+	done < <(jq -r '.mounts | to_entries[]
+		| select(.value.type == "bind" or ((.value.options // []) | index("bind") or index("rbind")))
+		| [.key, .value.destination, (.value.source // "")] | @tsv' "$BUNDLE/config.json")
+	update_config "$filter" "${args[@]}"
 }
 
 remove_parent_cgroups() {
