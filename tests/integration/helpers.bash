@@ -380,10 +380,16 @@ fail() {
 }
 
 # is_agentbox: the runtime under test is agentbox (not runc or another).
+# (asked once per bats run: every test is its own process)
 is_agentbox() {
 	if [ -z "${RUNTIME_NAME:-}" ]; then
-		RUNTIME_NAME=$("$RUNTIME" --version 2>/dev/null 3>&- | awk 'NR == 1 { print $1 }') || true
-		RUNTIME_NAME=${RUNTIME_NAME:-unknown}
+		local cache=$BATS_RUN_TMPDIR/runtime-name.$(printf '%s' "$RUNTIME" | cksum | cut -d' ' -f1)
+		RUNTIME_NAME=$(cat "$cache" 2>/dev/null) || true
+		if [ -z "$RUNTIME_NAME" ]; then
+			RUNTIME_NAME=$("$RUNTIME" --version 2>/dev/null 3>&- | awk 'NR == 1 { print $1 }') || true
+			RUNTIME_NAME=${RUNTIME_NAME:-unknown}
+			[ "$RUNTIME_NAME" = unknown ] || echo "$RUNTIME_NAME" >"$cache"
+		fi
 	fi
 	[ "$RUNTIME_NAME" = agentbox ]
 }
