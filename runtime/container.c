@@ -879,6 +879,39 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 	return 0;
 }
 
+/* What the box tried to reach and was refused, before its state goes away: one
+ * line per attempt on stderr, so a user sees it without asking. */
+static void report_refused_egress(const char *root, const char *id)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s/%s", root, id, EGRESS_LOG);
+	/* the sentry writes its last records as the init exits: give it a moment */
+	struct timespec ts = {0, 50 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char line[4096];
+	int n = 0;
+	while (fgets(line, sizeof line, f)) {
+		yajl_val v;
+		struct ab_err e;
+		if (json_parse(line, "egress log", &v, &e) < 0)
+			continue;
+		yajl_val dst = json_get(v, "dst"), port = json_get(v, "port"), proto = json_get(v, "proto"),
+			 name = json_get(v, "name");
+		if (n++ == 0)
+			fprintf(stderr, "agentbox: egress refused for \"%s\" (agentbox-egress(7)):\n", id);
+		char where[300] = "";
+		if (YAJL_IS_STRING(dst))
+			snprintf(where, sizeof where, YAJL_IS_INTEGER(port) ? "%s:%lld" : "%s", YAJL_GET_STRING(dst),
+				 YAJL_IS_INTEGER(port) ? YAJL_GET_INTEGER(port) : 0LL);
+		fprintf(stderr, "  %s %s%s%s\n", YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?", where,
+			YAJL_IS_STRING(name) ? " name " : "", YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "");
+		json_free(v);
+	}
+}
+
 int container_run(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
 {
 	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
@@ -918,6 +951,8 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 	r = forward_until_exit(&cc, &status, err);
 	if (r < 0)
 		goto fail;
+	if (o->report_egress)
+		report_refused_egress(g->root, o->id);
 	if (!o->keep) {
 		struct ab_err e;
 		if (destroy(g, &cc.st, &e) < 0)

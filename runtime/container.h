@@ -41,6 +41,7 @@ struct create_opts {
 	int (*on_created)(pid_t init_pid, void *data, struct ab_err *err);
 	void *on_created_data;
 	int timeout_ms;                 /* run only: SIGKILL the container after this, 0 = none */
+	bool report_egress;             /* run only: print refused egress to stderr at the end */
 	/* Use this parsed config instead of loading BUNDLE/config.json (kit run: a config
 	 * holding credentials that must never be on disk). Taken: create/run free it. */
 	struct oci_config *config;
