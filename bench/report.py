@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""report.py WORK OUT — turn bench/run.sh's raw figures into a table.
+
+Reads WORK/raw.jsonl (one line per timed step, from abbench), WORK/extra.jsonl
+(meta data, sentry and density figures) and WORK/load*; writes OUT/latest.json
+(everything, raw figures included) and OUT/latest.md (the tables), and prints
+the tables.
+"""
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+MiB = 1024 * 1024
+
+SECTION_TITLES = {
+    "run": "run /bin/true (create+start+wait+delete, one command)",
+    "lifecycle": "create / start / delete, separately",
+    "exec": "exec /bin/true into a running container",
+    "docker": "docker run --rm IMAGE /bin/true (end to end)",
+}
+CASE_ORDER = ["agentbox", "agentbox-agent", "agentbox-plain", "runc", "crun", "floor"]
+CASE_NOTES = {
+    "agentbox": "defaults: agent seccomp profile, default-deny egress + DNS sentry",
+    "agentbox-agent": "--seccomp-profile agent --egress-allow <20 entries>",
+    "agentbox-plain": "--seccomp-profile none --egress-allow all",
+    "floor": "bench/floor.c: unshare 6 ns + fork + mount proc + chroot + exec",
+}
+
+
+def load(work):
+    raw = []
+    p = os.path.join(work, "raw.jsonl")
+    if os.path.exists(p):
+        with open(p) as f:
+            raw = [json.loads(l) for l in f if l.strip()]
+    extra = {}
+    with open(os.path.join(work, "extra.jsonl")) as f:
+        for l in f:
+            if l.strip():
+                extra.update(json.loads(l))
+    return raw, extra
+
+
+def load_note(work):
+    out = {}
+    for name in ("load-start", "load-end"):
+        p = os.path.join(work, name)
+        if os.path.exists(p):
+            out[name.replace("-", "_")] = open(p).read().split()[:3]
+    samples, busy_t, busy_b = [], 0, 0
+    p = os.path.join(work, "load")
+    if os.path.exists(p):
+        for l in open(p):
+            f = l.split()
+            if len(f) < 8:
+                continue
+            samples.append(float(f[0]))
+            t0, i0, t1, i1 = map(float, f[4:8])
+            busy_t += t1 - t0
+            busy_b += (t1 - t0) - (i1 - i0)
+    if samples:
+        out["loadavg1_mean"] = round(statistics.mean(samples), 2)
+        out["loadavg1_max"] = max(samples)
+        out["loadavg1_min"] = min(samples)
+    if busy_t:
+        out["cpu_busy_pct"] = round(100 * busy_b / busy_t, 1)
+    return out
+
+
+def summarize(raw):
+    groups = defaultdict(list)
+    for r in raw:
+        groups[(r["section"], r["label"], r["case"])].append(r)
+    summ = {}
+    for key, rows in groups.items():
+        ok = [r for r in rows if r["status"] == 0]
+        s = {"n": len(ok), "failed": len(rows) - len(ok)}
+        if ok:
+            ms = [r["ns"] / 1e6 for r in ok]
+            cpu = [(r["utime_us"] + r["stime_us"]) / 1e3 for r in ok]
+            rss = [r["maxrss_kb"] for r in ok]
+            s.update(median_ms=statistics.median(ms), min_ms=min(ms), max_ms=max(ms),
+                     total_ms=sum(ms), cpu_median_ms=statistics.median(cpu),
+                     maxrss_median_kb=statistics.median(rss), maxrss_max_kb=max(rss))
+        summ[key] = s
+    return summ
+
+
+def paired_diff(raw, section, label, a, b):
+    """median over rounds of (a - b) in ms, rounds where both succeeded"""
+    by = defaultdict(dict)
+    for r in raw:
+        if r["section"] == section and r["label"] == label and r["status"] == 0:
+            by[r["round"]][r["case"]] = r
+    d = [(v[a]["ns"] - v[b]["ns"]) / 1e6 for v in by.values() if a in v and b in v]
+    c = [((v[a]["utime_us"] + v[a]["stime_us"]) - (v[b]["utime_us"] + v[b]["stime_us"])) / 1e3
+         for v in by.values() if a in v and b in v]
+    if not d:
+        return None
+    return {"wall_ms": statistics.median(d), "cpu_ms": statistics.median(c), "n": len(d)}
+
+
+def fmt(x, nd=1):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def main():
+    work, out = sys.argv[1], sys.argv[2]
+    raw, extra = load(work)
+    meta = extra.get("meta", {})
+    ld = load_note(work)
+    summ = summarize(raw)
+    lines = []
+    P = lines.append
+
+    P(f"# agentbox benchmark — {meta.get('date', '?')}")
+    P("")
+    P(f"- machine: {meta.get('host')} — {meta.get('ncpu')} CPU ({meta.get('cpu')}), "
+      f"{meta.get('mem_bytes', 0) / 2**30:.1f} GiB, kernel {meta.get('kernel')}")
+    P(f"- runtimes: {meta.get('agentbox', '').strip()} (git {meta.get('git')}); {meta.get('runc')}; "
+      f"{meta.get('crun') or 'crun: not run'}")
+    P(f"- mode: {meta.get('mode')}, {meta.get('rounds')} rounds (+{meta.get('warmup')} warm-up), "
+      f"runtimes alternated round by round (order rotated), one busybox-static bundle; "
+      f"{extra.get('cgroup_layout', 'host cgroup layout')}; runtime state roots on "
+      f"{'a tmpfs (like /run on most hosts)' if meta.get('state_fs', 'tmpfs') == 'tmpfs' else 'disk (ext4)'}")
+    P(f"- load: loadavg at start {' '.join(ld.get('load_start', []))}, at end {' '.join(ld.get('load_end', []))}; "
+      f"1-min loadavg over the run {ld.get('loadavg1_min', '?')}–{ld.get('loadavg1_max', '?')} "
+      f"(mean {ld.get('loadavg1_mean', '?')}); CPU busy {ld.get('cpu_busy_pct', '?')}% of "
+      f"{meta.get('ncpu')} cores (this benchmark included); run time {extra.get('elapsed_s', '?')} s")
+    P("")
+    P("Wall times in ms (median [min–max]); cpu = median user+sys of the runtime process and the "
+      "children it reaped; RSS = peak (wait4 ru_maxrss); ratio = agentbox median / this median "
+      "(< 1: agentbox faster).")
+    P("")
+    P("| measurement | case | n | median | min–max | cpu | peak RSS | agentbox/this wall | agentbox/this cpu |")
+    P("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    order = {"run": 0, "lifecycle": 1, "exec": 2, "docker": 3}
+    labels = sorted({(k[0], k[1]) for k in summ if not k[0].startswith("density")},
+                    key=lambda x: (order.get(x[0], 9), ["run", "create", "start", "delete", "exec",
+                                                         "docker-run"].index(x[1]) if x[1] in
+                                   ["run", "create", "start", "delete", "exec", "docker-run"] else 9))
+    for sec, lab in labels:
+        ref = summ.get((sec, lab, "agentbox"), {})
+        cases = sorted([k[2] for k in summ if k[0] == sec and k[1] == lab],
+                       key=lambda c: CASE_ORDER.index(c) if c in CASE_ORDER else 99)
+        for c in cases:
+            s = summ[(sec, lab, c)]
+            name = lab if sec != "lifecycle" else lab
+            if sec == "docker":
+                name = "docker run --rm"
+            if s["n"] == 0:
+                P(f"| {name} | {c} | 0 ({s['failed']} failed) | | | | | | |")
+                continue
+            rw = ref.get("median_ms") / s["median_ms"] if ref.get("median_ms") else None
+            rc = ref.get("cpu_median_ms") / s["cpu_median_ms"] if ref.get("cpu_median_ms") and s["cpu_median_ms"] else None
+            fail = f" ({s['failed']} failed)" if s["failed"] else ""
+            rss = f"{s['maxrss_max_kb'] / 1024:.1f} MiB"
+            cpu = fmt(s['cpu_median_ms'])
+            if sec == "docker":  # the docker CLI's own figures: not the runtime's
+                cpu, rss, rc = "-", "-", None
+            P(f"| {name} | {c} | {s['n']}{fail} | {fmt(s['median_ms'])} | {fmt(s['min_ms'])}–{fmt(s['max_ms'])} | "
+              f"{cpu} | {rss} | {fmt(rw, 2)} | {fmt(rc, 2)} |")
+    P("")
+    P("Cases: " + "; ".join(f"`{k}` = {v}" for k, v in CASE_NOTES.items()) + ".")
+    P("")
+
+    # ---- memory and density
+    dens = {}
+    P("## Memory")
+    P("")
+    for c in ("agentbox", "agentbox-agent"):
+        s = extra.get(f"sentry_{c}")
+        if s:
+            P(f"- DNS sentry of a running `{c}` container: VmRSS {s['vmrss_kb']} KiB (anon {s.get('rss_anon_kb')}, "
+              f"file {s.get('rss_file_kb')}), VmHWM {s['vmhwm_kb']} KiB, PSS {s.get('pss_kb')} KiB"
+              + "".join(f"; its helper process {h['pid']}: VmRSS {h['vmrss_kb']} KiB (anon {h['rss_anon_kb']}), "
+                        f"PSS {h['pss_kb']} KiB" for h in s.get("helpers", [])))
+    for c in ("agentbox", "runc"):
+        d = extra.get(f"density_{c}")
+        if not d:
+            continue
+        n = d["n"]
+        run_s = summ.get((f"density-{c}", "run-d", c), {})
+        del_s = summ.get((f"density-{c}", "delete", c), {})
+        def m(v):  # older files: a number; now {"median","min","max"}
+            return v if isinstance(v, dict) else {"median": v, "min": v, "max": v}
+        b, a, ad = m(d["mem_used_before"]), m(d["mem_used_after"]), m(d["mem_used_after_delete"])
+        delta = a["median"] - b["median"]
+        # what other work on the machine moved "used" by within one 2-s sampling
+        noise = max(b["max"] - b["min"], a["max"] - a["min"], ad["max"] - ad["min"])
+        per = delta / n
+        # the container's own process: its private (anonymous) memory — its file
+        # pages are busybox's, shared by all and counted as cache, not as used
+        init_avg = d["init_anon_kb_sum"] * 1024 / d["inits"] if d["inits"] else 0
+        init_rss_avg = d["init_rss_kb_sum"] * 1024 / d["inits"] if d["inits"] else 0
+        overhead = per - init_avg
+        dens[c] = {"n": n, "running": d.get("running", 0), "run_total_s": run_s.get("total_ms", 0) / 1e3,
+                   "run_median_ms": run_s.get("median_ms"), "delete_total_s": del_s.get("total_ms", 0) / 1e3,
+                   "delete_median_ms": del_s.get("median_ms"), "mem_delta_bytes": delta,
+                   "mem_per_container_bytes": per, "init_anon_avg_bytes": init_avg,
+                   "init_rss_avg_bytes": init_rss_avg,
+                   "sentry_pss_sum_bytes": d.get("sentry_pss_kb_sum", 0) * 1024,
+                   "overhead_beyond_process_bytes": overhead,
+                   "sentry_rss_sum_bytes": d["sentry_rss_kb_sum"] * 1024, "sentries": d["sentries"],
+                   "sentry_procs": d.get("sentry_procs", d["sentries"]),
+                   "mem_released_bytes": a["median"] - ad["median"], "mem_noise_bytes": noise,
+                   "below_noise": abs(delta) < 2 * noise,
+                   "failed": run_s.get("failed", 0) + del_s.get("failed", 0)}
+        x = dens[c]
+        P(f"- density, {c}: {n} `sleep` containers with `run -d`, one after another: "
+          f"{x['run_total_s']:.1f} s (median {fmt(x['run_median_ms'])} ms each), {x['running']} listed running; "
+          f"memory in use (free -b) {delta / MiB:+.1f} MiB (noise ±{noise / MiB:.1f} MiB"
+          f"{', below 2× noise: not meaningful' if abs(delta) < 2 * noise else ''}) = {per / MiB:.2f} MiB per container, of which its own "
+          f"process {init_avg / MiB:.2f} MiB (RssAnon; VmRSS {init_rss_avg / MiB:.2f}) → overhead "
+          f"{overhead / MiB:.2f} MiB per container; sentries {x['sentries']} ({x['sentry_procs']} processes "
+          f"with their helpers), RSS sum {x['sentry_rss_sum_bytes'] / MiB:.1f} MiB, PSS sum "
+          f"{x['sentry_pss_sum_bytes'] / MiB:.1f} MiB ({x['sentry_pss_sum_bytes'] / max(x['sentries'], 1) / MiB:.2f} "
+          f"MiB per container); "
+          f"delete --force of all: {x['delete_total_s']:.1f} s (median {fmt(x['delete_median_ms'])} ms each), "
+          f"{x['mem_released_bytes'] / MiB:.1f} MiB released"
+          + (f"; {x['failed']} failed steps" if x["failed"] else ""))
+    if "docker_skip" in extra:
+        P(f"- docker: skipped ({extra['docker_skip']})")
+    P("")
+
+    # ---- targets
+    def med(sec, lab, c):
+        return summ.get((sec, lab, c), {}).get("median_ms")
+
+    targets = []
+
+    def ratio_target(name, a, b, limit):
+        if a is None or b is None:
+            targets.append((name, "not measured", f"≤ {limit}×", "n/a"))
+            return
+        r = a / b
+        targets.append((name, f"{r:.2f}× ({a:.1f} / {b:.1f} ms)", f"≤ {limit}×", "PASS" if r <= limit else "FAIL"))
+
+    ab_run = med("run", "run", "agentbox")
+    ratio_target("run median vs floor", ab_run, med("run", "run", "floor"), 1.5)
+    ratio_target("run median vs crun", ab_run, med("run", "run", "crun"), 0.5)
+    ratio_target("run median vs runc", ab_run, med("run", "run", "runc"), 0.2)
+    d = paired_diff(raw, "run", "run", "agentbox-agent", "agentbox-plain")
+    if d:
+        targets.append(("agent features (20 entries) add to run", f"{d['wall_ms']:+.1f} ms wall, "
+                        f"{d['cpu_ms']:+.1f} ms cpu (median of per-round differences)", "≤ 1 ms",
+                        "PASS" if d["wall_ms"] <= 1 else "FAIL"))
+    else:
+        targets.append(("agent features (20 entries) add to run", "not measured", "≤ 1 ms", "n/a"))
+    ratio_target("exec median vs runc", med("exec", "exec", "agentbox"), med("exec", "exec", "runc"), 0.5)
+    s = summ.get(("run", "run", "agentbox"), {})
+    if s.get("maxrss_max_kb"):
+        v = s["maxrss_max_kb"] / 1024
+        targets.append(("runtime peak RSS during run", f"{v:.2f} MiB (median {s['maxrss_median_kb'] / 1024:.2f})",
+                        "< 4 MiB", "PASS" if v < 4 else "FAIL"))
+    sn = extra.get("sentry_agentbox")
+    if sn:
+        v = sn["vmrss_kb"] / 1024
+        hv = sum(h["vmrss_kb"] for h in sn.get("helpers", [])) / 1024
+        extra_h = f"; + helper {hv:.2f} MiB" if sn.get("helpers") else ""
+        targets.append(("DNS sentry RSS", f"{v:.2f} MiB (VmHWM {sn['vmhwm_kb'] / 1024:.2f}{extra_h})", "< 1 MiB",
+                        "PASS" if v + hv < 1 else "FAIL"))
+    if "agentbox" in dens:
+        x = dens["agentbox"]
+        v = x["overhead_beyond_process_bytes"] / MiB
+        name = f"{x['n']} containers: overhead per container beyond its process"
+        if x["below_noise"]:
+            targets.append((name, f"{v:.2f} MiB ± {x['mem_noise_bytes'] / x['n'] / MiB:.2f} (below noise)",
+                            "< 1 MiB", "n/a"))
+        else:
+            targets.append((name, f"{v:.2f} MiB ± {x['mem_noise_bytes'] / x['n'] / MiB:.2f} "
+                            f"(sentry PSS {x['sentry_pss_sum_bytes'] / max(x['sentries'], 1) / MiB:.2f} of it)",
+                            "< 1 MiB", "PASS" if v < 1 else "FAIL"))
+    P("## Targets (reported, not asserted)")
+    P("")
+    P("| target | measured | limit | result |")
+    P("| --- | --- | --- | --- |")
+    for t in targets:
+        P("| " + " | ".join(t) + " |")
+    P("")
+
+    md = "\n".join(lines) + "\n"
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "latest.md"), "w") as f:
+        f.write(md)
+    summary = [dict(section=k[0], label=k[1], case=k[2], **v) for k, v in sorted(summ.items())]
+    doc = {"meta": meta, "load": ld, "extra": {k: v for k, v in extra.items() if k != "meta"},
+           "summary": summary, "density": dens,
+           "agent_features_paired_diff": paired_diff(raw, "run", "run", "agentbox-agent", "agentbox-plain"),
+           "targets": [dict(target=t[0], measured=t[1], limit=t[2], result=t[3]) for t in targets],
+           "raw": raw}
+    with open(os.path.join(out, "latest.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    sys.stdout.write(md)
+
+
+if __name__ == "__main__":
+    main()

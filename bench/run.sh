@@ -1,0 +1,346 @@
+#!/bin/bash
+# bench/run.sh — agentbox against runc (and crun) on one busybox bundle.
+# See bench/README.md. Needs root. One command:
+#
+#   bench/run.sh              full run (~5 min on 2 loaded cores)
+#   bench/run.sh --quick      smoke run (~1 min): few rounds, 20-container density, no Docker
+#
+# Options:
+#   --rounds N      recorded rounds per comparison (default 20; --quick 5)
+#   --warmup N      unrecorded rounds first (default 2; --quick 1)
+#   --density N     containers in the density test (default 200; --quick 20; 0 = skip)
+#   --no-crun       leave crun out (then the host's cgroup layout, hybrid here, is kept)
+#   --no-docker     skip the end-to-end Docker comparison
+#   --out DIR       where latest.json / latest.md go (default bench/results)
+#   --keep          keep the work directory (bundles, raw files, runtime logs)
+#
+# Docker: DOCKER_ROUNDS (default 10), DOCKER_NETWORK (default none; "bridge"
+# adds libnetwork's veth setup, the same for both runtimes).
+#
+# Everything but Docker runs in a private mount namespace, with the runtimes'
+# state roots on a tmpfs like a production host's /run (BENCH_STATE_FS=disk
+# keeps them on /tmp's file system: ext4 here, as is this machine's /run).
+#
+# Environment: AGENTBOX (default: the repo's ./agentbox, built with make if
+# missing; the benchmark runs a copy), RUNC (/usr/sbin/runc), CRUN
+# (/usr/bin/crun), BUSYBOX (/bin/busybox, must be static).
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+
+say() { echo "bench: $*" >&2; }
+die() { echo "bench: $*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
+
+# ================================================================ inner part
+# Runs inside `unshare -m` under `abbench reap`: every orphaned container
+# process is reaped by the reaper. Configuration comes in BENCH_* variables.
+
+# rt_cmd CASE: the runtime command line (up to the subcommand) of a benchmark case
+rt_cmd() {
+	case $1 in
+	agentbox) echo "$AB --root $WORK/state/agentbox" ;;
+	agentbox-agent) echo "$AB --root $WORK/state/agentbox-agent --seccomp-profile agent --egress-allow $EGRESS20" ;;
+	agentbox-plain) echo "$AB --root $WORK/state/agentbox-plain --seccomp-profile none --egress-allow all" ;;
+	runc) echo "$RUNC --root $WORK/state/runc" ;;
+	crun) echo "$CRUN --root $WORK/state/crun" ;;
+	esac
+}
+
+# rounds SECTION PLAN [ROUNDS [WARMUP]]
+rounds() {
+	local section=$1 plan=$2 n=${3:-$BENCH_ROUNDS} w=${4:-$BENCH_WARMUP} t0=$SECONDS
+	"$ABBENCH" rounds -n "$n" -w "$w" -s "$section" -l "$WORK/logs/$section.log" "$plan" "$WORK/raw.jsonl" ||
+		say "$section: some steps failed (see $WORK/logs/$section.log)"
+	say "$section: done in $((SECONDS - t0)) s"
+}
+
+# vm PID FIELD: a field of /proc/PID/status in kB (empty if gone)
+vm() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+# pss PID: proportional set size in kB (shared pages divided among their users)
+pss() { awk '$1 == "Pss:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
+
+# children PID: the pids of PID's children
+children() { cat "/proc/$1/task/$1/children" 2>/dev/null; }
+
+# sentry_pid ROOT ID
+sentry_pid() { jq -r '.sentryPid // empty' "$1/$2/state.json" 2>/dev/null; }
+
+# mem_used: the "used" column of free -b (procps-ng 4: MemTotal - MemAvailable),
+# 5 samples 0.5 s apart (other work on the machine moves it too), as a JSON
+# object {"median","min","max"}
+mem_used() {
+	local i n=${BENCH_MEM_SAMPLES:-5}
+	for ((i = 1; i <= n; i++)); do
+		free -b | awk '/^Mem:/ { print $3 }'
+		[ $i = "$n" ] || sleep 0.5
+	done | sort -n | awk '{ v[NR] = $1 } END { printf "{\"median\":%d,\"min\":%d,\"max\":%d}", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+json_add() { # json_add KEY VALUE(JSON)
+	printf '{"%s":%s}\n' "$1" "$2" >>"$WORK/extra.jsonl"
+}
+
+inner() {
+	local c cases_run=(floor agentbox agentbox-agent agentbox-plain runc) cases_rt=(agentbox agentbox-plain runc)
+	mkdir -p "$WORK/logs"
+
+	bench_state_fs
+	for c in agentbox agentbox-agent agentbox-plain runc crun; do mkdir -p "$WORK/state/$c"; done
+	if [ -n "$CRUN" ]; then
+		bench_unmount_unified &&
+			json_add cgroup_layout '"cgroup v1 only (the cgroup2 mount at /sys/fs/cgroup/unified unmounted in a private mount namespace, for crun)"'
+		if ! $(rt_cmd crun) run --bundle "$WORK/bundle-true" probe >"$WORK/logs/crun-probe.log" 2>&1; then
+			say "crun cannot run here, leaving it out: $(head -c 300 "$WORK/logs/crun-probe.log")"
+			$(rt_cmd crun) delete --force probe >/dev/null 2>&1
+			CRUN=
+		fi
+	fi
+	[ -n "$CRUN" ] && { cases_run+=(crun); cases_rt+=(crun); }
+	local have=()
+	for c in "${cases_run[@]}"; do
+		[ "$c" = floor ] && { have+=(floor); continue; }
+		if $(rt_cmd "$c") run --bundle "$WORK/bundle-true" probe >"$WORK/logs/probe-$c.log" 2>&1; then
+			have+=("$c")
+		else
+			say "$c cannot run /bin/true, leaving it out: $(head -c 300 "$WORK/logs/probe-$c.log")"
+			$(rt_cmd "$c") delete --force probe >/dev/null 2>&1
+			case $c in agentbox*) die "agentbox must run for a benchmark" ;; esac
+		fi
+	done
+	cases_run=("${have[@]}")
+	say "probes done: ${cases_run[*]}"
+	json_add cases "$(printf '%s\n' "${cases_run[@]}" | jq -R . | jq -sc .)"
+
+	# ---- 1 (and 4, 5): run of /bin/true, the floor, peak RSS, agent features on/off
+	local plan=$WORK/plan-run
+	: >"$plan"
+	for c in "${cases_run[@]}"; do
+		echo "case $c" >>"$plan"
+		if [ "$c" = floor ]; then
+			echo "step run $FLOOR $WORK/rootfs /bin/true" >>"$plan"
+		else
+			echo "step run $(rt_cmd "$c") run --bundle $WORK/bundle-true {id}" >>"$plan"
+		fi
+	done
+	rounds run "$plan"
+
+	# ---- 2: create, start, delete separately
+	plan=$WORK/plan-lifecycle
+	: >"$plan"
+	for c in "${cases_rt[@]}"; do
+		cat >>"$plan" <<-EOF
+			case $c
+			step create $(rt_cmd "$c") create --bundle $WORK/bundle-true {id}
+			step start $(rt_cmd "$c") start {id}
+			step - @sleep 10
+			step delete $(rt_cmd "$c") delete {id}
+		EOF
+	done
+	rounds lifecycle "$plan"
+
+	# ---- 3: exec into a running container (and 4: the sentry's memory)
+	local cases_exec=(agentbox agentbox-agent agentbox-plain runc) ok=()
+	[ -n "$CRUN" ] && cases_exec+=(crun)
+	for c in "${cases_exec[@]}"; do
+		if $(rt_cmd "$c") run -d --bundle "$WORK/bundle-sleep" x-exec >>"$WORK/logs/exec-setup.log" 2>&1; then
+			ok+=("$c")
+		else
+			say "exec: $c: run -d failed, leaving it out (see $WORK/logs/exec-setup.log)"
+		fi
+	done
+	plan=$WORK/plan-exec
+	: >"$plan"
+	for c in "${ok[@]}"; do
+		printf 'case %s\nstep exec %s exec x-exec /bin/true\n' "$c" "$(rt_cmd "$c")" >>"$plan"
+	done
+	rounds exec "$plan"
+	local pid
+	for c in agentbox agentbox-agent; do
+		pid=$(sentry_pid "$WORK/state/$c" x-exec)
+		if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
+			# the sentry and its helper process(es)
+			local h hs="" hrss=0 hpss=0
+			for h in $(children "$pid"); do
+				hs+="${hs:+,}{\"pid\":$h,\"vmrss_kb\":$(vm "$h" VmRSS),\"rss_anon_kb\":$(vm "$h" RssAnon),\"pss_kb\":$(pss "$h")}"
+			done
+			json_add "sentry_$c" "{\"pid\":$pid,\"vmrss_kb\":$(vm "$pid" VmRSS),\"vmhwm_kb\":$(vm "$pid" VmHWM),\"rss_anon_kb\":$(vm "$pid" RssAnon),\"rss_file_kb\":$(vm "$pid" RssFile),\"pss_kb\":$(pss "$pid"),\"helpers\":[$hs]}"
+		else
+			say "no DNS sentry found for $c (state.json sentryPid)"
+		fi
+	done
+	for c in "${ok[@]}"; do
+		$(rt_cmd "$c") delete --force x-exec >>"$WORK/logs/exec-setup.log" 2>&1 || say "exec: $c: delete --force failed"
+	done
+
+	# ---- 6: density
+	local n=$BENCH_DENSITY
+	if [ "$n" -gt 0 ]; then
+		for c in agentbox runc; do
+			density "$c" "$n"
+		done
+	fi
+}
+
+# density CASE N: N `run -d` sleep containers one after another, memory, delete all
+density() {
+	local c=$1 n=$2 plan=$WORK/plan-density-$1 before after afterdel scan
+	sync
+	sleep 1
+	before=$(mem_used)
+	printf 'case %s\nstep run-d %s run -d --bundle %s d{round}\n' "$c" "$(rt_cmd "$c")" "$WORK/bundle-sleep" >"$plan"
+	rounds "density-$c" "$plan" "$n" 0
+	sleep 1
+	after=$(mem_used)
+	$(rt_cmd "$c") list --format json >"$WORK/density-$c-list.json" 2>>"$WORK/logs/density-$c.log"
+	scan=$(python3 "$HERE/memscan.py" "$WORK/state/$c" "$WORK/density-$c-list.json") || scan='{}'
+	printf 'case %s\nstep delete %s delete --force d{round}\n' "$c" "$(rt_cmd "$c")" >"$plan-del"
+	rounds "density-$c" "$plan-del" "$n" 0
+	sleep 1
+	afterdel=$(mem_used)
+	json_add "density_$c" "$(jq -c --argjson n "$n" --argjson b "$before" --argjson a "$after" --argjson d "$afterdel" \
+		'. + {n: $n, mem_used_before: $b, mem_used_after: $a, mem_used_after_delete: $d}' <<<"$scan")"
+}
+
+if [ "${1:-}" = --inner ]; then
+	inner
+	exit 0
+fi
+
+# ================================================================ outer part
+
+QUICK= ROUNDS= WARMUP= DENSITY= NO_CRUN= NO_DOCKER= OUT=$HERE/results KEEP=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--rounds) ROUNDS=$2; shift ;;
+	--warmup) WARMUP=$2; shift ;;
+	--density) DENSITY=$2; shift ;;
+	--no-crun) NO_CRUN=1 ;;
+	--no-docker) NO_DOCKER=1 ;;
+	--out) OUT=$2; shift ;;
+	--keep) KEEP=1 ;;
+	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+	shift
+done
+if [ -n "$QUICK" ]; then
+	ROUNDS=${ROUNDS:-5} WARMUP=${WARMUP:-1} DENSITY=${DENSITY:-20} NO_DOCKER=1 BENCH_MEM_SAMPLES=3
+fi
+ROUNDS=${ROUNDS:-20} WARMUP=${WARMUP:-2} DENSITY=${DENSITY:-200}
+DOCKER_ROUNDS=${DOCKER_ROUNDS:-10}
+# none: the engine and runtime path without libnetwork's veth setup (the same for
+# both runtimes), and no dependence on a bridge another engine run may share
+DOCKER_NETWORK=${DOCKER_NETWORK:-none}
+BENCH_STATE_FS=${BENCH_STATE_FS:-tmpfs}
+
+[ "$(id -u)" = 0 ] || die "needs root"
+for t in jq python3 unshare cc free; do
+	command -v "$t" >/dev/null || die "needs $t"
+done
+
+WORK=$(mktemp -d /tmp/agentbox-bench.XXXXXX) || die "mktemp"
+SAMPLER=
+ENGINES_DIR=
+cleanup() {
+	[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+	[ -n "$ENGINES_DIR" ] && "$REPO/tests/engines/engines-down.sh" "$ENGINES_DIR" >/dev/null 2>&1
+	if [ -n "$KEEP" ]; then
+		say "work directory kept: $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ -n "$NO_CRUN" ] && CRUN=
+bench_setup
+
+# ---- machine and load
+{
+	echo "{\"meta\":$(jq -nc --arg date "$(date -u +%FT%TZ)" --arg host "$(uname -n)" \
+		--arg kernel "$(uname -r)" --arg cpu "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" \
+		--argjson ncpu "$(nproc)" --argjson mem "$(free -b | awk '/^Mem:/ { print $2 }')" \
+		--arg agentbox "$("$AB" --version 2>&1 | tr '\n' ' ')" --arg agentbox_src "$SRC_AB" \
+		--arg git "$(git -C "$REPO" describe --always --dirty 2>/dev/null)" \
+		--arg runc "$("$RUNC" --version 2>&1 | head -1)" --arg crun "${CRUN:+$("$CRUN" --version 2>&1 | head -1)}" \
+		--arg mode "${QUICK:+quick}" --argjson rounds "$ROUNDS" --argjson warmup "$WARMUP" \
+		--argjson density "$DENSITY" --arg egress "$EGRESS20" --arg statefs "$BENCH_STATE_FS" \
+		'{date: $date, host: $host, kernel: $kernel, cpu: $cpu, ncpu: $ncpu, mem_bytes: $mem,
+		  agentbox: $agentbox, agentbox_src: $agentbox_src, git: $git, runc: $runc, crun: $crun,
+		  mode: (if $mode == "" then "full" else $mode end), rounds: $rounds, warmup: $warmup,
+		  density: $density, egress_allow_20: $egress, state_fs: $statefs}')}"
+} >"$WORK/extra.jsonl"
+# load: /proc/loadavg and the machine's busy CPU share, every 2 s (this benchmark included)
+(
+	prev=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
+	while sleep 2; do
+		cur=$(awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6 }' /proc/stat)
+		echo "$(cut -d' ' -f1-4 /proc/loadavg) $prev $cur" >>"$WORK/load"
+		prev=$cur
+	done
+) &
+SAMPLER=$!
+echo "$(cut -d' ' -f1-4 /proc/loadavg)" >"$WORK/load-start"
+
+export WORK AB RUNC CRUN FLOOR ABBENCH EGRESS20 BENCH_STATE_FS=${BENCH_STATE_FS:-tmpfs} BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_DENSITY=$DENSITY BENCH_MEM_SAMPLES=${BENCH_MEM_SAMPLES:-5}
+say "setup done in $SECONDS s; work directory $WORK; $ROUNDS rounds (+$WARMUP warm-up), density $DENSITY; load $(cut -d' ' -f1-3 /proc/loadavg)"
+T0=$SECONDS
+mkdir -p "$WORK/logs"
+unshare -m --propagation private "$ABBENCH" reap -- bash "$0" --inner || die "the benchmark failed"
+
+# ---- 7: end to end through Docker (a private dockerd from tests/engines/engines-up.sh)
+if [ -z "$NO_DOCKER" ]; then
+	UP=$REPO/tests/engines/engines-up.sh
+	if [ ! -x "$UP" ]; then
+		say "docker: skipped: $UP is not there"
+		json_add docker_skip '"tests/engines/engines-up.sh is not there"'
+	elif ! command -v dockerd >/dev/null; then
+		say "docker: skipped: no dockerd"
+		json_add docker_skip '"no dockerd installed"'
+	else
+		say "docker: starting a private dockerd (tests/engines/engines-up.sh)"
+		ENGINES_DIR=$(AGENTBOX=$AB "$UP" docker 2>"$WORK/logs/engines-up.log" | tail -n 1)
+		if [ -n "$ENGINES_DIR" ] && [ -f "$ENGINES_DIR/env" ]; then
+			(
+				# shellcheck disable=SC1091
+				. "$ENGINES_DIR/env"
+				if [ "${DOCKER_OK:-}" != 1 ]; then
+					say "docker: skipped: ${DOCKER_SKIP:-engines-up.sh did not start dockerd}"
+					json_add docker_skip "$(jq -n --arg s "${DOCKER_SKIP:-dockerd did not start}" '$s')"
+					exit 0
+				fi
+				export DOCKER_HOST
+				plan=$WORK/plan-docker
+				for c in agentbox runc; do
+					printf 'case %s\nstep docker-run %s run --rm --network=%s --runtime=%s %s /bin/true\n' \
+						"$c" "$DOCKER" "$DOCKER_NETWORK" "$c" "$TEST_IMAGE" >>"$plan"
+				done
+				t0=$SECONDS
+				"$ABBENCH" rounds -n "$DOCKER_ROUNDS" -w 1 -s docker -l "$WORK/logs/docker.log" "$plan" "$WORK/raw.jsonl" ||
+					say "docker: some runs failed (see $WORK/logs/docker.log)"
+				say "docker: done in $((SECONDS - t0)) s"
+			)
+		else
+			say "docker: skipped: engines-up.sh failed (see $WORK/logs/engines-up.log)"
+			json_add docker_skip '"engines-up.sh failed"'
+		fi
+		"$REPO/tests/engines/engines-down.sh" "$ENGINES_DIR" >/dev/null 2>&1
+		ENGINES_DIR=
+	fi
+else
+	json_add docker_skip '"--no-docker or --quick"'
+fi
+
+kill "$SAMPLER" 2>/dev/null
+SAMPLER=
+echo "$(cut -d' ' -f1-4 /proc/loadavg)" >"$WORK/load-end"
+json_add elapsed_s "$((SECONDS - T0))"
+mkdir -p "$OUT"
+python3 "$HERE/report.py" "$WORK" "$OUT" || die "report failed"
+say "raw figures: $OUT/latest.json; table: $OUT/latest.md; total $((SECONDS - T0)) s"
