@@ -76,7 +76,8 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 	const struct oci_process *p = x->p;
 	if (p->terminal && process_setup_console("/", p, x->sync_fd, false, err) < 0)
 		return -1;
-	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0)
+	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
+	    process_set_scheduling(p, false, err) < 0)
 		return -1;
 	const char *cwd = p->cwd ? p->cwd : "/";
 	if (chdir(cwd) < 0)
@@ -100,6 +101,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
 	process_reset_signals();
 	if (sync_send(x->sync_fd, SYNC_READY, 0, NULL, -1, &err) < 0 ||
 	    sync_recv(x->sync_fd, SYNC_START, &msg, NULL, &err) < 0)
+		goto fail;
+	if (process_set_scheduling(x->p, true, &err) < 0)
 		goto fail;
 	execve(exec_path, x->p->args, x->p->env);
 	ab_error(&err, errno, "exec %s", x->p->args[0]);

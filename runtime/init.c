@@ -147,7 +147,8 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return ab_error(err, errno, "linux.personality: set %s", c->linux_.personality_domain);
 
 	/* 7. the process' own settings */
-	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0)
+	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
+	    process_set_scheduling(p, false, err) < 0)
 		return -1;
 	if (!ctx->no_new_keyring) {
 		char name[128];
@@ -194,6 +195,8 @@ void init_main(struct init_ctx *ctx)
 		if (hooks_run(&ctx->config->hooks, HOOK_START_CONTAINER, state_json, &err) < 0)
 			goto fail;
 	}
+	if (process_set_scheduling(ctx->process, true, &err) < 0)
+		goto fail;
 	execve(exec_path, ctx->process->args, ctx->process->env);
 	ab_error(&err, errno, "exec %s", ctx->process->args[0]);
 fail:

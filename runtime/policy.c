@@ -287,6 +287,19 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
 		return -1;
+	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
+	if (net && net->path) {
+		/* a joined netns (pod, --network container:X) that another container
+		 * already polices keeps its rules and its sentry */
+		int r = egress_install_new(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err);
+		if (r < 0)
+			return ab_wrap(err, "egress: install the firewall");
+		if (r == 1) {
+			log_debug("egress: %s already has an agentbox ruleset: the container shares it", net->path);
+			p->egress_shared = true;
+		}
+		return 0;
+	}
 	if (egress_install(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err) < 0)
 		return ab_wrap(err, "egress: install the firewall");
 	return 0;
@@ -295,7 +308,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			int state_dirfd, struct ab_err *err)
 {
-	if (!p->egress_enforced)
+	if (!p->egress_enforced || p->egress_shared)
 		return 0;
 	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)

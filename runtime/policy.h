@@ -23,6 +23,7 @@ struct agent_policy {
 	bool egress_enforced;               /* false only when an admin turned it off */
 	struct egress_policy egress;
 	pid_t sentry_pid;                   /* started by policy_start_sentry */
+	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,

@@ -6,6 +6,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -36,6 +38,88 @@ int process_set_oom_score_adj(const struct oci_process *p, struct ab_err *err)
 	int n = snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
 	if (write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", buf, (size_t)n, err) < 0)
 		return ab_wrap(err, "process.oomScoreAdj");
+	return 0;
+}
+
+/* sched_setattr's argument: glibc has no wrapper. */
+struct sched_attr_ {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+static const struct {
+	const char *name;
+	uint64_t flag;
+} sched_flag_bits[] = {
+	{"SCHED_FLAG_RESET_ON_FORK", 0x01}, {"SCHED_FLAG_RECLAIM", 0x02}, {"SCHED_FLAG_DL_OVERRUN", 0x04},
+	{"SCHED_FLAG_KEEP_POLICY", 0x08}, {"SCHED_FLAG_KEEP_PARAMS", 0x10},
+	{"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20}, {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40},
+};
+
+/* Parse "0-3,7" into a cpu set. */
+static int parse_cpu_list(const char *list, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	const char *p = list;
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+		if (end == p || lo < 0)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+			if (end == p || hi < lo)
+				return -1;
+		}
+		for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, set);
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return 0;
+}
+
+int process_set_scheduling(const struct oci_process *p, bool final, struct ab_err *err)
+{
+	if (!final && p->has_scheduler) {
+		const struct oci_scheduler *sc = &p->scheduler;
+		struct sched_attr_ attr = {
+			.size = sizeof attr,
+			.sched_policy = (uint32_t)sc->policy_num,
+			.sched_nice = sc->nice,
+			.sched_priority = (uint32_t)sc->priority,
+			.sched_runtime = sc->runtime,
+			.sched_deadline = sc->deadline,
+			.sched_period = sc->period,
+		};
+		for (size_t i = 0; i < sc->n_flags; i++)
+			for (size_t j = 0; j < ARRAY_SIZE(sched_flag_bits); j++)
+				if (streq(sc->flags[i], sched_flag_bits[j].name))
+					attr.sched_flags |= sched_flag_bits[j].flag;
+		if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
+			return ab_error(err, errno, "process.scheduler: set policy %s", sc->policy);
+	}
+	if (!final && p->has_io_priority) {
+		/* IOPRIO_PRIO_VALUE(class, data) = class << 13 | data */
+		int value = (p->io_priority.class << 13) | p->io_priority.priority;
+		if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, value) < 0)
+			return ab_error(err, errno, "process.ioPriority: set");
+	}
+	const char *cpus = final ? p->exec_cpu_affinity_final : p->exec_cpu_affinity_initial;
+	if (cpus) {
+		cpu_set_t set;
+		if (parse_cpu_list(cpus, &set) < 0)
+			return ab_error(err, 0, "process.execCPUAffinity: invalid CPU list \"%s\"", cpus);
+		if (sched_setaffinity(0, sizeof set, &set) < 0)
+			return ab_error(err, errno, "process.execCPUAffinity: set \"%s\"", cpus);
+	}
 	return 0;
 }
 

@@ -700,3 +700,23 @@ check_new_ns() {
 	assert_failure 1
 	assert_nothing_left
 }
+
+@test "process.scheduler, ioPriority and execCPUAffinity are applied" {
+	update_config '.process.scheduler = {policy: "SCHED_BATCH", nice: 7}
+		| .process.ioPriority = {class: "IOPRIO_CLASS_BE", priority: 6}
+		| .process.execCPUAffinity = {initial: "0", final: "0"}'
+	in_container sh -c 'cat /proc/self/sched | grep -E "^policy"; awk "{ print \$19 }" /proc/self/stat; grep Cpus_allowed_list /proc/self/status'
+	assert_success
+	# SCHED_BATCH is policy 3; field 19 of stat is the nice value
+	grep -qE '^policy +: +3$' <<<"$stdout"
+	[ "${lines[1]}" = 7 ]
+	grep -qE 'Cpus_allowed_list:\s+0$' <<<"$stdout"
+}
+
+@test "linux.netDevices is refused clearly, nothing left" {
+	update_config '.linux.netDevices = {"abnone0": {}}'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'linux\.netDevices'
+	assert_nothing_left
+}
