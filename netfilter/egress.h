@@ -82,6 +82,11 @@ enum egress_name_verdict egress_policy_check_name(const struct egress_policy *p,
  * or nothing changed. The calling thread returns to its own netns. */
 int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
 		   uint16_t sentry_port, struct ab_err *err);
+/* The same, but an agentbox ruleset already in the namespace is left alone and
+ * 1 returned: a namespace shared with the container that installed it (and runs
+ * its sentry) keeps that container's rules. */
+int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
+		       uint16_t sentry_port, struct ab_err *err);
 /* Delete the table; a missing table is not an error. */
 int egress_remove(int netns_fd, struct ab_err *err);
 

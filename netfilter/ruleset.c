@@ -574,8 +574,8 @@ static int send_batch(int netns_fd, struct eg_batch *b, struct ab_err *err)
 	return r;
 }
 
-int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
-		   uint16_t sentry_port, struct ab_err *err)
+static int install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, bool replace, struct ab_err *err)
 {
 	struct eg_batch b;
 	char comment[NFTNL_UDATA_COMMENT_MAXLEN];
@@ -584,9 +584,12 @@ int egress_install(int netns_fd, const struct egress_policy *p, const char *cont
 		return ab_error(err, 0, "install egress ruleset: sentry port 0");
 
 	eg_batch_init(&b, (uint32_t)time(NULL));
-	/* add + delete + add in one batch: replaces an old table atomically */
-	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL);
-	put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
+	/* add + delete + add in one batch: replaces an old table atomically;
+	 * without the first two, an existing table fails the batch (EEXIST) */
+	if (replace) {
+		put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL);
+		put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
+	}
 	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, comment);
 	put_chain(&b, "deny", NULL, 0, 0, 0);
 	put_chain(&b, "deny_dns", NULL, 0, 0, 0);
@@ -602,9 +605,25 @@ int egress_install(int netns_fd, const struct egress_policy *p, const char *cont
 
 	int r = send_batch(netns_fd, &b, err);
 	eg_batch_free(&b);
+	if (r == -EEXIST && !replace) {
+		ab_err_clear(err);
+		return 1;
+	}
 	if (r < 0)
 		return ab_wrap(err, "install egress ruleset");
 	return 0;
+}
+
+int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, struct ab_err *err)
+{
+	return install(netns_fd, p, container_id, sentry_port, true, err);
+}
+
+int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
+		       uint16_t sentry_port, struct ab_err *err)
+{
+	return install(netns_fd, p, container_id, sentry_port, false, err);
 }
 
 int egress_remove(int netns_fd, struct ab_err *err)
