@@ -618,7 +618,7 @@ int yml_emit(const struct yml_node *root, char **ret_text, size_t *ret_len, stru
 		return ab_error(err, ENOMEM, "YAML emitter");
 	yaml_emitter_set_output(&e, write_handler, &o);
 	yaml_emitter_set_unicode(&e, 1);
-	yaml_emitter_set_width(&e, 100);
+	yaml_emitter_set_width(&e, -1);   /* no folding of long scalars */
 	yaml_emitter_set_indent(&e, 2);
 	yaml_event_t ev;
 	int rc = -1;

@@ -169,6 +169,12 @@ static int read_secrets(struct run_ctx *rc, struct ab_err *err)
 			if (read_file_at(AT_FDCWD, c->from_ref, SECRET_MAX, &s->value, &s->len, &e) < 0)
 				return ab_error(err, 0, "credentials[%zu] (%s): %s", i, c->name, e.msg);
 		}
+		if (c->from == KIT_FROM_ENV && c->to == KIT_TO_FILE && (!s->len || s->value[s->len - 1] != '\n')) {
+			/* a file's text ends with a newline (ssh keys must); $(cat f) took it off */
+			s->value = xrealloc(s->value, s->len + 2);
+			s->value[s->len++] = '\n';
+			s->value[s->len] = 0;
+		}
 		if (c->to == KIT_TO_ENV) {
 			if (memchr(s->value, 0, s->len))
 				return ab_error(err, 0, "credentials[%zu] (%s): the value has a NUL byte, so it cannot be an environment variable",

@@ -1,0 +1,155 @@
+/* Kits: a YAML definition of the box an agent runs in (see agentbox-kit(5)).
+ *
+ * kit.c reads a kit strictly (unknown fields, wrong types and bad values are
+ * errors naming FILE:LINE:COL and the field), resolves `extends` (maps merge,
+ * lists and scalars replace, null removes), and writes the effective kit back as
+ * YAML. kit_build.c turns a kit into an OCI bundle: config.json plus the rootfs
+ * arrangement. Everything a kit owns lives in its arena. */
+#ifndef AGENTBOX_KIT_H
+#define AGENTBOX_KIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+#include "util.h"
+
+enum kit_rootfs { KIT_ROOTFS_HOST, KIT_ROOTFS_DIR, KIT_ROOTFS_IMAGE };
+
+struct kit_mount {
+	char *source;           /* absolute host path (bind) or NULL (tmpfs) */
+	char *target;           /* absolute path in the box */
+	bool tmpfs;
+	bool readonly;          /* default true */
+	uint64_t size;          /* tmpfs size in bytes, 0 = kernel default */
+	char *size_text;
+};
+
+enum kit_cred_from { KIT_FROM_ENV, KIT_FROM_FILE };
+enum kit_cred_to { KIT_TO_ENV, KIT_TO_FILE };
+
+struct kit_credential {
+	char *name;
+	enum kit_cred_from from;
+	char *from_ref;         /* the variable name, or an absolute host path */
+	enum kit_cred_to to;
+	char *to_path;          /* KIT_TO_FILE: absolute path in the box */
+};
+
+struct kit_file {
+	char *path;             /* absolute path in the box */
+	char *content;          /* inline, or NULL */
+	char *source;           /* absolute host path, or NULL */
+	bool has_mode;
+	uint32_t mode;
+	bool has_owner;
+	uint32_t uid, gid;
+};
+
+struct kit {
+	struct arena arena;
+	char *file;             /* the kit file as given (NULL for the built-in default) */
+	char **chain;           /* files of the extends chain, base first, this kit last */
+	size_t n_chain;
+
+	char *name;
+	enum kit_rootfs rootfs;
+	char *rootfs_path;      /* DIR / IMAGE: absolute */
+	char *rootfs_tag;       /* IMAGE */
+	char *workspace;        /* absolute host path, NULL = none */
+	struct kit_mount *mounts;
+	size_t n_mounts;
+	struct oci_kv *env;     /* in order; later entries of the same name never occur */
+	size_t n_env;
+	struct kit_credential *credentials;
+	size_t n_credentials;
+	struct kit_file *files;
+	size_t n_files;
+	char **allow, **deny;   /* egress entries, one per item */
+	size_t n_allow, n_deny;
+	struct {
+		bool has_memory, has_cpus, has_pids, has_timeout;
+		int64_t memory;         /* bytes */
+		uint64_t cpus_milli;    /* thousandths of a CPU */
+		int64_t pids;
+		int64_t timeout_ms;
+		char *memory_text, *cpus_text, *timeout_text;
+	} resources;
+	bool has_user;
+	uint32_t uid, gid;
+	char *seccomp;          /* "agent" (default), "default" or "none" */
+	char **capabilities;    /* "CAP_NET_BIND_SERVICE", ... */
+	size_t n_capabilities;
+	bool readonly_rootfs;   /* default true */
+	char **startup;
+	size_t n_startup;
+	char **command;
+	size_t n_command;
+};
+
+/* Read the kit at path (and what it extends). */
+int kit_load(const char *path, struct kit **ret, struct ab_err *err);
+/* The same from text; `file` names it in errors and anchors its relative paths. */
+int kit_parse(const char *text, size_t len, const char *file, struct kit **ret, struct ab_err *err);
+/* The built-in kit of `kit run` without KIT: host rootfs, workspace (the current
+ * directory when NULL), no network. */
+struct kit *kit_default(const char *workspace);
+void kit_free(struct kit *k);
+
+/* The effective kit as YAML, after a comment block with the policy it implies.
+ * Caller frees. */
+int kit_show(const struct kit *k, char **ret_text, struct ab_err *err);
+
+/* Parse "256m", "2g", "1048576" (bytes; k/m/g/t are powers of 1024, an optional
+ * trailing "b"/"ib"/"i" is accepted). */
+int kit_parse_size(const char *s, int64_t *ret);
+/* Parse "30s", "10m", "1h", "500ms", "90" (seconds). */
+int kit_parse_duration_ms(const char *s, int64_t *ret);
+/* Parse "1.5", "2", "0.25" as thousandths of a CPU. */
+int kit_parse_cpus(const char *s, uint64_t *ret);
+
+/* ---- building (kit_build.c) ---- */
+
+/* A credential's value, read at start time by kit run and never written out. */
+struct kit_secret {
+	const struct kit_credential *cred;
+	char *value;
+	size_t len;
+};
+
+struct kit_build_opts {
+	const char *bundle;             /* output directory */
+	const char *workspace;          /* overrides the kit's */
+	const char *root_path;          /* root.path to write instead of the kit's rootfs
+					 * (kit run: the overlay); NULL = the kit's */
+	char **command;                 /* overrides the kit's command */
+	size_t n_command;
+	bool terminal;
+	bool network;                   /* resolv.conf for slirp4netns (10.0.2.3) */
+	bool egress_annotations;        /* write agentbox.egress.* annotations */
+	const char *seccomp_profile;    /* annotation value; NULL = the kit's */
+	const struct kit_secret *secrets; /* env credentials to put in process.env */
+	size_t n_secrets;
+};
+
+/* Lay out the bundle directory (created if absent; a previous kit build in it is
+ * replaced, any other non-empty directory refused): rootfs skeleton and curated
+ * /etc for a host rootfs, the `files`, and config.json (without any secret). */
+int kit_build_bundle(const struct kit *k, const struct kit_build_opts *o, struct ab_err *err);
+/* The config.json text for k (malloc'd). With o->secrets their values are in
+ * process.env: such text is for memory only. */
+int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
+		    struct ab_err *err);
+/* The user the box runs as: the kit's, else the workspace owner when not root,
+ * else 1000:1000. */
+void kit_effective_user(const struct kit *k, const char *workspace, uint32_t *uid, uint32_t *gid);
+/* "/home/agent", or "/root" for uid 0. */
+const char *kit_home(uint32_t uid);
+/* Directories in the box that get a tmpfs of their own for file credentials
+ * (those that are not a tmpfs already), for a box running as uid; strings in a. */
+size_t kit_credential_dirs(const struct kit *k, uint32_t uid, struct arena *a, const char **ret,
+			   size_t max);
+
+#endif

@@ -1,0 +1,744 @@
+/* Kits to OCI bundles: config.json with hardened defaults, and the rootfs
+ * arrangement (for a `host` rootfs: a skeleton with the host's /usr and /lib*
+ * bound read-only, the /bin-style symlinks recreated, and a curated /etc). */
+#include "kit.h"
+#include "json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MARKER ".agentbox-kit"
+#define DEFAULT_UID 1000
+#define DEFAULT_GID 1000
+#define CPU_PERIOD 100000
+
+/* Top-level host directories a `host` rootfs takes: bound read-only when they are
+ * directories, recreated when they are symlinks (Debian's merged /usr). */
+static const char *const host_tops[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL};
+
+/* Small host files copied into the curated /etc (those that exist). */
+static const char *const etc_copies[] = {
+	"ld.so.cache", "ld.so.conf", "localtime", "timezone", "protocols", "services", "mime.types",
+	"os-release", "debian_version", "host.conf", "gai.conf", "inputrc", "shells", "bash.bashrc",
+	"profile", "ssl/openssl.cnf", "ca-certificates.conf", NULL,
+};
+/* Host directories of /etc bound read-only into the curated one. */
+static const char *const etc_binds[] = {"ssl/certs", "alternatives", "ld.so.conf.d", "ca-certificates", NULL};
+
+/* ---------------------------------------------------------------- decisions */
+
+const char *kit_home(uint32_t uid)
+{
+	return uid == 0 ? "/root" : "/home/agent";
+}
+
+void kit_effective_user(const struct kit *k, const char *workspace, uint32_t *uid, uint32_t *gid)
+{
+	if (k->has_user) {
+		*uid = k->uid;
+		*gid = k->gid;
+		return;
+	}
+	struct stat st;
+	if (workspace && stat(workspace, &st) == 0 && st.st_uid != 0) {
+		*uid = st.st_uid;
+		*gid = st.st_gid;
+		return;
+	}
+	*uid = DEFAULT_UID;
+	*gid = DEFAULT_GID;
+}
+
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+static bool is_std_tmpfs(const char *dir, uint32_t uid)
+{
+	return streq(dir, "/tmp") || streq(dir, "/run") || streq(dir, "/dev/shm") || streq(dir, kit_home(uid));
+}
+
+size_t kit_credential_dirs(const struct kit *k, uint32_t uid, struct arena *a, const char **ret,
+			   size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < k->n_credentials; i++) {
+		const struct kit_credential *c = &k->credentials[i];
+		if (c->to != KIT_TO_FILE)
+			continue;
+		const char *slash = strrchr(c->to_path, '/');
+		char *dir = arena_strndup(a, c->to_path, (size_t)(slash - c->to_path));
+		if (is_std_tmpfs(dir, uid))
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < n; j++)
+			dup |= streq(ret[j], dir);
+		if (!dup && n < max)
+			ret[n++] = dir;
+	}
+	return n;
+}
+
+/* A path inside the host's read-only parts of a `host` rootfs? */
+static const char *in_host_part(const char *path)
+{
+	static const char *const parts[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					    "/etc/ssl/certs", "/etc/alternatives", "/etc/ld.so.conf.d",
+					    "/etc/ca-certificates", NULL};
+	for (const char *const *p = parts; *p; p++)
+		if (path_under(path, *p))
+			return *p;
+	return NULL;
+}
+
+static int check_layout(const struct kit *k, const struct kit_build_opts *o, struct ab_err *err)
+{
+	if (k->rootfs == KIT_ROOTFS_IMAGE)
+		return ab_error(err, 0, "rootfs: OCI image layouts are not supported yet");
+	if (k->rootfs == KIT_ROOTFS_DIR) {
+		struct stat st;
+		if (stat(k->rootfs_path, &st) < 0)
+			return ab_error(err, errno, "rootfs %s", k->rootfs_path);
+		if (!S_ISDIR(st.st_mode))
+			return ab_error(err, 0, "rootfs %s: not a directory", k->rootfs_path);
+	}
+	const char *ws = o->workspace ? o->workspace : k->workspace;
+	if (ws) {
+		struct stat st;
+		if (stat(ws, &st) < 0)
+			return ab_error(err, errno, "workspace %s", ws);
+		if (!S_ISDIR(st.st_mode))
+			return ab_error(err, 0, "workspace %s: not a directory", ws);
+	}
+	for (size_t i = 0; i < k->n_mounts; i++) {
+		const struct kit_mount *m = &k->mounts[i];
+		struct stat st;
+		if (m->source && stat(m->source, &st) < 0)
+			return ab_error(err, errno, "mounts[%zu].source %s", i, m->source);
+		const char *part = in_host_part(m->target);
+		if (k->rootfs == KIT_ROOTFS_HOST && part)
+			return ab_error(err, 0, "mounts[%zu].target %s: inside the host's read-only %s", i, m->target, part);
+	}
+	for (size_t i = 0; i < k->n_files; i++) {
+		const struct kit_file *f = &k->files[i];
+		const char *part = in_host_part(f->path);
+		if (k->rootfs == KIT_ROOTFS_HOST && part)
+			return ab_error(err, 0, "files[%zu].path %s: inside the host's read-only %s", i, f->path, part);
+		for (size_t j = 0; j < k->n_mounts; j++)
+			if (!k->mounts[j].tmpfs && path_under(f->path, k->mounts[j].target))
+				return ab_error(err, 0, "files[%zu].path %s: inside the bind mount %s (the host's disk)",
+						i, f->path, k->mounts[j].target);
+	}
+	for (size_t i = 0; i < k->n_credentials; i++) {
+		const struct kit_credential *c = &k->credentials[i];
+		const char *part = c->to == KIT_TO_FILE ? in_host_part(c->to_path) : NULL;
+		if (k->rootfs == KIT_ROOTFS_HOST && part)
+			return ab_error(err, 0, "credentials[%zu].to %s: inside the host's read-only %s", i, c->to_path, part);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- config.json */
+
+static void str_array(struct json_out *j, const char *key, const char *const *v, size_t n)
+{
+	json_key(j, key);
+	json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_str(j, v[i]);
+	json_arr_end(j);
+}
+
+static void mount_obj(struct json_out *j, const char *dest, const char *type, const char *src,
+		      const char *const *opts)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "destination", dest);
+	json_kv_str(j, "type", type);
+	json_kv_str(j, "source", src);
+	json_key(j, "options");
+	json_arr_begin(j);
+	for (; *opts; opts++)
+		json_str(j, *opts);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void bind_ro(struct json_out *j, const char *dest, const char *src)
+{
+	static const char *const ro[] = {"bind", "ro", "nosuid", "nodev", NULL};
+	mount_obj(j, dest, "bind", src, ro);
+}
+
+/* The script that runs the startup commands, then the command, in one shell (so a
+ * step's cd or export carries on). A failing step, also one that calls exit, ends
+ * the run with its status and a line naming it. */
+static char *startup_script(const struct kit *k)
+{
+	static const char head[] =
+		"trap 's=$?; if [ $s -ne 0 ] && [ -n \"$__kit_step\" ]; then "
+		"echo \"agentbox: kit startup[$__kit_step] failed with status $s\" >&2; fi' EXIT\n";
+	static const char tail[] = "__kit_step=; trap - EXIT\nexec \"$@\"";
+	size_t cap = sizeof head + sizeof tail;
+	for (size_t i = 0; i < k->n_startup; i++)
+		cap += strlen(k->startup[i]) + 64;
+	char *s = xmalloc(cap);
+	size_t off = (size_t)snprintf(s, cap, "%s", head);
+	for (size_t i = 0; i < k->n_startup; i++)
+		off += (size_t)snprintf(s + off, cap - off, "__kit_step=%zu\n{ %s\n} || exit $?\n", i, k->startup[i]);
+	snprintf(s + off, cap - off, "%s", tail);
+	return s;
+}
+
+static bool host_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
+		    struct ab_err *err)
+{
+	const char *ws = o->workspace ? o->workspace : k->workspace;
+	uint32_t uid, gid;
+	kit_effective_user(k, ws, &uid, &gid);
+	const char *home = kit_home(uid);
+	struct arena a = {0};
+	struct json_out *j = json_out_new(true);
+	char buf[PATH_MAX + 64];
+
+	json_obj_begin(j);
+	json_kv_str(j, "ociVersion", "1.2.0");
+
+	/* process */
+	json_key(j, "process");
+	json_obj_begin(j);
+	json_kv_bool(j, "terminal", o->terminal);
+	json_key(j, "user");
+	json_obj_begin(j);
+	json_kv_uint(j, "uid", uid);
+	json_kv_uint(j, "gid", gid);
+	json_obj_end(j);
+	json_key(j, "args");
+	json_arr_begin(j);
+	char **cmd = o->n_command ? o->command : k->command;
+	size_t n_cmd = o->n_command ? o->n_command : k->n_command;
+	static char *const default_cmd[] = {"/bin/sh"};
+	if (!n_cmd) {
+		cmd = (char **)default_cmd;
+		n_cmd = 1;
+	}
+	if (k->n_startup) {
+		char *script = startup_script(k);
+		json_str(j, "/bin/sh");
+		json_str(j, "-c");
+		json_str(j, script);
+		json_str(j, "sh");
+		free(script);
+	}
+	for (size_t i = 0; i < n_cmd; i++)
+		json_str(j, cmd[i]);
+	json_arr_end(j);
+
+	/* env: defaults, then the kit's, then credentials; a later name replaces */
+	size_t n_env = 0, cap_env = 8 + k->n_env + o->n_secrets;
+	struct oci_kv *env = arena_alloc(&a, cap_env * sizeof *env);
+#define SETENV(K, V) do { \
+		const char *_k = (K), *_v = (V); size_t _i; \
+		for (_i = 0; _i < n_env && !streq(env[_i].key, _k); _i++) ; \
+		env[_i].key = (char *)_k; env[_i].value = (char *)_v; \
+		if (_i == n_env) n_env++; \
+	} while (0)
+	SETENV("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	SETENV("HOME", home);
+	SETENV("LANG", "C.UTF-8");
+	if (o->terminal)
+		SETENV("TERM", "xterm");
+	for (size_t i = 0; i < k->n_env; i++)
+		SETENV(k->env[i].key, k->env[i].value);
+	for (size_t i = 0; i < o->n_secrets; i++)
+		if (o->secrets[i].cred->to == KIT_TO_ENV)
+			SETENV(o->secrets[i].cred->name, o->secrets[i].value);
+#undef SETENV
+	json_key(j, "env");
+	json_arr_begin(j);
+	for (size_t i = 0; i < n_env; i++) {
+		size_t len = strlen(env[i].key) + strlen(env[i].value) + 2;
+		char *kv = xmalloc(len);
+		snprintf(kv, len, "%s=%s", env[i].key, env[i].value);
+		json_str(j, kv);
+		explicit_bzero(kv, len);
+		free(kv);
+	}
+	json_arr_end(j);
+	json_kv_str(j, "cwd", ws ? "/workspace" : home);
+	json_key(j, "capabilities");
+	json_obj_begin(j);
+	const char *const *caps = (const char *const *)k->capabilities;
+	str_array(j, "bounding", caps, k->n_capabilities);
+	str_array(j, "effective", caps, k->n_capabilities);
+	str_array(j, "inheritable", caps, k->n_capabilities);
+	str_array(j, "permitted", caps, k->n_capabilities);
+	str_array(j, "ambient", caps, k->n_capabilities);
+	json_obj_end(j);
+	json_kv_bool(j, "noNewPrivileges", true);
+	json_obj_end(j);
+
+	/* root */
+	json_key(j, "root");
+	json_obj_begin(j);
+	if (o->root_path)
+		json_kv_str(j, "path", o->root_path);
+	else
+		json_kv_str(j, "path", k->rootfs == KIT_ROOTFS_HOST ? "rootfs" : k->rootfs_path);
+	json_kv_bool(j, "readonly", k->readonly_rootfs);
+	json_obj_end(j);
+	json_kv_str(j, "hostname", k->name ? k->name : "agentbox");
+
+	/* mounts */
+	json_key(j, "mounts");
+	json_arr_begin(j);
+	{
+		static const char *const proc[] = {"nosuid", "noexec", "nodev", NULL};
+		static const char *const dev[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
+		static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL};
+		static const char *const shm[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL};
+		static const char *const sys[] = {"nosuid", "noexec", "nodev", "ro", NULL};
+		static const char *const cg[] = {"nosuid", "noexec", "nodev", "relatime", "ro", NULL};
+		mount_obj(j, "/proc", "proc", "proc", proc);
+		mount_obj(j, "/dev", "tmpfs", "tmpfs", dev);
+		mount_obj(j, "/dev/pts", "devpts", "devpts", pts);
+		mount_obj(j, "/dev/shm", "tmpfs", "shm", shm);
+		mount_obj(j, "/dev/mqueue", "mqueue", "mqueue", proc);
+		mount_obj(j, "/sys", "sysfs", "sysfs", sys);
+		mount_obj(j, "/sys/fs/cgroup", "cgroup", "cgroup", cg);
+	}
+	if (k->rootfs == KIT_ROOTFS_HOST) {
+		for (const char *const *t = host_tops; *t; t++) {
+			snprintf(buf, sizeof buf, "/%s", *t);
+			if (host_dir(buf))
+				bind_ro(j, buf, buf);
+		}
+		for (const char *const *e = etc_binds; *e; e++) {
+			snprintf(buf, sizeof buf, "/etc/%s", *e);
+			if (host_dir(buf))
+				bind_ro(j, buf, buf);
+		}
+	}
+	{
+		char *o_home[] = {"nosuid", "nodev", "mode=700", arena_printf(&a, "uid=%u", uid),
+				  arena_printf(&a, "gid=%u", gid), NULL};
+		static const char *const tmp[] = {"nosuid", "nodev", "mode=1777", NULL};
+		static const char *const run[] = {"nosuid", "nodev", "mode=755", NULL};
+		mount_obj(j, "/tmp", "tmpfs", "tmpfs", tmp);
+		mount_obj(j, "/run", "tmpfs", "tmpfs", run);
+		mount_obj(j, home, "tmpfs", "tmpfs", (const char *const *)o_home);
+	}
+	if (k->rootfs == KIT_ROOTFS_DIR) {
+		bind_ro(j, "/etc/resolv.conf", arena_printf(&a, "%s/resolv.conf", o->bundle));
+		bind_ro(j, "/etc/hosts", arena_printf(&a, "%s/hosts", o->bundle));
+	}
+	if (ws) {
+		static const char *const rw[] = {"rbind", "rw", "nosuid", "nodev", NULL};
+		mount_obj(j, "/workspace", "bind", ws, rw);
+	}
+	for (size_t i = 0; i < k->n_mounts; i++) {
+		const struct kit_mount *m = &k->mounts[i];
+		if (m->tmpfs) {
+			const char *opts[] = {"nosuid", "nodev", m->readonly ? "ro" : "rw", "mode=1777",
+					      m->size ? arena_printf(&a, "size=%llu", (unsigned long long)m->size) : NULL, NULL};
+			mount_obj(j, m->target, "tmpfs", "tmpfs", opts);
+		} else {
+			const char *opts[] = {"rbind", m->readonly ? "ro" : "rw", "nosuid", "nodev", NULL};
+			mount_obj(j, m->target, "bind", m->source, opts);
+		}
+	}
+	{
+		const char *dirs[64];
+		size_t n = kit_credential_dirs(k, uid, &a, dirs, ARRAY_SIZE(dirs));
+		for (size_t i = 0; i < n; i++) {
+			const char *opts[] = {"nosuid", "nodev", "noexec", "mode=700", arena_printf(&a, "uid=%u", uid),
+					      arena_printf(&a, "gid=%u", gid), "size=1m", NULL};
+			mount_obj(j, dirs[i], "tmpfs", "tmpfs", opts);
+		}
+	}
+	for (size_t i = 0; i < k->n_files; i++)
+		bind_ro(j, k->files[i].path, arena_printf(&a, "%s/files/%zu", o->bundle, i));
+	json_arr_end(j);
+
+	/* annotations: references only, never a credential's value */
+	json_key(j, "annotations");
+	json_obj_begin(j);
+	if (k->name)
+		json_kv_str(j, "agentbox.kit.name", k->name);
+	json_kv_str(j, "agentbox.seccomp.profile", o->seccomp_profile ? o->seccomp_profile : k->seccomp);
+	if (k->n_credentials) {
+		struct json_out *c = json_out_new(false);
+		json_arr_begin(c);
+		for (size_t i = 0; i < k->n_credentials; i++) {
+			const struct kit_credential *cr = &k->credentials[i];
+			json_obj_begin(c);
+			json_kv_str(c, "name", cr->name);
+			json_kv_str(c, "from", arena_printf(&a, "%s:%s", cr->from == KIT_FROM_ENV ? "env" : "file", cr->from_ref));
+			json_kv_str(c, "to", cr->to == KIT_TO_ENV ? "env" : arena_printf(&a, "file:%s", cr->to_path));
+			json_obj_end(c);
+		}
+		json_arr_end(c);
+		json_kv_str(j, "agentbox.kit.credentials", json_out_text(c, NULL));
+		json_out_free(c);
+	}
+	if (o->egress_annotations) {
+		for (int d = 0; d < 2; d++) {
+			char **v = d ? k->deny : k->allow;
+			size_t n = d ? k->n_deny : k->n_allow;
+			if (!n)
+				continue;
+			size_t len = 1;
+			for (size_t i = 0; i < n; i++)
+				len += strlen(v[i]) + 1;
+			char *list = arena_alloc(&a, len);
+			for (size_t i = 0; i < n; i++) {
+				if (i)
+					strcat(list, ",");
+				strcat(list, v[i]);
+			}
+			json_kv_str(j, d ? "agentbox.egress.deny" : "agentbox.egress.allow", list);
+		}
+	}
+	json_obj_end(j);
+
+	/* linux */
+	json_key(j, "linux");
+	json_obj_begin(j);
+	json_key(j, "resources");
+	json_obj_begin(j);
+	json_key(j, "devices");
+	json_arr_begin(j);
+	json_obj_begin(j);
+	json_kv_bool(j, "allow", false);
+	json_kv_str(j, "access", "rwm");
+	json_obj_end(j);
+	json_arr_end(j);
+	if (k->resources.has_memory) {
+		json_key(j, "memory");
+		json_obj_begin(j);
+		json_kv_int(j, "limit", k->resources.memory);
+		json_obj_end(j);
+	}
+	if (k->resources.has_cpus) {
+		json_key(j, "cpu");
+		json_obj_begin(j);
+		json_kv_int(j, "quota", (int64_t)(k->resources.cpus_milli * (CPU_PERIOD / 1000)));
+		json_kv_uint(j, "period", CPU_PERIOD);
+		json_obj_end(j);
+	}
+	if (k->resources.has_pids) {
+		json_key(j, "pids");
+		json_obj_begin(j);
+		json_kv_int(j, "limit", k->resources.pids);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+	json_key(j, "namespaces");
+	json_arr_begin(j);
+	static const char *const ns[] = {"pid", "ipc", "uts", "mount", "network", "cgroup"};
+	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "type", ns[i]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	static const char *const masked[] = {
+		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
+		"/proc/scsi", "/sys/devices/virtual/powercap",
+	};
+	static const char *const readonly[] = {
+		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+	};
+	str_array(j, "maskedPaths", masked, ARRAY_SIZE(masked));
+	str_array(j, "readonlyPaths", readonly, ARRAY_SIZE(readonly));
+	json_obj_end(j);
+	json_obj_end(j);
+
+	size_t len;
+	const char *text = json_out_text(j, &len);
+	char *out = xmalloc(len + 2);
+	memcpy(out, text, len);
+	out[len] = '\n';
+	out[len + 1] = 0;
+	/* the generator's buffer may hold credential values: wipe it */
+	explicit_bzero((char *)text, len);
+	json_out_free(j);
+	arena_free(&a);
+	*ret_json = out;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the bundle */
+
+static int write_text(int dirfd, const char *path, const char *text, mode_t mode, struct ab_err *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return ab_error(err, errno, "create %s", path);
+	if (write_all(fd, text, strlen(text)) < 0)
+		return ab_error(err, errno, "write %s", path);
+	if (fchmod(fd, mode) < 0)
+		return ab_error(err, errno, "chmod %s", path);
+	return 0;
+}
+
+static int mkdirs_at(int dirfd, const char *path, mode_t mode, struct ab_err *err)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf;; p++) {
+		if (*p == '/' || *p == 0) {
+			char c = *p;
+			*p = 0;
+			if (*buf && mkdirat(dirfd, buf, mode) < 0 && errno != EEXIST)
+				return ab_error(err, errno, "mkdir %s", buf);
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Copy a host file (or symlink, as a symlink) into dirfd/path. */
+static int copy_host_file(const char *src, int dirfd, const char *path, mode_t mode, bool keep_mode,
+			  struct ab_err *err)
+{
+	struct stat st;
+	if (lstat(src, &st) < 0)
+		return ab_error(err, errno, "%s", src);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(src, target, sizeof target - 1);
+		if (n < 0)
+			return ab_error(err, errno, "readlink %s", src);
+		target[n] = 0;
+		if (symlinkat(target, dirfd, path) < 0)
+			return ab_error(err, errno, "symlink %s", path);
+		return 0;
+	}
+	_cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0)
+		return ab_error(err, errno, "open %s", src);
+	if (fstat(in, &st) < 0)
+		return ab_error(err, errno, "stat %s", src);
+	if (!S_ISREG(st.st_mode))
+		return ab_error(err, 0, "%s: not a regular file", src);
+	_cleanup_close_ int out = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return ab_error(err, errno, "create %s", path);
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ab_error(err, errno, "read %s", src);
+		if (n == 0)
+			break;
+		if (write_all(out, buf, (size_t)n) < 0)
+			return ab_error(err, errno, "write %s", path);
+	}
+	if (fchmod(out, keep_mode ? (st.st_mode & 0777) : mode) < 0)
+		return ab_error(err, errno, "chmod %s", path);
+	return 0;
+}
+
+static int prepare_dir(const char *bundle, int *ret_fd, struct ab_err *err)
+{
+	if (mkdir(bundle, 0700) < 0 && errno != EEXIST)
+		return ab_error(err, errno, "mkdir %s", bundle);
+	_cleanup_close_ int fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "open %s", bundle);
+	bool marker = faccessat(fd, MARKER, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	_cleanup_closedir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d)
+		return ab_error(err, errno, "read %s", bundle);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (!marker)
+			return ab_error(err, 0, "%s: exists and is not empty (and not a kit build to replace)", bundle);
+		if (rm_rf_at(fd, de->d_name, err) < 0)
+			return ab_wrap(err, "replace the kit build in %s", bundle);
+	}
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int build_host_rootfs(const struct kit *k, const struct kit_build_opts *o, int bfd,
+			     uint32_t uid, uint32_t gid, struct ab_err *err)
+{
+	if (mkdirat(bfd, "rootfs", 0755) < 0)
+		return ab_error(err, errno, "mkdir rootfs");
+	_cleanup_close_ int r = openat(bfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r < 0 || fchmod(r, 0755) < 0)
+		return ab_error(err, errno, "open rootfs");
+	static const char *const dirs[] = {"proc", "sys", "dev", "run", "tmp", "etc", "home", "var", "mnt", "workspace", NULL};
+	for (const char *const *d = dirs; *d; d++)
+		if (mkdirat(r, *d, 0755) < 0)
+			return ab_error(err, errno, "mkdir rootfs/%s", *d);
+	if (fchmodat(r, "tmp", 01777, 0) < 0)
+		return ab_error(err, errno, "chmod rootfs/tmp");
+	if (symlinkat("../tmp", r, "var/tmp") < 0)
+		return ab_error(err, errno, "symlink rootfs/var/tmp");
+	const char *home = kit_home(uid);
+	if (mkdirs_at(r, home + 1, 0755, err) < 0)
+		return -1;
+	char path[PATH_MAX];
+	for (const char *const *t = host_tops; *t; t++) {
+		snprintf(path, sizeof path, "/%s", *t);
+		struct stat st;
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			if (copy_host_file(path, r, *t, 0, false, err) < 0)
+				return -1;
+		} else if (S_ISDIR(st.st_mode) && mkdirat(r, *t, 0755) < 0) {
+			return ab_error(err, errno, "mkdir rootfs/%s", *t);
+		}
+	}
+
+	/* the curated /etc */
+	_cleanup_close_ int e = openat(r, "etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (e < 0)
+		return ab_error(err, errno, "open rootfs/etc");
+	const char *host = k->name ? k->name : "agentbox";
+	char text[4096];
+	if (uid == 0)
+		snprintf(text, sizeof text, "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+	else
+		snprintf(text, sizeof text,
+			 "root:x:0:0:root:/root:/bin/sh\nagent:x:%u:%u:agent:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+			 uid, gid, home);
+	if (write_text(e, "passwd", text, 0644, err) < 0)
+		return -1;
+	if (gid == 0)
+		snprintf(text, sizeof text, "root:x:0:\ntty:x:5:\nnogroup:x:65534:\n");
+	else if (gid == 5 || gid == 65534)
+		snprintf(text, sizeof text, "root:x:0:\n%s:x:%u:agent\n", gid == 5 ? "tty" : "nogroup", gid);
+	else
+		snprintf(text, sizeof text, "root:x:0:\ntty:x:5:\nagent:x:%u:\nnogroup:x:65534:\n", gid);
+	if (write_text(e, "group", text, 0644, err) < 0)
+		return -1;
+	snprintf(text, sizeof text, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t%s\n", host);
+	if (write_text(e, "hosts", text, 0644, err) < 0)
+		return -1;
+	snprintf(text, sizeof text, "%s\n", host);
+	if (write_text(e, "hostname", text, 0644, err) < 0)
+		return -1;
+	if (write_text(e, "nsswitch.conf",
+		       "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\n"
+		       "protocols: files\nservices: files\nethers: files\nrpc: files\n", 0644, err) < 0)
+		return -1;
+	if (write_text(e, "resolv.conf", o->network ? "nameserver 10.0.2.3\n" : "# no network in this box\n", 0644, err) < 0)
+		return -1;
+	for (const char *const *c = etc_copies; *c; c++) {
+		snprintf(path, sizeof path, "/etc/%s", *c);
+		struct stat st;
+		if (lstat(path, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue;
+		const char *slash = strrchr(*c, '/');
+		if (slash) {
+			char dir[PATH_MAX];
+			snprintf(dir, sizeof dir, "%.*s", (int)(slash - *c), *c);
+			if (mkdirs_at(e, dir, 0755, err) < 0)
+				return -1;
+		}
+		if (copy_host_file(path, e, *c, 0644, true, err) < 0)
+			return -1;
+	}
+	for (const char *const *b = etc_binds; *b; b++) {
+		snprintf(path, sizeof path, "/etc/%s", *b);
+		if (host_dir(path) && mkdirs_at(e, *b, 0755, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_files(const struct kit *k, int bfd, struct ab_err *err)
+{
+	if (!k->n_files)
+		return 0;
+	if (mkdirat(bfd, "files", 0755) < 0)
+		return ab_error(err, errno, "mkdir files");
+	_cleanup_close_ int fd = openat(bfd, "files", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "open files");
+	for (size_t i = 0; i < k->n_files; i++) {
+		const struct kit_file *f = &k->files[i];
+		char name[32];
+		snprintf(name, sizeof name, "%zu", i);
+		mode_t mode = f->has_mode ? f->mode : 0644;
+		int r = f->content ? write_text(fd, name, f->content, mode, err)
+				   : copy_host_file(f->source, fd, name, mode, false, err);
+		if (r < 0)
+			return ab_wrap(err, "files[%zu]", i);
+		struct stat st;
+		if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			return ab_error(err, 0, "files[%zu]: %s is not a regular file", i, f->source ? f->source : name);
+		uint32_t uid = f->has_owner ? f->uid : 0, gid = f->has_owner ? f->gid : 0;
+		if (fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return ab_error(err, errno, "files[%zu]: chown %u:%u", i, uid, gid);
+		if (fchmodat(fd, name, mode, 0) < 0)
+			return ab_error(err, errno, "files[%zu]: chmod", i);
+	}
+	return 0;
+}
+
+int kit_build_bundle(const struct kit *k, const struct kit_build_opts *o, struct ab_err *err)
+{
+	if (check_layout(k, o, err) < 0)
+		return -1;
+	_cleanup_close_ int bfd = -1;
+	if (prepare_dir(o->bundle, &bfd, err) < 0)
+		return -1;
+	/* config.json names files in the bundle by absolute path */
+	char abs_bundle[PATH_MAX];
+	if (!realpath(o->bundle, abs_bundle))
+		return ab_error(err, errno, "%s", o->bundle);
+	if (write_text(bfd, MARKER, k->name ? k->name : "default", 0644, err) < 0)
+		return -1;
+	const char *ws = o->workspace ? o->workspace : k->workspace;
+	uint32_t uid, gid;
+	kit_effective_user(k, ws, &uid, &gid);
+	if (k->rootfs == KIT_ROOTFS_HOST) {
+		if (build_host_rootfs(k, o, bfd, uid, gid, err) < 0)
+			return ab_wrap(err, "build the host rootfs in %s", o->bundle);
+	} else {
+		char text[512];
+		const char *host = k->name ? k->name : "agentbox";
+		if (write_text(bfd, "resolv.conf", o->network ? "nameserver 10.0.2.3\n" : "# no network in this box\n", 0644, err) < 0)
+			return -1;
+		snprintf(text, sizeof text, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t%s\n", host);
+		if (write_text(bfd, "hosts", text, 0644, err) < 0)
+			return -1;
+	}
+	if (write_files(k, bfd, err) < 0)
+		return -1;
+	/* on disk: never a secret, whatever the caller passed */
+	struct kit_build_opts disk = *o;
+	disk.bundle = abs_bundle;
+	disk.secrets = NULL;
+	disk.n_secrets = 0;
+	_cleanup_free_ char *json = NULL;
+	if (kit_config_json(k, &disk, &json, err) < 0)
+		return -1;
+	return write_file_atomic_at(bfd, "config.json", json, strlen(json), 0644, err);
+}
