@@ -609,6 +609,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.on_created = on_created,
 		.on_created_data = &rc,
 		.timeout_ms = k->resources.has_timeout ? (int)k->resources.timeout_ms : 0,
+		.report_egress = true,
 		.config = config,
 	};
 	ret = container_run(g, &co, err);

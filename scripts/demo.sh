@@ -48,10 +48,12 @@ servers=$!
 ip netns exec "$ns" busybox httpd -f -p "$refused:8080" -h "$work/refused" &
 servers="$servers $!"
 sleep 0.3
+# a plain HTTP GET with bash alone, inside and outside the box
+fetch() { exec 3<>"/dev/tcp/$1/8080" && printf 'GET / HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" >&3 && tail -n 1 <&3; }
 echo "without a sandbox, both answer:"
 for ip in $allowed $refused; do
 	printf '  %s: ' "$ip"
-	busybox wget -q -T 3 -O - "http://$ip:8080/"
+	timeout 5 bash -c "$(declare -f fetch); fetch $ip"
 done
 
 step "agentbox kit run --allow $allowed:8080 kits/demo.yaml"
@@ -59,8 +61,7 @@ cat "$top/kits/demo.yaml"
 echo
 set +e
 "$agentbox" kit run --allow "$allowed:8080" "$top/kits/demo.yaml" -- \
-	bash -c '
-		fetch() { exec 3<>"/dev/tcp/$1/8080" && printf "GET / HTTP/1.0\r\nHost: $1\r\n\r\n" >&3 && tail -n 1 <&3; }
+	bash -c "$(declare -f fetch)"'
 		echo "inside the box as $(id -un), on $(uname -n):"
 		printf "  allowed %s: " '"$allowed"'; timeout 5 bash -c "$(declare -f fetch); fetch '"$allowed"'" || echo "FAILED"
 		printf "  refused %s: " '"$refused"'; timeout 3 bash -c "$(declare -f fetch); fetch '"$refused"'" 2>/dev/null && echo "REACHED (should not)" || echo "blocked"
