@@ -1,0 +1,495 @@
+#!/usr/bin/env bats
+# Kits (agentbox-kit(5)): kit build / run / show.
+#
+# The network test builds its own little internet, after TESTING.md: a netns
+# "inet" joined to the host's netns by a veth (198.18.200.1/30 here,
+# 198.18.200.2/30 there), test servers on 198.18.201.10 and .11 in it, and a
+# host route for 198.18.201.0/24 through the veth. slirp4netns runs in the
+# host's netns, so the box reaches them through it. Nothing else is routed.
+
+load helpers
+
+KITS=$REPO_ROOT/tests/data/kits
+
+setup() {
+	requires root
+	setup_state_only
+	WS=$TEST_DIR/ws
+	mkdir -p "$WS"
+	chown 1000:1000 "$WS"
+	KIT_DIRS_BEFORE=$(ls -1 /run/agentbox-kits 2>/dev/null || true)
+	SLIRP_BEFORE=$(pgrep -x slirp4netns || true)
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# wait_for_path PATH: up to 20 s for PATH to exist (empty or not).
+wait_for_path() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.02
+	done
+	echo "wait_for_path: $1 did not appear in 20s" >&2
+	return 1
+}
+
+# kit FILE <<<TEXT: write a kit into the test dir.
+kit() {
+	cat >"$TEST_DIR/$1"
+}
+
+# Nothing of a kit run may be left: state, temp dirs, mounts, slirp4netns, cgroups.
+assert_kit_run_clean() {
+	local left
+	left=$(ls -A "$ROOT" 2>/dev/null | grep -v '\.lock$' || true)
+	[ -z "$left" ] || fail "state left under $ROOT: $left"
+	left=$(comm -13 <(echo "$KIT_DIRS_BEFORE" | sort) <(ls -1 /run/agentbox-kits 2>/dev/null | sort) | grep . || true)
+	[ -z "$left" ] || fail "temporary kit dirs left: $left"
+	! grep -q agentbox-kits /proc/self/mountinfo || fail "mounts left: $(grep agentbox-kits /proc/self/mountinfo)"
+	local p
+	for p in $(pgrep -x slirp4netns || true); do
+		grep -qx "$p" <<<"$SLIRP_BEFORE" || fail "slirp4netns left: pid $p"
+	done
+	left=$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/kit-*' 2>/dev/null || true)
+	[ -z "$left" ] || fail "cgroups left: $left"
+}
+
+# ---------------------------------------------------------------- build
+
+@test "kit build: a bundle with hardened defaults, host rootfs and curated /etc" {
+	kit hello.yaml <<-'EOF'
+		name: hello
+		env:
+		  GREETING: hi
+		network:
+		  allow: [pypi.org]
+		  deny: [169.254.169.254]
+		command: [sh, -c, 'echo "$GREETING from $(id -u)"']
+	EOF
+	runtime kit build "$TEST_DIR/hello.yaml" -o "$TEST_DIR/b"
+	assert_success
+	local c=$TEST_DIR/b/config.json
+	[ "$(jq -r .process.user.uid "$c")" = 1000 ]
+	[ "$(jq -r .process.noNewPrivileges "$c")" = true ]
+	[ "$(jq -r .root.readonly "$c")" = true ]
+	[ "$(jq -r .root.path "$c")" = rootfs ]
+	[ "$(jq -r '.process.capabilities.bounding | length' "$c")" = 0 ]
+	[ "$(jq -r '[.linux.namespaces[].type] | sort | join(",")' "$c")" = cgroup,ipc,mount,network,pid,uts ]
+	[ "$(jq -r '.annotations["agentbox.seccomp.profile"]' "$c")" = agent ]
+	[ "$(jq -r '.annotations["agentbox.egress.allow"]' "$c")" = pypi.org ]
+	[ "$(jq -r '.annotations["agentbox.egress.deny"]' "$c")" = 169.254.169.254 ]
+	jq -e '.linux.maskedPaths | index("/proc/kcore")' "$c" >/dev/null
+	jq -e '.mounts[] | select(.destination == "/usr" and (.options | index("ro")))' "$c" >/dev/null
+	jq -e '.mounts[] | select(.destination == "/tmp" and .type == "tmpfs")' "$c" >/dev/null
+	jq -e '.mounts[] | select(.destination == "/run" and .type == "tmpfs")' "$c" >/dev/null
+	# Debian's merged /usr: the symlinks are recreated, not bound
+	local d
+	for d in bin sbin lib lib64; do
+		if [ -L "/$d" ]; then
+			[ "$(readlink "$TEST_DIR/b/rootfs/$d")" = "$(readlink "/$d")" ]
+		fi
+	done
+	grep -q '^agent:x:1000:1000:' "$TEST_DIR/b/rootfs/etc/passwd"
+	grep -q '^root:x:0:0:' "$TEST_DIR/b/rootfs/etc/passwd"
+	grep -q 'nameserver 10.0.2.3' "$TEST_DIR/b/rootfs/etc/resolv.conf"
+	[ -d "$TEST_DIR/b/rootfs/etc/ssl/certs" ] || [ ! -d /etc/ssl/certs ]
+
+	# and it runs (the egress annotations need the runtime's consent)
+	runtime --egress-allow pypi.org run --bundle "$TEST_DIR/b" hello-ct
+	assert_success
+	[ "$output" = "hi from 1000" ]
+}
+
+@test "kit build: the bundle also runs under runc" {
+	command -v runc >/dev/null || skip "needs runc"
+	kit plain.yaml <<-'EOF'
+		name: plain
+		files:
+		  - path: /etc/motd
+		    content: "from a kit file\n"
+		startup: ["echo startup ran"]
+		command: [sh, -c, 'cat /etc/motd; id -u; touch /x 2>/dev/null || echo read-only root']
+	EOF
+	runtime kit build "$TEST_DIR/plain.yaml" -o "$TEST_DIR/b"
+	assert_success
+	mkdir -p "$TEST_DIR/runc"
+	defer runc --root "$TEST_DIR/runc" delete -f "kit-runc-$$"
+	run timeout 60 runc --root "$TEST_DIR/runc" run -b "$TEST_DIR/b" "kit-runc-$$" </dev/null
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "startup ran" ]
+	[ "${lines[1]}" = "from a kit file" ]
+	[ "${lines[2]}" = 1000 ]
+	[ "${lines[3]}" = "read-only root" ]
+}
+
+@test "kit build: replaces its own earlier build, refuses any other non-empty directory" {
+	kit k.yaml <<<'name: k'
+	runtime kit build "$TEST_DIR/k.yaml" -o "$TEST_DIR/b"
+	assert_success
+	runtime kit build "$TEST_DIR/k.yaml" -o "$TEST_DIR/b"
+	assert_success
+	mkdir "$TEST_DIR/other"
+	touch "$TEST_DIR/other/precious"
+	runtime kit build "$TEST_DIR/k.yaml" -o "$TEST_DIR/other"
+	assert_failure 1
+	assert_one_error_line "exists and is not empty"
+	[ -e "$TEST_DIR/other/precious" ]
+}
+
+@test "kit build: errors name file, line, column and field; nothing is written" {
+	runtime kit build "$KITS/bad-port.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line "bad-port.yaml:6:7: network.allow\[2\]: entry \"example.com:70000\": port 70000 out of range"
+	[ ! -e "$TEST_DIR/b" ]
+	runtime kit build "$KITS/bad-field.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line "bad-field.yaml:4:3: resources.swap: unknown field"
+	runtime kit build "$KITS/bad-type.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line "bad-type.yaml:3:20: security.readonly_rootfs: expected a boolean"
+	runtime kit build "$KITS/cycle-a.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line "cycle-b.yaml:2:10: extends: cycle: .*cycle-a.yaml -> .*cycle-b.yaml -> .*cycle-a.yaml"
+	kit img.yaml <<<'rootfs: {image: ./layout, tag: latest}'
+	runtime kit build "$TEST_DIR/img.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line "img.yaml:1:9: rootfs: OCI image layouts are not supported yet"
+	runtime kit build "$TEST_DIR/img.yaml"
+	assert_failure 1
+	assert_one_error_line "-o BUNDLE is required"
+	[ ! -e "$TEST_DIR/b" ]
+}
+
+# ---------------------------------------------------------------- show
+
+@test "kit show: the effective kit after extends, and its policy" {
+	runtime kit show "$KITS/child.yaml"
+	assert_success
+	assert_output_contains "# The effective kit: $KITS/child.yaml extends $KITS/middle.yaml extends $KITS/base.yaml"
+	assert_output_contains "#   egress allow: 198.18.201.10:8080"
+	assert_output_contains "#   egress deny:  198.18.201.99"
+	assert_output_contains "#   seccomp profile: agent"
+	assert_output_contains "name: child"
+	assert_output_contains "FROM_BASE: base"
+	assert_output_contains "OVERRIDDEN: middle"
+	refute_output_contains "  REMOVED: "
+	refute_output_contains "extends:"
+	assert_output_contains "pids: 128"
+	# the output is itself a kit that shows the same
+	printf '%s\n' "$output" >"$TEST_DIR/shown.yaml"
+	local first=$output
+	runtime kit show "$TEST_DIR/shown.yaml"
+	assert_success
+	[ "$(sed -n '/^name:/,$p' <<<"$output")" = "$(sed -n '/^name:/,$p' <<<"$first")" ]
+}
+
+@test "kit show: the example kits are valid" {
+	local k
+	for k in "$REPO_ROOT"/kits/*.yaml; do
+		runtime kit show "$k"
+		assert_success
+	done
+	runtime kit show "$REPO_ROOT/kits/git-ssh.yaml"
+	assert_output_contains "#   egress allow: github.com:22"
+	runtime kit show "$REPO_ROOT/kits/no-network.yaml"
+	assert_output_contains "#   network:   none"
+	jq -e '.properties | keys | length == 14' "$REPO_ROOT/kits/kit.schema.json" >/dev/null
+}
+
+# ---------------------------------------------------------------- run
+
+@test "kit run: the exit status comes back and nothing is left" {
+	kit st.yaml <<<'command: [sh, -c, "exit 7"]'
+	runtime kit run "$TEST_DIR/st.yaml"
+	assert_failure 7
+	assert_kit_run_clean
+	runtime kit run "$TEST_DIR/st.yaml" -- sh -c 'echo replaced; exit 0'
+	assert_success
+	[ "$output" = replaced ]
+	assert_kit_run_clean
+}
+
+@test "kit run: without a KIT, the current directory is the workspace and there is no network" {
+	runtime_at "$WS" kit run -- sh -c 'pwd; id -u; echo made >/workspace/made; grep -c : /proc/net/dev'
+	assert_success
+	[ "${lines[0]}" = /workspace ]
+	[ "${lines[1]}" = 1000 ]          # the workspace's owner
+	[ "$(cat "$WS/made")" = made ]
+	[ "${lines[2]}" = 1 ]             # only lo
+	assert_kit_run_clean
+}
+
+@test "kit run: --workspace overrides, the kit's env, user and extends apply" {
+	runtime kit run --workspace "$WS" "$KITS/child.yaml"
+	assert_success
+	[ "${lines[0]}" = "middle startup" ]
+	[ "${lines[1]}" = "base middle child unset" ]
+	[ "${lines[2]}" = 128 ]
+	kit u.yaml <<-'EOF'
+		user: "4242:4343"
+		command: [sh, -c, 'echo $(id -u):$(id -g) $HOME; touch $HOME/ok && echo home-writable']
+	EOF
+	runtime kit run "$TEST_DIR/u.yaml"
+	assert_success
+	[ "${lines[0]}" = "4242:4343 /home/agent" ]
+	[ "${lines[1]}" = home-writable ]
+	assert_kit_run_clean
+}
+
+@test "kit run: a failing startup command stops the run with its output" {
+	kit s.yaml <<-'EOF'
+		startup:
+		  - echo first
+		  - echo failing >&2; exit 3
+		  - echo never
+		command: [echo, never either]
+	EOF
+	runtime kit run "$TEST_DIR/s.yaml"
+	assert_failure 3
+	assert_output_contains first
+	assert_output_contains failing
+	assert_output_contains "kit startup[1] failed with status 3"
+	refute_output_contains never
+	assert_kit_run_clean
+}
+
+@test "kit run: resources.timeout kills the box" {
+	kit t.yaml <<-'EOF'
+		resources:
+		  timeout: 500ms
+		command: [sleep, "30"]
+	EOF
+	runtime kit run "$TEST_DIR/t.yaml"
+	[ "$status" -ne 0 ]
+	assert_output_contains "exceeded its timeout of 500 ms"
+	assert_kit_run_clean
+}
+
+@test "kit run: signals are forwarded to the box" {
+	kit sig.yaml <<<'command: [sh, -c, "trap \"echo got TERM; exit 42\" TERM; touch /workspace/up; while :; do sleep 0.05; done"]'
+	"$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/sig.yaml" >"$TEST_DIR/sig.out" 2>&1 3>&- &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/sig.out" >&2; kill "$pid"; false; }
+	kill -TERM "$pid"
+	local st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 42 ]
+	grep -q "got TERM" "$TEST_DIR/sig.out"
+	assert_kit_run_clean
+}
+
+@test "kit run: the rootfs is a copy-on-write overlay; the base stays untouched" {
+	ensure_rootfs
+	cp -a "$TEST_ROOTFS" "$TEST_DIR/base"
+	local before
+	before=$(cd "$TEST_DIR/base" && find . -printf '%p %m %s %T@\n' | sort | sha256sum)
+	kit ow.yaml <<-EOF
+		rootfs: $TEST_DIR/base
+		security:
+		  readonly_rootfs: false
+		user: "0:0"
+		command: [sh, -c, 'echo new >/newfile; echo changed >/etc/hosts; rm /bin/abtest; ls /newfile; cat /etc/hosts']
+	EOF
+	runtime kit run "$TEST_DIR/ow.yaml"
+	assert_success
+	[ "${lines[0]}" = /newfile ]
+	[ "$(cd "$TEST_DIR/base" && find . -printf '%p %m %s %T@\n' | sort | sha256sum)" = "$before" ]
+	[ -e "$TEST_DIR/base/bin/abtest" ]
+	[ ! -e "$TEST_DIR/base/newfile" ]
+	# and the next run starts from the base again
+	runtime kit run "$TEST_DIR/ow.yaml" -- sh -c 'ls /newfile 2>/dev/null || echo clean; ls /bin/abtest'
+	assert_success
+	[ "${lines[0]}" = clean ]
+	assert_kit_run_clean
+}
+
+@test "kit run: credentials reach the box as env and file, and are never written to disk" {
+	local secret="SECRETVALUE-$RANDOM$RANDOM$RANDOM"
+	local want
+	want=$(printf '%s' "$secret" | sha256sum | cut -d' ' -f1)
+	mkdir "$TEST_DIR/src"
+	printf '%s' "$secret" >"$TEST_DIR/src/token"
+	kit cred.yaml <<-EOF
+		credentials:
+		  - name: KIT_TOKEN
+		    from: env:KIT_TEST_SECRET
+		  - name: TOKEN_FILE
+		    from: file:src/token
+		    to: file:/run/secrets/token
+		command:
+		  - sh
+		  - -c
+		  - |
+		    printf %s "\$KIT_TOKEN" | sha256sum >/workspace/env.sha
+		    sha256sum </run/secrets/token >/workspace/file.sha
+		    stat -c %a:%u /run/secrets/token >/workspace/file.stat
+		    stat -f -c %T /run/secrets >/workspace/file.fs
+		    touch /workspace/ready
+		    while [ ! -e /workspace/go ]; do sleep 0.05; done
+	EOF
+	# kit build writes references only
+	runtime kit build "$TEST_DIR/cred.yaml" -o "$TEST_DIR/b"
+	assert_success
+	jq -r '.annotations["agentbox.kit.credentials"]' "$TEST_DIR/b/config.json" | grep -q 'env:KIT_TEST_SECRET'
+
+	KIT_TEST_SECRET=$secret "$RUNTIME" --root "$ROOT" --log "$TEST_DIR/agentbox.log" --debug \
+		kit run --workspace "$WS" "$TEST_DIR/cred.yaml" >"$TEST_DIR/run.out" 2>&1 3>&- &
+	local pid=$!
+	wait_for_path "$WS/ready" || { cat "$TEST_DIR/run.out" >&2; kill "$pid"; false; }
+	# while it runs: its bundle, state and overlay are there, and hold no secret
+	ls /run/agentbox-kits/kit-*/bundle/config.json >/dev/null
+	[ -n "$(ls -A "$ROOT")" ]
+	run grep -rsl --exclude-dir=src -- "$secret" "$ROOT" /run/agentbox-kits "$TEST_DIR"
+	[ "$status" -eq 1 ] || fail "the secret is on disk: $output"
+	touch "$WS/go"
+	local st=0
+	wait "$pid" || st=$?
+	cat "$TEST_DIR/run.out" >&2
+	[ "$st" -eq 0 ]
+	[ "$(cut -d' ' -f1 "$WS/env.sha")" = "$want" ]
+	[ "$(cut -d' ' -f1 "$WS/file.sha")" = "$want" ]
+	[ "$(cat "$WS/file.stat")" = 400:1000 ]
+	[ "$(cat "$WS/file.fs")" = tmpfs ]
+	run grep -rsl --exclude-dir=src -- "$secret" "$ROOT" /run/agentbox-kits "$TEST_DIR"
+	[ "$status" -eq 1 ] || fail "the secret is on disk: $output"
+	assert_kit_run_clean
+
+	# a missing source is an error naming the credential, not its value
+	runtime kit run "$TEST_DIR/cred.yaml"
+	assert_failure 1
+	assert_one_error_line "credentials\[0\] \(KIT_TOKEN\): the host has no environment variable KIT_TEST_SECRET"
+	assert_kit_run_clean
+}
+
+@test "kit run: resources are applied" {
+	[ -e /sys/fs/cgroup/pids/cgroup.procs ] || skip "needs the v1 pids hierarchy"
+	kit r.yaml <<-'EOF'
+		resources:
+		  memory: 64m
+		  pids: 32
+		command: [sh, -c, 'cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/memory/memory.limit_in_bytes']
+	EOF
+	runtime kit run "$TEST_DIR/r.yaml"
+	assert_success
+	[ "${lines[0]}" = 32 ]
+	[ "${lines[1]}" = $((64 << 20)) ]
+	assert_kit_run_clean
+}
+
+@test "kit run: -t gives the box a terminal" {
+	command -v script >/dev/null || skip "needs script(1)"
+	run timeout 30 script -qec "$RUNTIME --root $ROOT kit run -t -- sh -c 'test -t 0 && echo has-a-tty; echo TERM=\$TERM'" /dev/null
+	[ "$status" -eq 0 ]
+	assert_output_contains has-a-tty
+	assert_output_contains TERM=xterm
+	assert_kit_run_clean
+}
+
+@test "kit run: bad arguments" {
+	runtime kit run --allow 'example.com:99999'
+	assert_failure 1
+	assert_one_error_line "--allow #1: entry \"example.com:99999\": port 99999 out of range"
+	runtime kit run --allow 'a.com,b.com' -- true
+	assert_failure 1
+	assert_one_error_line "one entry per --allow"
+	runtime kit run "$KITS/base.yaml" echo hi
+	assert_failure 1
+	assert_one_error_line "put the command after --"
+	runtime kit run --workspace "$TEST_DIR/nope" -- true
+	assert_failure 1
+	assert_one_error_line "--workspace"
+	runtime kit frobnicate
+	assert_failure 1
+	assert_one_error_line "unknown subcommand \"frobnicate\""
+	runtime kit --help
+	assert_success
+	assert_output_contains "agentbox kit build KIT -o BUNDLE"
+	assert_kit_run_clean
+}
+
+# ---------------------------------------------------------------- network
+
+# The little internet; everything is removed by teardown.
+setup_inet() {
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	command -v socat >/dev/null || skip "needs socat"
+	# one at a time: the addresses are fixed
+	exec 8>/run/agentbox-kit-test-net.lock
+	flock -w 60 8
+	local r=$$
+	NS=abk-inet-$r
+	HV=abk-h$((r % 100000))
+	ip netns add "$NS"
+	defer ip netns del "$NS"
+	ip link add "$HV" type veth peer name n0 netns "$NS"
+	defer ip link del "$HV"
+	ip addr add 198.18.200.1/30 dev "$HV"
+	ip link set "$HV" up
+	ip -n "$NS" addr add 198.18.200.2/30 dev n0
+	ip -n "$NS" link set n0 up
+	ip -n "$NS" link set lo up
+	ip -n "$NS" addr add 198.18.201.10/32 dev lo
+	ip -n "$NS" addr add 198.18.201.11/32 dev lo
+	ip route add 198.18.201.0/24 via 198.18.200.2 dev "$HV"
+	defer ip route del 198.18.201.0/24 via 198.18.200.2
+	ip netns exec "$NS" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo hello-from-inet' \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	local i
+	for i in $(seq 50); do
+		socat -T2 - TCP:198.18.201.10:8080,connect-timeout=1 </dev/null 2>/dev/null | grep -q hello && break
+		sleep 0.1
+	done
+}
+
+@test "kit run: an allowlist reaches the allowed test host through slirp4netns, not the denied one" {
+	setup_inet
+	# both hosts answer without any policy (from the host)
+	run socat -T2 - TCP:198.18.201.10:8080,connect-timeout=1 </dev/null
+	[ "$output" = hello-from-inet ]
+	run socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null
+	[ "$output" = hello-from-inet ]
+
+	kit net.yaml <<-'EOF'
+		network:
+		  allow: ["198.18.201.10:8080"]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    grep -q tap0 /proc/net/dev && echo has-tap0
+		    grep nameserver /etc/resolv.conf
+		    socat -T2 - TCP:198.18.201.10:8080,connect-timeout=1 </dev/null || echo allowed-failed
+		    socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null 2>/dev/null || echo denied-blocked
+	EOF
+	# the denied host answers a box that allows it: the rule, not the setup, blocks it
+	runtime kit run --allow 198.18.201.11:8080 "$TEST_DIR/net.yaml"
+	assert_success
+	[ "$(grep -c hello-from-inet <<<"$output")" = 2 ]
+	assert_kit_run_clean
+
+	runtime kit run "$TEST_DIR/net.yaml"
+	assert_success
+	assert_output_contains has-tap0
+	assert_output_contains "nameserver 10.0.2.3"
+	[ "$(grep -c hello-from-inet <<<"$output")" = 1 ]
+	assert_output_contains denied-blocked
+	refute_output_contains allowed-failed
+	assert_kit_run_clean
+
+	# a deny entry wins over the allowlist
+	kit deny.yaml <<-'EOF'
+		network:
+		  allow: ["198.18.201.0/24"]
+		  deny: ["198.18.201.11"]
+		command: [sh, -c, 'socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null 2>/dev/null || echo denied-blocked']
+	EOF
+	runtime kit run "$TEST_DIR/deny.yaml"
+	assert_success
+	[ "$output" = denied-blocked ]
+	assert_kit_run_clean
+}
