@@ -78,6 +78,8 @@ static int egress_log(struct global_opts *g, int argc, char **argv, struct ab_er
 	}
 	if (optind != argc - 1)
 		return ab_error(err, 0, "egress log: expected exactly one container ID");
+	if (follow)
+		unblock_termination_signals();
 	struct container_state s;
 	_cleanup_close_ int dirfd = -1;
 	if (container_load(g, argv[optind], false, &dirfd, &s, err) < 0)
@@ -118,6 +120,8 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	if (argc < 2)
 		return ab_error(err, 0, "egress: expected a subcommand: log");
 	if (streq(argv[1], "log")) {
+		if (wants_help(argc - 1, argv + 1))
+			return command_help("egress");
 		optind = 0;
 		return egress_log(g, argc - 1, argv + 1, err);
 	}

@@ -124,6 +124,7 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		goto out;
 	}
 	struct ab_err e;
+	unblock_termination_signals();
 	oom_fd = cgroup_oom_watch(&s.cgroup, &e);
 	char logbuf[16384];
 	size_t loglen = 0;
@@ -148,8 +149,7 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 				(void)!read(oom_fd, buf, sizeof buf);
 			}
 			if (egress_fd < 0)
-				dirfd = TAKE_FD(state_fd);
-	egress_fd = openat(dirfd, EGRESS_LOG, O_RDONLY | O_CLOEXEC);
+				egress_fd = openat(dirfd, EGRESS_LOG, O_RDONLY | O_CLOEXEC);
 			if (egress_fd >= 0)
 				print_egress(egress_fd, s.id, logbuf, sizeof logbuf, &loglen);
 			if (cgroup_oom_count(&s.cgroup, &now_ooms, &e) == 0 && now_ooms > ooms) {

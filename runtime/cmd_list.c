@@ -46,7 +46,7 @@ int cmd_list(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 			printf("%s\n", s.id);
 		else
 			printf("%-20s %-8d %-10s %-40s %-30s %s\n", s.id, st == STATUS_STOPPED ? 0 : s.pid,
-			       status_name(st), s.bundle, s.created, "root");
+			       status_name(st), s.bundle, s.created, "");
 		state_free(&s);
 	}
 	if (o) {

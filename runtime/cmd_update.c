@@ -70,7 +70,7 @@ int cmd_update(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+r:", opts, NULL)) != -1) {
 		const char *flag = argv[optind - 1];
-		any_flag = c != OPT_RESOURCES && c != 'r';
+		any_flag |= c != OPT_RESOURCES && c != 'r';
 		switch (c) {
 		case 'r':
 		case OPT_RESOURCES: resources_path = optarg; break;

@@ -38,6 +38,9 @@ DECLARE_COMMAND(egress);
 int command_help(const char *name);
 /* "--help"/"-h" anywhere before "--"? */
 bool wants_help(int argc, char **argv);
+/* Long-running readers (events, egress log --follow) end on Ctrl-C / SIGTERM:
+ * main() blocks every signal for the lifecycle commands. */
+void unblock_termination_signals(void);
 /* Parse a signal given as a number or a name (KILL, SIGKILL, TERM...). */
 int parse_signal(const char *s, int *ret);
 

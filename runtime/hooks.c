@@ -1,4 +1,5 @@
 #include "hooks.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -106,8 +107,17 @@ static int run_hook(const struct oci_hook *h, const char *state_json, struct ab_
 int hooks_run(const struct oci_hooks *hooks, enum oci_hook_kind kind, const char *state_json,
 	      struct ab_err *err)
 {
-	for (size_t i = 0; i < hooks->n_hooks[kind]; i++)
-		if (run_hook(&hooks->hooks[kind][i], state_json, err) < 0)
-			return ab_wrap(err, "%s hook %zu", hook_kind_name(kind), i);
+	/* runtime-spec (lifecycle): a failing poststart or poststop hook is a warning,
+	 * and the remaining hooks still run */
+	bool warn_only = kind == HOOK_POSTSTART || kind == HOOK_POSTSTOP;
+	for (size_t i = 0; i < hooks->n_hooks[kind]; i++) {
+		if (run_hook(&hooks->hooks[kind][i], state_json, err) < 0) {
+			ab_wrap(err, "%s hook %zu", hook_kind_name(kind), i);
+			if (!warn_only)
+				return -1;
+			log_warn("%s", err->msg);
+			ab_err_clear(err);
+		}
+	}
 	return 0;
 }

@@ -6,7 +6,8 @@
 #include "error.h"
 
 const char *hook_kind_name(enum oci_hook_kind kind);   /* "prestart", ... */
-/* Run every hook of one kind in order; the first failure stops and names the hook. */
+/* Run every hook of one kind in order; the first failure stops and names the hook.
+ * poststart and poststop failures only warn (log) and the rest still run. */
 int hooks_run(const struct oci_hooks *hooks, enum oci_hook_kind kind, const char *state_json,
 	      struct ab_err *err);
 

@@ -87,6 +87,17 @@ int command_help(const char *name)
 	return 0;
 }
 
+void unblock_termination_signals(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 bool wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {

@@ -297,6 +297,8 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		if (r == 1) {
 			log_debug("egress: %s already has an agentbox ruleset: the container shares it", net->path);
 			p->egress_shared = true;
+			/* policed all the same: exec must keep dropping CAP_NET_RAW/ADMIN */
+			st->egress_policy = arena_printf(&st->arena, "shared:%s", net->path);
 		}
 		return 0;
 	}
