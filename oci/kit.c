@@ -1125,16 +1125,27 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	return root;
 }
 
+/* A value for the comment block: control characters (a newline would end the
+ * comment) shown as '?'. In a. */
+static const char *comment_safe(struct arena *a, const char *s)
+{
+	char *c = arena_strdup(a, s ? s : "");
+	for (char *p = c; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return c;
+}
+
 int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 {
 	struct arena a = {0};
 	struct yml_node *root = kit_tree(&a, k);
 	_cleanup_free_ char *yaml = NULL;
 	size_t len;
-	int r = yml_emit(root, &yaml, &len, err);
-	arena_free(&a);
-	if (r < 0)
+	if (yml_emit(root, &yaml, &len, err) < 0) {
+		arena_free(&a);
 		return -1;
+	}
 
 	char allow[4096], deny[4096], caps[1024], chain[2048], user[64];
 	join(allow, sizeof allow, k->allow, k->n_allow, "nothing");
@@ -1143,7 +1154,8 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 	chain[0] = 0;
 	size_t off = 0;
 	for (size_t i = k->n_chain; i-- > 0 && off < sizeof chain;)
-		off += (size_t)snprintf(chain + off, sizeof chain - off, "%s%s", i + 1 < k->n_chain ? " extends " : "", k->chain[i]);
+		off += (size_t)snprintf(chain + off, sizeof chain - off, "%s%s", i + 1 < k->n_chain ? " extends " : "",
+					comment_safe(&a, k->chain[i]));
 	uint32_t uid, gid;
 	kit_effective_user(k, k->workspace, &uid, &gid);
 	snprintf(user, sizeof user, "%u:%u%s", uid, gid, k->has_user ? "" : " (default)");
@@ -1166,10 +1178,11 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		k->n_allow ? "user-mode (slirp4netns) behind a default-deny firewall"
 			   : "none (a network namespace with only loopback)",
 		allow, deny, k->seccomp, user, caps,
-		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc" : k->rootfs_path,
+		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc" : comment_safe(&a, k->rootfs_path),
 		k->readonly_rootfs ? "read-only" : "writable",
-		k->workspace ? k->workspace : "none",
+		k->workspace ? comment_safe(&a, k->workspace) : "none",
 		k->n_credentials, timeout, yaml);
+	arena_free(&a);
 	*ret_text = text;
 	return 0;
 }
