@@ -230,6 +230,29 @@ all_hooks() {
 	assert_nothing_left
 }
 
+# bats test_tags=agentbox-only
+@test "hooks: a failing poststart or poststop hook warns and the remaining ones still run" {
+	# runtime-spec, lifecycle: "the runtime MUST log a warning, but the remaining
+	# hooks and lifecycle continue as if the hook had succeeded" (the conformance
+	# suite's poststart_fail and poststop_fail; runc 1.1.5 stops at the first)
+	requires agentbox
+	update_config '.hooks.poststart = [{path: "/bin/false", args: ["false"]},
+			{path: "/bin/sh", args: ["sh", "-c", "echo poststart >>\($d)/seq"]}]
+		| .hooks.poststop = [{path: "/bin/false", args: ["false"]},
+			{path: "/bin/sh", args: ["sh", "-c", "echo poststop >>\($d)/seq"]}]' --arg d "$HOOK_DIR"
+	set_args abtest pause
+	create_container ct
+	assert_success
+	runtime start ct
+	assert_success
+	wait_for_file "$HOOK_DIR/seq"
+	[ "$(cat "$HOOK_DIR/seq")" = poststart ]
+	runtime delete --force ct
+	assert_success
+	[ "$(tr '\n' ' ' <"$HOOK_DIR/seq")" = "poststart poststop " ]
+	assert_nothing_left
+}
+
 @test "hooks: the hook's state has the container's annotations" {
 	update_config '.annotations = {"org.example.k": "v"}
 		| .hooks.createRuntime = [$h]' --argjson h "$(hook_entry "$HOST_HOOK" createRuntime)"
