@@ -240,6 +240,48 @@ assert_kit_run_clean() {
 	assert_kit_run_clean
 }
 
+@test "kit run: mounts, files and capabilities" {
+	mkdir "$TEST_DIR/data"
+	echo data >"$TEST_DIR/data/d"
+	echo from-source >"$TEST_DIR/src.txt"
+	kit m.yaml <<-'EOF'
+		mounts:
+		  - source: data
+		    target: /data
+		  - type: tmpfs
+		    target: /scratch
+		    readonly: false
+		    size: 1m
+		files:
+		  - path: /etc/agent.conf
+		    source: src.txt
+		    mode: "0640"
+		    owner: "0:1000"
+		security:
+		  capabilities: [NET_BIND_SERVICE]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    cat /data/d
+		    touch /data/x 2>/dev/null || echo data-read-only
+		    touch /scratch/x && echo scratch-writable
+		    cat /etc/agent.conf
+		    stat -c %a:%u:%g /etc/agent.conf
+		    grep CapEff /proc/self/status
+	EOF
+	runtime kit run "$TEST_DIR/m.yaml"
+	assert_success
+	[ "${lines[0]}" = data ]
+	[ "${lines[1]}" = data-read-only ]
+	[ "${lines[2]}" = scratch-writable ]
+	[ "${lines[3]}" = from-source ]
+	[ "${lines[4]}" = 640:0:1000 ]
+	[[ "${lines[5]}" =~ CapEff:.*0000000000000400 ]]
+	[ ! -e "$TEST_DIR/data/x" ]
+	assert_kit_run_clean
+}
+
 @test "kit run: a failing startup command stops the run with its output" {
 	kit s.yaml <<-'EOF'
 		startup:
@@ -402,6 +444,11 @@ assert_kit_run_clean() {
 	runtime kit run --workspace "$TEST_DIR/nope" -- true
 	assert_failure 1
 	assert_one_error_line "--workspace"
+	# no slirp4netns: a clear error, and nothing left
+	run env PATH=/nonexistent "$RUNTIME" --root "$ROOT" kit run --allow 198.18.201.10 -- true
+	[ "$status" -eq 1 ]
+	assert_output_contains "network: slirp4netns: exec slirp4netns: No such file or directory"
+	assert_kit_run_clean
 	runtime kit frobnicate
 	assert_failure 1
 	assert_one_error_line "unknown subcommand \"frobnicate\""
@@ -490,6 +537,8 @@ setup_inet() {
 	EOF
 	runtime kit run "$TEST_DIR/deny.yaml"
 	assert_success
-	[ "$output" = denied-blocked ]
+	[ "$stdout" = denied-blocked ]
+	# and kit run says what was refused
+	[[ "$stderr" == *"tcp 198.18.201.11:8080"* ]]
 	assert_kit_run_clean
 }

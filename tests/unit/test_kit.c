@@ -360,7 +360,8 @@ static void test_fields(void)
 		   streq(c->process->args[3], "sh") && streq(c->process->args[4], "python3"),
 		   "config: startup wraps the command in one shell");
 		has_substr(c->process->args[2], "{ pip install -r requirements.txt\n}", "config: startup[0] in the script");
-		has_substr(c->process->args[2], "kit startup[1] failed", "config: a failing step is named");
+		has_substr(c->process->args[2], "__kit_step=1\n{ echo ready\n} || exit $?", "config: a failing step is named");
+		has_substr(c->process->args[2], "failed with status $s", "config: ... by the EXIT trap");
 		has_substr(c->process->args[2], "exec \"$@\"", "config: then the command");
 		ok(c->linux_.resources.memory.has_limit && c->linux_.resources.memory.limit == 256 << 20, "config: memory limit");
 		ok(c->linux_.resources.cpu.has_quota && c->linux_.resources.cpu.quota == 150000 &&
