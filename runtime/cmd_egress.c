@@ -120,8 +120,11 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	if (argc < 2)
 		return ab_error(err, 0, "egress: expected a subcommand: log");
 	if (streq(argv[1], "log")) {
-		if (wants_help(argc - 1, argv + 1))
-			return command_help("egress");
+		if (wants_help(argc - 1, argv + 1)) {
+			printf("usage: agentbox egress log [--json] [--follow] ID\n\n"
+			       "show what a container tried to reach and was refused.\nSee agentbox-egress(8).\n");
+			return 0;
+		}
 		optind = 0;
 		return egress_log(g, argc - 1, argv + 1, err);
 	}

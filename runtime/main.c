@@ -87,30 +87,6 @@ int command_help(const char *name)
 	return 0;
 }
 
-void unblock_termination_signals(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGPIPE);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-}
-
-bool wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (streq(argv[i], "--"))
-			return false;
-		if (streq(argv[i], "--help") || streq(argv[i], "-h"))
-			return true;
-		if (argv[i][0] != '-')
-			return false;   /* past the options: "-h" belongs to the program */
-	}
-	return false;
-}
-
 enum {
 	OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CGMGR, OPT_CONFIG,
 	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY,
