@@ -22,8 +22,10 @@
  *   case NAME
  *   step LABEL ARGV...     timed; LABEL "-" runs it untimed
  * ARGV may use {case}, {round} (the round number, warm-up rounds negative)
- * and {id} (NAME-ROUND, an id unique to the case and round). A step whose
- * argv[0] is "@sleep" waits argv[1] milliseconds.
+ * and {id} (NAME-ROUND, an id unique to the case and round). Built-in steps:
+ *   @sleep MS               wait MS milliseconds
+ *   @poll WORD ARGV...      run ARGV every 5 ms until its stdout contains WORD
+ *                           (at most 5 s; status 1 if it never does)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -222,6 +224,39 @@ struct result {
 	int status;
 };
 
+/* run argv once; 0 if its stdout contains word */
+static int poll_once(const char *word, char **argv, int logfd)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+	pid_t pid;
+	int r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (r) {
+		close(p[0]);
+		return -1;
+	}
+	char buf[65536];
+	size_t n = 0;
+	ssize_t k;
+	while (n < sizeof buf - 1 && ((k = read(p[0], buf + n, sizeof buf - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+		if (k > 0)
+			n += (size_t)k;
+	buf[n] = 0;
+	close(p[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return strstr(buf, word) ? 0 : 1;
+}
+
 static int run_step(const struct step *s, const char *cname, int round, int logfd, struct result *res)
 {
 	char *argv[MAX_ARGS + 1];
@@ -230,6 +265,22 @@ static int run_step(const struct step *s, const char *cname, int round, int logf
 	argv[s->argc] = NULL;
 	memset(res, 0, sizeof *res);
 
+	if (!strcmp(argv[0], "@poll") && s->argc >= 3) {
+		int64_t t0 = now_ns();
+		res->status = 1;
+		while (now_ns() - t0 < 5000000000LL) {
+			if (poll_once(argv[1], argv + 2, logfd) == 0) {
+				res->status = 0;
+				break;
+			}
+			struct timespec ts = {0, 5000000};
+			nanosleep(&ts, NULL);
+		}
+		res->ns = now_ns() - t0;
+		if (res->status)
+			dprintf(logfd, "abbench: @poll: \"%s\" never showed in the output of %s\n", argv[1], argv[2]);
+		goto out;
+	}
 	if (!strcmp(argv[0], "@sleep")) {
 		long ms = argv[1] ? atol(argv[1]) : 0;
 		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};

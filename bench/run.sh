@@ -14,7 +14,7 @@
 #   --out DIR       where latest.json / latest.md go (default bench/results)
 #   --keep          keep the work directory (bundles, raw files, runtime logs)
 #
-# Docker: DOCKER_ROUNDS (default 10), DOCKER_NETWORK (default none; "bridge"
+# Docker: DOCKER_ROUNDS (default 8), DOCKER_NETWORK (default none; "bridge"
 # adds libnetwork's veth setup, the same for both runtimes).
 #
 # Everything but Docker runs in a private mount namespace, with the runtimes'
@@ -136,7 +136,7 @@ inner() {
 			case $c
 			step create $(rt_cmd "$c") create --bundle $WORK/bundle-true {id}
 			step start $(rt_cmd "$c") start {id}
-			step - @sleep 10
+			step - @poll stopped $(rt_cmd "$c") state {id}
 			step delete $(rt_cmd "$c") delete {id}
 		EOF
 	done
@@ -232,7 +232,7 @@ if [ -n "$QUICK" ]; then
 	ROUNDS=${ROUNDS:-5} WARMUP=${WARMUP:-1} DENSITY=${DENSITY:-20} NO_DOCKER=1 BENCH_MEM_SAMPLES=3
 fi
 ROUNDS=${ROUNDS:-20} WARMUP=${WARMUP:-2} DENSITY=${DENSITY:-200}
-DOCKER_ROUNDS=${DOCKER_ROUNDS:-10}
+DOCKER_ROUNDS=${DOCKER_ROUNDS:-8}
 # none: the engine and runtime path without libnetwork's veth setup (the same for
 # both runtimes), and no dependence on a bridge another engine run may share
 DOCKER_NETWORK=${DOCKER_NETWORK:-none}
