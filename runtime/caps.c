@@ -48,7 +48,10 @@ int caps_set_process(const struct oci_capabilities *c, struct ab_err *err)
 	for (int i = 0; i <= last; i++) {
 		if (!(c->ambient & (1ULL << i)))
 			continue;
-		/* ambient needs the cap in permitted and inheritable; the kernel says EPERM otherwise */
+		/* ambient needs the cap in permitted and inheritable; like runc and crun, an
+		 * ambient cap the other sets do not allow is left out, not an error */
+		if (!(c->permitted & c->inheritable & (1ULL << i)))
+			continue;
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, i, 0, 0) < 0)
 			return ab_error(err, errno, "raise ambient capability %d", i);
 	}

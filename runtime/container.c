@@ -45,6 +45,21 @@ struct create_ctx {
 	size_t n_seccomp;
 };
 
+/* Fault injection for tests/reliability/faults.bats: AGENTBOX_FAULT_STOP_AT=N
+ * makes create/run SIGKILL themselves at checkpoint N of create_common, so the
+ * tests can show that whatever a killed create leaves, `delete --force` removes.
+ * Always compiled in; the variable is read once. */
+static void fault_point(int n)
+{
+	static int stop_at = -1;
+	if (stop_at < 0) {
+		const char *s = getenv("AGENTBOX_FAULT_STOP_AT");
+		stop_at = s ? atoi(s) : 0;
+	}
+	if (n == stop_at)
+		raise(SIGKILL);
+}
+
 static int pidfd_open_checked(pid_t pid, uint64_t start_time)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -422,6 +437,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return ab_error(err, 0, "process.terminal is true: --console-socket is required");
 	if (!c->process->terminal && o->console_socket)
 		return ab_error(err, 0, "--console-socket given but process.terminal is false");
+	fault_point(1);
 
 	/* 2. the agent policy: seccomp profile, floor, egress */
 	if (policy_resolve(g, c, &cc->policy, err) < 0)
@@ -430,6 +446,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (policy_seccomp_programs(&cc->policy, c, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;
+	fault_point(2);
 
 	/* 3. state: lock, refuse duplicates */
 	if (state_dir_create(g->root, o->id, &cc->state_dirfd, err) < 0)
@@ -445,6 +462,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	st->annotations = c->annotations;
 	st->n_annotations = c->n_annotations;
 	st->systemd_cgroup = g->systemd_cgroup;
+	st->poststart_hooks = c->hooks.n_hooks[HOOK_POSTSTART] > 0;
+	st->poststop_hooks = c->hooks.n_hooks[HOOK_POSTSTOP] > 0;
 	const struct oci_namespace *pidns = oci_namespace_find(c, NS_PID);
 	st->own_pidns = pidns && !pidns->path;
 	st->seccomp_profile = (char *)cc->policy.seccomp_profile;
@@ -452,6 +471,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		if (mkfifoat(cc->state_dirfd, EXEC_FIFO, 0600) < 0)
 			return ab_error(err, errno, "create exec fifo");
 	}
+
+	fault_point(3);
 
 	/* 4. cgroup */
 	if (cgroup_resolve(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
@@ -461,6 +482,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (cgroup_create(&st->cgroup, c->linux_.has_resources ? &c->linux_.resources : NULL, err) < 0)
 		return -1;
 	cc->cgroup_created = true;
+	fault_point(4);
 
 	/* 5. clone the init into its namespaces */
 	bool new_userns;
@@ -535,6 +557,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	st->pid = pid;
 	if (proc_start_time(pid, &st->pid_start_time) < 0)
 		return ab_error(err, errno, "read start time of init %d", pid);
+	fault_point(5);
 
 	/* 6. parent side: id maps, cgroup, egress, then let the child go on */
 	if (new_userns) {
@@ -546,20 +569,25 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
 		return -1;
+	fault_point(6);
 	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		return -1;
 	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
 		return -1;
+	fault_point(7);
 	/* after the hooks: Docker's prestart hook rewrites resolv.conf */
 	if (policy_start_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
 		return -1;
+	fault_point(8);
 
 	/* 7. record it */
 	st->started = run_mode && !o->detach;
 	if (state_write(cc->state_dirfd, st, err) < 0)
 		return -1;
+	fault_point(9);
 	if (o->pid_file && write_pid_file(o->pid_file, pid, err) < 0)
 		return -1;
+	fault_point(10);
 	return 0;
 }
 
@@ -588,20 +616,30 @@ int container_load(const struct global_opts *g, const char *id, bool exclusive, 
 	return 0;
 }
 
-static void run_poststart(const struct container_state *s, struct ab_err *err)
+/* poststart and poststop: from the config in hand (run), else from the bundle, read
+ * only when create recorded that there are such hooks. Failures are warnings. */
+static void run_late_hooks(const struct container_state *s, enum oci_hook_kind kind,
+			   const struct oci_config *config)
 {
-	char cfg_path[PATH_MAX + 16];
-	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
-	struct oci_config *c = NULL;
-	if (oci_config_load(cfg_path, &c, err) < 0)
+	bool has = kind == HOOK_POSTSTART ? s->poststart_hooks : s->poststop_hooks;
+	if (!has)
 		return;
-	if (c->hooks.n_hooks[HOOK_POSTSTART]) {
-		char state[SYNC_DATA_MAX];
-		state_json_for_hooks(s, STATUS_RUNNING, state, sizeof state);
-		if (hooks_run(&c->hooks, HOOK_POSTSTART, state, err) < 0)
-			log_warn("%s", err->msg);
+	struct oci_config *loaded = NULL;
+	struct ab_err e;
+	if (!config) {
+		char cfg_path[PATH_MAX + 16];
+		snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
+		if (oci_config_load(cfg_path, &loaded, &e) < 0) {
+			log_warn("%s hooks: %s", hook_kind_name(kind), e.msg);
+			return;
+		}
+		config = loaded;
 	}
-	oci_config_free(c);
+	char state[SYNC_DATA_MAX];
+	state_json_for_hooks(s, kind == HOOK_POSTSTART ? STATUS_RUNNING : STATUS_STOPPED, state, sizeof state);
+	if (hooks_run(&config->hooks, kind, state, &e) < 0)
+		log_warn("%s", e.msg);
+	oci_config_free(loaded);
 }
 
 int container_start(const struct global_opts *g, const char *id, struct ab_err *err)
@@ -661,8 +699,7 @@ int container_start(const struct global_opts *g, const char *id, struct ab_err *
 	s.started = true;
 	if (state_write(dirfd, &s, err) < 0)
 		goto out;
-	struct ab_err hook_err;
-	run_poststart(&s, &hook_err);
+	run_late_hooks(&s, HOOK_POSTSTART, NULL);
 	r = 0;
 out:
 	state_free(&s);
@@ -703,24 +740,8 @@ static void wait_gone(const struct container_state *s, int timeout_ms)
 	}
 }
 
-static void run_poststop(const struct container_state *s)
-{
-	char cfg_path[PATH_MAX + 16];
-	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
-	struct oci_config *c = NULL;
-	struct ab_err e;
-	if (oci_config_load(cfg_path, &c, &e) < 0)
-		return;
-	if (c->hooks.n_hooks[HOOK_POSTSTOP]) {
-		char state[SYNC_DATA_MAX];
-		state_json_for_hooks(s, STATUS_STOPPED, state, sizeof state);
-		if (hooks_run(&c->hooks, HOOK_POSTSTOP, state, &e) < 0)
-			log_warn("%s", e.msg);
-	}
-	oci_config_free(c);
-}
-
-static int destroy(const struct global_opts *g, struct container_state *s, struct ab_err *err)
+static int destroy(const struct global_opts *g, struct container_state *s,
+		   const struct oci_config *config, struct ab_err *err)
 {
 	enum container_status st = state_status(s);
 	if (st != STATUS_STOPPED) {
@@ -737,7 +758,7 @@ static int destroy(const struct global_opts *g, struct container_state *s, struc
 	policy_teardown(s);
 	if (s->cgroup.mode != CGROUP_MODE_DISABLED && cgroup_destroy(&s->cgroup, err) < 0)
 		return -1;
-	run_poststop(s);
+	run_late_hooks(s, HOOK_POSTSTOP, config);
 	return state_dir_remove(g->root, s->id, err);
 }
 
@@ -760,7 +781,7 @@ int container_delete(const struct global_opts *g, const char *id, bool force, st
 		ab_error(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id, status_name(st));
 		goto out;
 	}
-	r = destroy(g, &s, err);
+	r = destroy(g, &s, NULL, err);
 out:
 	state_free(&s);
 	return r;
@@ -939,12 +960,11 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		goto fail;
 	}
 	{
-		struct ab_err hook_err;
 		if (sync_send(cc.sync_fd, SYNC_START, 0, NULL, -1, err) < 0) {
 			r = -1;
 			goto fail;
 		}
-		run_poststart(&cc.st, &hook_err);
+		run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config);
 	}
 	int status = 0;
 	/* the state lock must not be held while the container runs */
@@ -957,7 +977,7 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		report_refused_egress(g->root, o->id);
 	if (!o->keep) {
 		struct ab_err e;
-		if (destroy(g, &cc.st, &e) < 0)
+		if (destroy(g, &cc.st, cc.config, &e) < 0)
 			log_warn("delete after run: %s", e.msg);
 	}
 	create_ctx_free(&cc);

@@ -97,6 +97,8 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 	json_kv_str(o, "cgroupPath", s->cgroup.path);
 	json_kv_bool(o, "systemdCgroup", s->systemd_cgroup);
 	json_kv_bool(o, "ownPidNs", s->own_pidns);
+	json_kv_bool(o, "poststartHooks", s->poststart_hooks);
+	json_kv_bool(o, "poststopHooks", s->poststop_hooks);
 	json_kv_int(o, "sentryPid", s->sentry_pid);
 	json_kv_uint(o, "sentryStartTime", s->sentry_start_time);
 	if (s->egress_policy)
@@ -156,6 +158,8 @@ int state_read(int dirfd, const char *id, struct container_state *ret, struct ab
 	ret->started = YAJL_IS_TRUE(started);
 	ret->systemd_cgroup = YAJL_IS_TRUE(json_get(v, "systemdCgroup"));
 	ret->own_pidns = YAJL_IS_TRUE(json_get(v, "ownPidNs"));
+	ret->poststart_hooks = YAJL_IS_TRUE(json_get(v, "poststartHooks"));
+	ret->poststop_hooks = YAJL_IS_TRUE(json_get(v, "poststopHooks"));
 	const char *mode = get_str(v, "cgroupMode");
 	if (!mode || cgroup_mode_from_name(mode, &ret->cgroup.mode) < 0)
 		ret->cgroup.mode = CGROUP_MODE_DISABLED;

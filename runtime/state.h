@@ -39,6 +39,7 @@ struct container_state {
 	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */
 	bool systemd_cgroup;
 	bool own_pidns;               /* a new pid namespace: killing init kills all */
+	bool poststart_hooks, poststop_hooks;   /* the config has some: load it then */
 };
 
 const char *status_name(enum container_status s);

@@ -5,7 +5,9 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -190,7 +192,11 @@ int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t l
 	_cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
 		return ab_error(err, errno, "create %s", tmp);
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	/* fsync makes the content durable before the rename; on tmpfs there is
+	 * nothing to make durable */
+	struct statfs sf;
+	bool volatile_fs = fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+	if (write_all(fd, data, len) < 0 || (!volatile_fs && fsync(fd) < 0)) {
 		int e = errno;
 		unlinkat(dirfd, tmp, 0);
 		return ab_error(err, e, "write %s", tmp);
