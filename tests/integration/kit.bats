@@ -44,7 +44,7 @@ kit() {
 # Nothing of a kit run may be left: state, temp dirs, mounts, slirp4netns, cgroups.
 assert_kit_run_clean() {
 	local left
-	left=$(ls -A "$ROOT" 2>/dev/null | grep -v '\.lock$' || true)
+	left=$(ls "$ROOT" 2>/dev/null | grep -v '\.lock$' || true)   # dot files: caches
 	[ -z "$left" ] || fail "state left under $ROOT: $left"
 	left=$(comm -13 <(echo "$KIT_DIRS_BEFORE" | sort) <(ls -1 /run/agentbox-kits 2>/dev/null | sort) | grep . || true)
 	[ -z "$left" ] || fail "temporary kit dirs left: $left"
