@@ -202,7 +202,7 @@ void init_main(struct init_ctx *ctx)
 fail:
 	sync_send_error(ctx->sync_fd, &err);
 	/* after create has returned nobody reads the socket: say it on stderr too */
-	if (ready && !ctx->wait_on_sync) {
+	if (ready) {
 		dprintf(STDERR_FILENO, "agentbox: %s\n", err.msg);
 	}
 	_exit(err.code == ENOENT ? 127 : 1);

@@ -418,23 +418,23 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 	if (resolve_egress(g, c, ret, err) < 0)
 		return -1;
 	ret->seccomp_profile = profile;
-	if (!streq(profile, "none") &&
-	    seccomp_builtin_profile(profile, &ret->arena, &ret->agent_seccomp, err) < 0)
-		return -1;
 	return 0;
 }
 
-int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
+int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const char *state_root,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err)
 {
+	char cache[PATH_MAX];
+	snprintf(cache, sizeof cache, "%s/.seccomp-cache", state_root);
+	(void)mkdir(state_root, 0711);   /* the first container on a host fills the cache too */
 	size_t n = 0;
 	if (c->linux_.seccomp) {
-		if (seccomp_compile(c->linux_.seccomp, &progs[n], err) < 0)
+		if (seccomp_compile_cached(c->linux_.seccomp, cache, &progs[n], err) < 0)
 			return ab_wrap(err, "config.json: linux.seccomp");
 		n++;
 	}
-	if (p->agent_seccomp) {
-		if (seccomp_compile(p->agent_seccomp, &progs[n], err) < 0) {
+	if (!streq(p->seccomp_profile, "none")) {
+		if (seccomp_builtin_compile_cached(p->seccomp_profile, cache, &progs[n], err) < 0) {
 			for (size_t i = 0; i < n; i++)
 				seccomp_prog_free(&progs[i]);
 			return ab_wrap(err, "seccomp profile \"%s\"", p->seccomp_profile);

@@ -19,7 +19,6 @@ struct agent_policy {
 	struct arena arena;
 	struct agent_config config;         /* the admin's file, or the built-in defaults */
 	const char *seccomp_profile;        /* "agent", "default" or "none" */
-	struct oci_seccomp *agent_seccomp;  /* the profile itself, NULL for none */
 	bool egress_enforced;               /* false only when an admin turned it off */
 	struct egress_policy egress;
 	pid_t sentry_pid;                   /* started by policy_start_sentry */
@@ -37,7 +36,7 @@ int policy_floor_config(const struct agent_policy *p, struct oci_config *c, stru
 int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
 			 struct ab_err *err);
 /* The programs init loads, in order: the engine's own profile, then ours. */
-int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c,
+int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const char *state_root,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
 /* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,

@@ -21,6 +21,13 @@ struct seccomp_prog {
 
 /* Compile s into a ready BPF program for the native architecture (+ the listed ones). */
 int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
+/* The same through a cache of compiled programs in cache_dir (created 0700; NULL:
+ * no cache). See seccomp_cache.c. */
+int seccomp_compile_cached(const struct oci_seccomp *s, const char *cache_dir,
+			   struct seccomp_prog *ret, struct ab_err *err);
+/* A shipped profile ("agent", "default") compiled through the same cache. */
+int seccomp_builtin_compile_cached(const char *name, const char *cache_dir, struct seccomp_prog *ret,
+				   struct ab_err *err);
 /* Load prog into the calling thread (needs no_new_privs or CAP_SYS_ADMIN).
  * When prog->notify, *ret_notify_fd receives the listener fd. Allocates nothing. */
 int seccomp_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err);
