@@ -1,0 +1,125 @@
+#!/bin/bash
+# engines-down.sh DIR — stop and remove everything engines-up.sh DIR started.
+#
+# Removes the engines' containers, networks and images, stops dockerd and
+# containerd by the pids recorded in DIR (TERM, then KILL after 20 s), kills
+# leftover shims and conmons of THIS containerd/podman (found by the private
+# paths on their command lines, ended by pid), unmounts what is still mounted
+# under DIR, deletes the bridges engines-up created and the directories it
+# created outside DIR when they are empty, then removes DIR. Safe to run twice
+# and after a partial start. Never touches a daemon it did not start.
+set -u
+DIR=${1:?usage: engines-down.sh DIR}
+[ -d "$DIR" ] || exit 0
+DIR=$(realpath "$DIR")
+case $DIR in
+/ | /tmp | /run | /var | /var/* | /usr | /usr/*) echo "engines-down.sh: refusing DIR=$DIR" >&2; exit 1 ;;
+esac
+
+# stop_pid PID [SECS]: TERM, wait, KILL.
+stop_pid() {
+	local pid=$1 secs=${2:-20} i
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	sleep 0.2
+}
+
+# Pids of shims and conmons whose command line mentions a path under DIR.
+our_shims() {
+	local f pid comm
+	for f in /proc/[0-9]*/cmdline; do
+		pid=${f#/proc/}
+		pid=${pid%/cmdline}
+		{ read -r comm <"/proc/$pid/comm"; } 2>/dev/null || continue
+		case $comm in
+		containerd-shim* | conmon) ;;
+		*) continue ;;
+		esac
+		tr '\0' ' ' <"$f" 2>/dev/null | grep -qF -- "$DIR/" && echo "$pid"
+	done
+}
+
+timeout_cmd() { timeout -k 5 "$@"; }
+
+if [ -f "$DIR/env" ]; then
+	# shellcheck disable=SC1091
+	source "$DIR/env"
+fi
+
+# ---- podman: containers, images (its storage is under DIR)
+if [ -n "${PODMAN_ROOT:-}" ] && command -v podman >/dev/null; then
+	pm() { CONTAINERS_CONF=$CONTAINERS_CONF CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF \
+		timeout_cmd 60 podman --root "$PODMAN_ROOT" --runroot "$PODMAN_RUNROOT" "$@"; }
+	# containers (and their netns, mounts, conmons); images and layers go with
+	# the storage under DIR
+	pm rm -af -t 0 >/dev/null 2>&1
+fi
+
+# ---- docker: containers, networks, images, then the daemon
+if [ -S "$DIR/docker.sock" ] && [ -x /usr/bin/docker ]; then
+	dk() { DOCKER_HOST="unix://$DIR/docker.sock" timeout_cmd 60 /usr/bin/docker "$@"; }
+	ids=$(dk ps -aq 2>/dev/null)
+	[ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1
+	dk network prune -f >/dev/null 2>&1
+	# images go with the data root under DIR
+fi
+for f in "$DIR/dockerd.pid" "$DIR/dockerd.spawned.pid"; do
+	[ -f "$f" ] && stop_pid "$(cat "$f")" 20
+done
+
+# ---- containerd: ctr's containers and images, then the daemon
+if [ -S "$DIR/containerd.sock" ] && command -v ctr >/dev/null; then
+	c() { timeout_cmd 30 ctr --address "$DIR/containerd.sock" "$@"; }
+	for ns in $(c namespaces ls -q 2>/dev/null); do
+		for t in $(c -n "$ns" tasks ls -q 2>/dev/null); do
+			c -n "$ns" tasks kill -a -s KILL "$t" >/dev/null 2>&1
+			c -n "$ns" tasks delete -f "$t" >/dev/null 2>&1
+		done
+		for t in $(c -n "$ns" containers ls -q 2>/dev/null); do
+			c -n "$ns" containers delete "$t" >/dev/null 2>&1
+		done
+	done
+fi
+[ -f "$DIR/containerd.pid" ] && stop_pid "$(cat "$DIR/containerd.pid")" 20
+
+# ---- leftovers of ours: shims (-address DIR/containerd.sock), conmons (paths in DIR)
+for pid in $(our_shims); do
+	kill -KILL "$pid" 2>/dev/null
+done
+sleep 0.2
+
+# ---- mounts under DIR, deepest first
+for _ in 1 2 3; do
+	mnts=$(awk -v d="$DIR/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+	[ -z "$mnts" ] && break
+	for m in $mnts; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+done
+
+# ---- bridges and dirs engines-up created
+if [ -f "$DIR/created-links" ]; then
+	while read -r l; do
+		[ -n "$l" ] && ip link del "$l" 2>/dev/null
+	done <"$DIR/created-links"
+fi
+if [ -f "$DIR/created-dirs" ]; then
+	# deepest first; only what is empty (subdirs the shims made included)
+	sort -r "$DIR/created-dirs" | while read -r d; do
+		[ -n "$d" ] && [ -d "$d" ] && find "$d" -depth -type d -empty -delete 2>/dev/null
+	done
+fi
+
+# the one-run-at-a-time lock, if it is ours
+if [ -f "$DIR/lock" ]; then
+	lock=$(cat "$DIR/lock")
+	[ "$(cat "$lock/owner" 2>/dev/null)" = "$DIR" ] && rm -rf "$lock"
+fi
+
+rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; }
+[ ! -e "$DIR" ]

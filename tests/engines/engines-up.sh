@@ -1,0 +1,393 @@
+#!/bin/bash
+# engines-up.sh [-d DIR] ENGINE... — start private container engines that use agentbox.
+#
+# ENGINE is docker, containerd or podman (docker implies containerd). Everything
+# lives under DIR (default: a new /tmp/abe.XXXXXX): a private containerd (own
+# root, state, sockets, with a CRI runtime handler "agentbox"), a private
+# dockerd (own --data-root, --exec-root, -H socket, --pidfile, bridge abdock0 on
+# 198.18.0.1/24, no iptables, agentbox registered in a daemon.json), and a
+# podman configuration (own containers.conf, storage.conf, --root/--runroot,
+# file locks, CNI bridge abpod0 on 198.19.88.0/24). Nothing system-wide is
+# started, stopped or reconfigured; a system dockerd, if any, is left alone.
+# Every engine gets the image agentbox-test:latest, imported from a rootfs
+# built here from busybox-static and tests/helper/abtest.
+#
+# Writes DIR/env, a file for `source`, and prints DIR. For each ENGINE it sets
+# <ENGINE>_OK=1, or <ENGINE>_SKIP="why it could not start" (then exit status
+# is still 0 — the tests skip with that reason). Exit status 1 only when DIR
+# itself cannot be set up. Stop and clean everything with engines-down.sh DIR,
+# also after a failure here.
+#
+# Environment: AGENTBOX (the runtime, default the repo's ./agentbox; the
+# engines run a copy of it in DIR/bin),
+# ENGINES_VERBOSE=1 to show the daemons' start-up on stderr.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+AGENTBOX_SRC=$(realpath "${AGENTBOX:-$REPO/agentbox}")
+BUSYBOX=${AGENTBOX_TEST_BUSYBOX:-/bin/busybox}
+ABTEST=$REPO/tests/helper/abtest
+IMAGE=agentbox-test:latest
+DOCKER_BRIDGE=abdock0
+DOCKER_BRIDGE_CIDR=198.18.0.1/24
+PODMAN_BRIDGE=abpod0
+PODMAN_SUBNET=198.19.88.0/24
+
+DIR=
+while getopts d: o; do
+	case $o in
+	d) DIR=$OPTARG ;;
+	*) echo "usage: $0 [-d DIR] docker|containerd|podman..." >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || { echo "usage: $0 [-d DIR] docker|containerd|podman..." >&2; exit 2; }
+
+if [ -z "$DIR" ]; then
+	DIR=$(mktemp -d /tmp/abe.XXXXXX) || exit 1
+else
+	mkdir -p "$DIR" || exit 1
+fi
+DIR=$(realpath "$DIR")
+ENV=$DIR/env
+touch "$ENV"
+chmod 700 "$DIR"
+
+say() { [ -z "${ENGINES_VERBOSE:-}" ] || echo "engines-up: $*" >&2; }
+setenv() { printf 'export %s=%q\n' "$1" "$2" >>"$ENV"; }
+
+# The engines get a copy of the runtime: a concurrent `make` rewriting
+# ./agentbox must not make a daemon's exec fail halfway through a test run.
+copy_runtime() {
+	local i
+	mkdir -p "$DIR/bin" || return 1
+	for i in 1 2 3 4 5; do
+		cp "$AGENTBOX_SRC" "$DIR/bin/agentbox.new" && chmod 755 "$DIR/bin/agentbox.new" &&
+			"$DIR/bin/agentbox.new" --version 2>/dev/null | grep -q '^agentbox version' &&
+			mv "$DIR/bin/agentbox.new" "$DIR/bin/agentbox" && return 0
+		sleep 1
+	done
+	return 1
+}
+if ! copy_runtime; then
+	echo "engines-up.sh: cannot copy a working runtime from $AGENTBOX_SRC" >&2
+	exit 1
+fi
+AGENTBOX=$DIR/bin/agentbox
+setenv ENGINES_DIR "$DIR"
+setenv AGENTBOX "$AGENTBOX"
+setenv AGENTBOX_SRC "$AGENTBOX_SRC"
+setenv TEST_IMAGE "$IMAGE"
+
+# wait_until PID SECS CMD...: poll CMD every 0.1 s while process PID lives.
+wait_until() {
+	local pid=$1 secs=$2 i
+	shift 2
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# remember_dir D: D did not exist before us; engines-down removes it if empty.
+remember_dir() {
+	[ -e "$1" ] || echo "$1" >>"$DIR/created-dirs"
+}
+
+# ---------------------------------------------------------------- the image
+
+build_rootfs() {
+	local r=$DIR/rootfs
+	[ -x "$r/bin/abtest" ] && return 0
+	if [ ! -x "$ABTEST" ] || [ "$ABTEST.c" -nt "$ABTEST" ]; then
+		make -s -C "$REPO" tests/helper/abtest >&2 || return 1
+	fi
+	[ -x "$BUSYBOX" ] || { echo "no static busybox at $BUSYBOX (apt-get install busybox-static)" >&2; return 1; }
+	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,run,var/tmp,usr/bin,usr/sbin} || return 1
+	chmod 1777 "$r/tmp" "$r/var/tmp"
+	cp "$BUSYBOX" "$r/bin/busybox" && cp "$ABTEST" "$r/bin/abtest" || return 1
+	# one process for ~400 symlinks (a fork each is seconds on a loaded box)
+	"$r/bin/busybox" --list | python3 -c '
+import os, sys
+d = sys.argv[1]
+for app in sys.stdin.read().split():
+    p = os.path.join(d, app)
+    if not os.path.lexists(p):
+        os.symlink("busybox", p)
+' "$r/bin" || return 1
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'abuser:x:1000:1000:test user:/tmp:/bin/sh' \
+		'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$r/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'tty:x:5:' 'abgroup:x:1000:abuser' 'nogroup:x:65534:' >"$r/etc/group"
+	echo '127.0.0.1 localhost' >"$r/etc/hosts"
+	: >"$r/etc/resolv.conf"
+	echo agentbox-test >"$r/etc/hostname"
+	# content under dirs that a read-only container gets as tmpfs with tmpcopyup
+	mkdir -p "$r/srv" && echo seed >"$r/srv/seed" && echo seed >"$r/var/tmp/seed"
+}
+
+# ---------------------------------------------------------------- containerd
+
+start_containerd() {
+	[ -n "${CONTAINERD_STARTED:-}" ] && return 0
+	CONTAINERD_STARTED=1
+	local c=$DIR/containerd
+	command -v containerd >/dev/null || { setenv CONTAINERD_SKIP "containerd is not installed"; return 1; }
+	mkdir -p "$c/root" "$c/state" "$c/opt" "$c/cni" "$c/agentbox-root" "$c/runc-root" "$DIR/fifo" || return 1
+	cat >"$c/config.toml" <<-EOF
+		version = 2
+		root = "$c/root"
+		state = "$c/state"
+		oom_score = 0
+
+		[grpc]
+		  address = "$DIR/containerd.sock"
+
+		[ttrpc]
+		  address = "$DIR/containerd.sock.ttrpc"
+
+		[debug]
+		  level = "info"
+
+		[plugins."io.containerd.internal.v1.opt"]
+		  path = "$c/opt"
+
+		[plugins."io.containerd.grpc.v1.cri"]
+		  stream_server_address = "127.0.0.1"
+		  stream_server_port = "0"
+		  [plugins."io.containerd.grpc.v1.cri".cni]
+		    bin_dir = "/usr/lib/cni"
+		    conf_dir = "$c/cni"
+		  [plugins."io.containerd.grpc.v1.cri".containerd]
+		    default_runtime_name = "runc"
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.agentbox]
+		      runtime_type = "io.containerd.runc.v2"
+		      pod_annotations = ["agentbox.*"]
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.agentbox.options]
+		        BinaryName = "$AGENTBOX"
+		        Root = "$c/agentbox-root"
+	EOF
+	# the shims put their sockets and ctr its fifos under /run/containerd
+	remember_dir /run/containerd
+	remember_dir /run/containerd/s
+	remember_dir /run/containerd/runc
+	remember_dir /run/containerd/fifo
+	say "starting containerd"
+	containerd --config "$c/config.toml" >"$DIR/containerd.log" 2>&1 &
+	echo $! >"$DIR/containerd.pid"
+	if ! wait_until "$(cat "$DIR/containerd.pid")" 30 ctr --address "$DIR/containerd.sock" version; then
+		setenv CONTAINERD_SKIP "containerd did not start (see $DIR/containerd.log): $(tail -n 3 "$DIR/containerd.log" | tr '\n' ' ')"
+		return 1
+	fi
+	setenv CONTAINERD_ADDRESS "$DIR/containerd.sock"
+	setenv CONTAINERD_FIFO_DIR "$DIR/fifo"
+	setenv CONTAINERD_RUNC_ROOT "$c/runc-root"
+	setenv CONTAINERD_CONFIG "$c/config.toml"
+	setenv CONTAINERD_OK 1
+	return 0
+}
+
+import_containerd() {
+	python3 "$HERE/mkimage.py" "$DIR/rootfs" "$DIR/image-oci.tar" "docker.io/library/$IMAGE" &&
+		ctr --address "$DIR/containerd.sock" -n default images import "$DIR/image-oci.tar" >&2 &&
+		rm -f "$DIR/image-oci.tar"
+}
+
+# ---------------------------------------------------------------- docker
+
+start_docker() {
+	local d=$DIR/docker
+	command -v dockerd >/dev/null && [ -x /usr/bin/docker ] ||
+		{ setenv DOCKER_SKIP "dockerd or /usr/bin/docker is not installed (apt-get install docker.io)"; return 1; }
+	start_containerd || { setenv DOCKER_SKIP "dockerd needs containerd, which did not start"; return 1; }
+	mkdir -p "$d/data" "$d/exec" || return 1
+	cat >"$d/daemon.json" <<-EOF
+		{
+		  "deprecated-key-path": "$d/key.json",
+		  "runtimes": {
+		    "agentbox": { "path": "$AGENTBOX" },
+		    "agentbox-open": { "path": "$AGENTBOX", "runtimeArgs": ["--egress-allow", "198.18.0.0/15,*.abnet.test"] },
+		    "agentbox-relaxed": { "path": "$AGENTBOX", "runtimeArgs": ["--seccomp-profile", "default"] }
+		  }
+		}
+	EOF
+	# our own bridge for the default network, so docker0 and 172.17/16 are never touched
+	if ! ip link show "$DOCKER_BRIDGE" >/dev/null 2>&1; then
+		ip link add "$DOCKER_BRIDGE" type bridge && echo "$DOCKER_BRIDGE" >>"$DIR/created-links" &&
+			ip addr add "$DOCKER_BRIDGE_CIDR" dev "$DOCKER_BRIDGE" && ip link set "$DOCKER_BRIDGE" up ||
+			{ setenv DOCKER_SKIP "cannot create the bridge $DOCKER_BRIDGE"; return 1; }
+	fi
+	say "starting dockerd"
+	dockerd --config-file "$d/daemon.json" \
+		--data-root "$d/data" --exec-root "$d/exec" \
+		-H "unix://$DIR/docker.sock" --pidfile "$DIR/dockerd.pid" \
+		--containerd "$DIR/containerd.sock" \
+		--bridge "$DOCKER_BRIDGE" --iptables=false --ip-forward=false --ip-masq=false \
+		--userland-proxy=false --default-address-pool base=198.19.0.0/17,size=24 \
+		--storage-driver overlay2 --log-level warn \
+		>"$DIR/dockerd.log" 2>&1 &
+	echo $! >"$DIR/dockerd.spawned.pid"
+	if ! wait_until "$(cat "$DIR/dockerd.spawned.pid")" 60 env DOCKER_HOST="unix://$DIR/docker.sock" /usr/bin/docker version; then
+		setenv DOCKER_SKIP "dockerd did not start (see $DIR/dockerd.log): $(tail -n 3 "$DIR/dockerd.log" | tr '\n' ' ')"
+		return 1
+	fi
+	setenv DOCKER_HOST "unix://$DIR/docker.sock"
+	setenv DOCKER_EXEC_ROOT "$d/exec"
+	setenv DOCKER /usr/bin/docker
+	setenv DOCKER_OK 1
+}
+
+import_docker() {
+	tar -C "$DIR/rootfs" -c . |
+		DOCKER_HOST="unix://$DIR/docker.sock" /usr/bin/docker import -c 'CMD ["/bin/sh"]' - "$IMAGE" >&2
+}
+
+# ---------------------------------------------------------------- podman
+
+start_podman() {
+	local p=$DIR/podman
+	command -v podman >/dev/null && command -v conmon >/dev/null ||
+		{ setenv PODMAN_SKIP "podman or conmon is not installed (apt-get install podman conmon)"; return 1; }
+	mkdir -p "$p/root" "$p/runroot" "$p/tmp" "$p/volumes" "$p/cni" "$p/cni-data" || return 1
+	local runc initp
+	runc=$(command -v runc || echo /usr/sbin/runc)
+	# podman --init wants catatonit, not packaged here; tini (docker-init) does the same job
+	initp=$(command -v docker-init || command -v tini-static || echo /usr/libexec/podman/catatonit)
+	# rlimits: rootful podman asks for nofile and nproc 1048576, above this
+	# machine's hard limits (no CAP_SYS_RESOURCE) — runc fails on that too
+	cat >"$p/containers.conf" <<-EOF
+		[containers]
+		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+		init_path = "$initp"
+
+		[engine]
+		cgroup_manager = "cgroupfs"
+		events_logger = "file"
+		events_logfile_path = "$p/events.log"
+		tmp_dir = "$p/tmp"
+		volume_path = "$p/volumes"
+		lock_type = "file"
+		conmon_path = ["$(command -v conmon)"]
+		runtime = "runc"
+		runtime_supports_json = ["crun", "runc", "kata", "runsc", "krun", "agentbox"]
+		runtime_supports_nocgroup = ["crun", "krun", "agentbox"]
+
+		[engine.runtimes]
+		agentbox = ["$AGENTBOX"]
+		runc = ["$runc"]
+
+		[network]
+		network_backend = "cni"
+		cni_plugin_dirs = ["/usr/lib/cni"]
+		network_config_dir = "$p/cni"
+		default_network = "podman"
+		default_subnet = "$PODMAN_SUBNET"
+	EOF
+	cat >"$p/storage.conf" <<-EOF
+		[storage]
+		driver = "overlay"
+		runroot = "$p/runroot"
+		graphroot = "$p/root"
+	EOF
+	cat >"$p/cni/87-podman.conflist" <<-EOF
+		{
+		  "cniVersion": "0.4.0",
+		  "name": "podman",
+		  "plugins": [
+		    {
+		      "type": "bridge",
+		      "bridge": "$PODMAN_BRIDGE",
+		      "isGateway": true,
+		      "ipMasq": false,
+		      "hairpinMode": true,
+		      "ipam": {
+		        "type": "host-local",
+		        "dataDir": "$p/cni-data",
+		        "routes": [{ "dst": "0.0.0.0/0" }],
+		        "ranges": [[{ "subnet": "$PODMAN_SUBNET", "gateway": "${PODMAN_SUBNET%.0/24}.1" }]]
+		      }
+		    }
+		  ]
+		}
+	EOF
+	ip link show "$PODMAN_BRIDGE" >/dev/null 2>&1 || echo "$PODMAN_BRIDGE" >>"$DIR/created-links"
+	setenv CONTAINERS_CONF "$p/containers.conf"
+	setenv CONTAINERS_STORAGE_CONF "$p/storage.conf"
+	setenv PODMAN_ROOT "$p/root"
+	setenv PODMAN_RUNROOT "$p/runroot"
+	# podman is daemonless: the import (below) is its first run and its check
+	setenv PODMAN_OK 1
+}
+
+import_podman() {
+	tar -C "$DIR/rootfs" -c . |
+		CONTAINERS_CONF="$DIR/podman/containers.conf" CONTAINERS_STORAGE_CONF="$DIR/podman/storage.conf" \
+			podman --root "$DIR/podman/root" --runroot "$DIR/podman/runroot" \
+			import --change 'CMD=["/bin/sh"]' - "$IMAGE" >&2
+}
+
+# ---------------------------------------------------------------- main
+
+[ "$(id -u)" = 0 ] || { echo "engines-up.sh: needs root" >&2; exit 1; }
+
+# One engine test run at a time on a host: the bridges and subnets are fixed.
+# The lock is a directory naming its owner's DIR; a lock whose DIR is gone is
+# stale (a run that died before engines-down) and is taken over.
+LOCK=/run/agentbox-engine-tests.lock
+take_lock() {
+	local i owner
+	for ((i = 0; i < ${ENGINES_LOCK_WAIT:-300}; i++)); do
+		if mkdir "$LOCK" 2>/dev/null; then
+			echo "$DIR" >"$LOCK/owner"
+			echo "$LOCK" >"$DIR/lock"
+			return 0
+		fi
+		owner=$(cat "$LOCK/owner" 2>/dev/null) || owner=
+		if [ -n "$owner" ] && [ ! -d "$owner" ]; then
+			rm -rf "$LOCK"
+			continue
+		fi
+		sleep 1
+	done
+	return 1
+}
+if ! take_lock; then
+	msg="another engine test run holds $LOCK (its dir: $(cat "$LOCK/owner" 2>/dev/null))"
+	for e in "$@"; do
+		setenv "$(tr a-z A-Z <<<"$e")_SKIP" "$msg"
+	done
+	echo "$DIR"
+	exit 0
+fi
+if ! build_rootfs >"$DIR/rootfs.log" 2>&1; then
+	for e in "$@"; do
+		setenv "$(tr a-z A-Z <<<"$e")_SKIP" "cannot build the test rootfs: $(tail -n 2 "$DIR/rootfs.log" | tr '\n' ' ')"
+	done
+	echo "$DIR"
+	exit 0
+fi
+
+for e in "$@"; do
+	case $e in
+	containerd)
+		start_containerd && { import_containerd 2>>"$DIR/containerd-import.log" ||
+			setenv CONTAINERD_SKIP "ctr images import failed: $(tail -n 2 "$DIR/containerd-import.log" | tr '\n' ' ')"; }
+		;;
+	docker)
+		start_docker && { import_docker 2>>"$DIR/docker-import.log" ||
+			setenv DOCKER_SKIP "docker import failed: $(tail -n 2 "$DIR/docker-import.log" | tr '\n' ' ')"; }
+		;;
+	podman)
+		start_podman && { import_podman 2>>"$DIR/podman-import.log" ||
+			setenv PODMAN_SKIP "podman import failed: $(tail -n 2 "$DIR/podman-import.log" | tr '\n' ' ')"; }
+		;;
+	*)
+		echo "engines-up.sh: unknown engine '$e' (docker, containerd, podman)" >&2
+		;;
+	esac
+done
+echo "$DIR"
