@@ -83,3 +83,60 @@ install: agentbox
 
 clean:
 	rm -f agentbox $(OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober
+
+# ---- build flags --------------------------------------------------------------
+# Objects remember what they were built with: `make SANITIZE=address,undefined`
+# after a plain build (or the other way round) rebuilds them all.
+FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR)
+FLAGS_STAMP := build/flags
+$(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
+$(OBJS) agentbox $(UNIT_BINS) tests/netfilter/egress-driver: $(FLAGS_STAMP)
+
+# Under sanitizers every run of the runtime also checks for leaks, and an
+# undefined-behaviour report stops it (tests see the failure).
+ifneq ($(SANITIZE),)
+export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:exitcode=23:print_summary=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+endif
+
+# ---- fuzzing (tests/fuzz/, tests/README.md "Fuzzing") ---------------------------
+# The project's objects rebuilt with clang, libFuzzer and ASan/UBSan under
+# build/fuzz/ (the normal build is untouched); one binary per tests/fuzz/fuzz_*.c.
+FUZZ_CC      ?= clang
+FUZZ_DIR     := build/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wno-unused-parameter -Wno-include-next-absolute-path -D_GNU_SOURCE \
+	-Iruntime -Ioci -Iseccomp-profiles -Inetfilter \
+	-DAGENTBOX_VERSION='"$(VERSION)"' -DAGENTBOX_COMMIT='"$(COMMIT)"' $(PKG_CFLAGS) $(FUZZ_SAN)
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out runtime/main.c,$(SRCS)))
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 6
+
+.PHONY: fuzz-build fuzz-smoke fuzz-replay
+.SECONDARY: $(FUZZ_OBJS)
+$(FUZZ_DIR)/%.o: %.c $(wildcard runtime/*.h oci/*.h seccomp-profiles/*.h netfilter/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_DIR)/seccomp-profiles/profiles_embed.o: $(PROFILES)
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# Each target for FUZZ_SECONDS; a crash is copied to tests/fuzz/regressions/TARGET/.
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# CI: every target for a few seconds.
+fuzz-smoke: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+# The regression inputs and seed corpus through a plain (non-libFuzzer) build;
+# also part of `make unit` as tests/unit/test_fuzz_regressions.
+tests/unit/test_fuzz_regressions: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
+fuzz-replay: tests/unit/test_fuzz_regressions
+	./tests/unit/test_fuzz_regressions

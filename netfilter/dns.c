@@ -38,23 +38,32 @@ static bool label_byte_ok(uint8_t c)
 int dns_parse_name(const uint8_t *msg, size_t len, size_t *off, char out[DNS_NAME_TEXT])
 {
 	size_t pos = *off, end = 0, text = 0, wire = 0;
+	/* what a pointer reaches must lie wholly before it (a prior occurrence
+	 * of the name), not run on into what follows: bytes past the first
+	 * pointer are out of bounds from then on */
+	size_t limit = len;
 	bool jumped = false;
 	unsigned jumps = 0;
 	bool bad = false;
 
 	for (;;) {
-		if (pos >= len)
+		if (pos >= limit)
 			return -EBADMSG;
 		uint8_t l = msg[pos];
 		if ((l & 0xc0) == 0xc0) {
-			if (pos + 1 >= len)
+			if (pos + 1 >= limit)
 				return -EBADMSG;
 			size_t target = (size_t)(l & 0x3f) << 8 | msg[pos + 1];
-			/* Only backwards: a pointer can never reach itself, so no loops. */
-			if (target >= pos || ++jumps > DNS_MAX_JUMPS)
+			/* Only backwards: a pointer can never reach itself, so no loops.
+			 * Never into the header: no name lives there, and what it would
+			 * spell changes when a reply rewrites the header around the
+			 * question it echoes. */
+			if (target >= pos || target < DNS_HEADER_LEN || ++jumps > DNS_MAX_JUMPS)
 				return -EBADMSG;
-			if (!jumped)
+			if (!jumped) {
 				end = pos + 2;
+				limit = pos;
+			}
 			jumped = true;
 			pos = target;
 			continue;
@@ -68,7 +77,7 @@ int dns_parse_name(const uint8_t *msg, size_t len, size_t *off, char out[DNS_NAM
 			pos++;
 			break;
 		}
-		if (pos + 1 + l > len)
+		if (pos + 1 + l > limit)
 			return -EBADMSG;
 		if (text)
 			out[text++] = '.';

@@ -1,0 +1,84 @@
+#!/bin/bash
+# The fuzz campaign: each target for SECONDS under libFuzzer (built by
+# `make fuzz-build` into build/fuzz/). Usage: tests/fuzz/run.sh SECONDS TARGET...
+#
+# The working corpus of a target is build/fuzz/corpus/TARGET (kept between
+# runs, so fuzzing is incremental); it starts from the committed seeds
+# (tests/fuzz/corpus/TARGET), the regression inputs, and the real inputs the
+# repository and the shared fixtures hold (engine config.json/process.json/
+# update payloads, test configs, kits, agent configs).
+#
+# A crash, leak, timeout or out-of-memory input is copied to
+# tests/fuzz/regressions/TARGET/ (commit it with the fix: `make unit` replays
+# it from then on) and the script fails at the end.
+#
+# Environment: FUZZ_JOBS (parallel targets, default 1), FUZZ_RSS_MB (2048),
+# AGENTBOX_SHARED_DIR (engine fixtures; default ../shared next to the repo).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+top=$PWD
+seconds=${1:?usage: run.sh SECONDS TARGET...}
+shift
+[ $# -gt 0 ] || { echo "run.sh: no targets" >&2; exit 2; }
+shared=${AGENTBOX_SHARED_DIR:-$top/../shared}
+fixtures=$shared/engine-fixtures
+work=build/fuzz
+rss=${FUZZ_RSS_MB:-2048}
+
+# extra seed files of a target, from outside tests/fuzz
+extra_seeds() {
+	case $1 in
+	config) ls "$fixtures"/*-create-config.json tests/data/bad-configs/*.json 2>/dev/null
+		[ -x ./agentbox ] && { ./agentbox spec --bundle "$work/spec" >/dev/null 2>&1 || true; ls "$work"/spec/config.json 2>/dev/null; } ;;
+	process) ls "$fixtures"/*-exec-process.json 2>/dev/null ;;
+	resources) ls "$fixtures"/*-update-resources.json 2>/dev/null ;;
+	kit) ls tests/data/kits/*.yaml kits/*.yaml 2>/dev/null ;;
+	agent_config) ls tests/data/agent-config/*.yaml 2>/dev/null ;;
+	yaml) ls tests/data/kits/*.yaml kits/*.yaml tests/data/agent-config/*.yaml 2>/dev/null ;;
+	esac
+}
+
+failed=()
+summary=()
+for t in "$@"; do
+	bin=$work/fuzz_$t
+	[ -x "$bin" ] || { echo "run.sh: $bin missing (make fuzz-build)" >&2; exit 2; }
+	corpus=$work/corpus/$t
+	seeds=$work/seeds/$t
+	art=$work/artifacts/$t
+	mkdir -p "$corpus" "$seeds" "$art" "$work/spec"
+	rm -f "$art"/*
+	for f in $(extra_seeds "$t"); do cp -f "$f" "$seeds/$(echo "$f" | tr / _)"; done
+	dirs=("$corpus" "$seeds")
+	[ -d tests/fuzz/corpus/$t ] && dirs+=("tests/fuzz/corpus/$t")
+	[ -d tests/fuzz/regressions/$t ] && dirs+=("tests/fuzz/regressions/$t")
+	dict=()
+	[ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
+	log=$work/$t.log
+	echo "== fuzz $t for ${seconds}s"
+	# new inputs go to the first directory (the working corpus), never to the repo
+	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="$rss" -max_len=65536 \
+		-print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
+	found=$(ls "$art" 2>/dev/null)
+	if [ $rc -ne 0 ] || [ -n "$found" ]; then
+		mkdir -p tests/fuzz/regressions/$t
+		for a in $found; do cp "$art/$a" tests/fuzz/regressions/$t/; done
+		grep -E -m5 'ERROR: |FUZZ_CHECK|SUMMARY|runtime error' "$log"
+		echo "   FOUND: ${found:-exit status $rc} -> tests/fuzz/regressions/$t/ (log: $log)"
+		echo "   replay: $bin tests/fuzz/regressions/$t/${found%% *}"
+		failed+=("$t")
+		summary+=("$t: FOUND ${found:-exit $rc}")
+	else
+		summary+=("$t: ${execs:-?} runs, $cov, corpus $(ls "$corpus" | wc -l)")
+	fi
+done
+echo "== fuzz summary"
+printf '   %s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "fuzz: findings in ${failed[*]}"
+	exit 1
+fi
+echo "fuzz: no findings"
