@@ -478,6 +478,10 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (cgroup_resolve(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
 			   &st->cgroup, err) < 0)
 		return -1;
+	/* from here on the state names what exists (pid 0: no init yet), so that
+	 * delete --force can clean up after a create that was killed */
+	if (state_write(cc->state_dirfd, st, err) < 0)
+		return -1;
 	add_default_device_rules(c);
 	if (cgroup_create(&st->cgroup, c->linux_.has_resources ? &c->linux_.resources : NULL, err) < 0)
 		return -1;
@@ -557,6 +561,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	st->pid = pid;
 	if (proc_start_time(pid, &st->pid_start_time) < 0)
 		return ab_error(err, errno, "read start time of init %d", pid);
+	if (state_write(cc->state_dirfd, st, err) < 0)
+		return -1;
 	fault_point(5);
 
 	/* 6. parent side: id maps, cgroup, egress, then let the child go on */
@@ -771,8 +777,17 @@ int container_delete(const struct global_opts *g, const char *id, bool force, st
 			return -1;
 		if (strstr(err->msg, "does not exist"))
 			return 0;
-		/* damaged state: still remove what we can find */
-		log_warn("%s; removing its state", err->msg);
+		/* damaged state: still clean up what it names (a truncated file keeps
+		 * the pid, start time and cgroup it begins with), then remove it */
+		struct ab_err e;
+		if (state_dir_open(g->root, id, true, &dirfd, &e) == 0 &&
+		    state_read_salvage(dirfd, id, &s, &e) == 0) {
+			log_warn("%s; cleaning up what it still names and removing it", err->msg);
+			int r = destroy(g, &s, NULL, err);
+			state_free(&s);
+			return r;
+		}
+		log_warn("%s; removing it (its processes and cgroup, if any, cannot be identified from it)", err->msg);
 		return state_dir_remove(g->root, id, err);
 	}
 	int r = -1;

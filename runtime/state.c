@@ -86,21 +86,22 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 {
 	struct json_out *o = json_out_new(false);
 	json_obj_begin(o);
+	/* what cleanup needs first: a damaged (truncated) file still names it */
 	json_kv_str(o, "id", s->id);
 	json_kv_int(o, "pid", s->pid);
 	json_kv_uint(o, "pidStartTime", s->pid_start_time);
+	json_kv_bool(o, "ownPidNs", s->own_pidns);
+	json_kv_str(o, "cgroupMode", cgroup_mode_name(s->cgroup.mode));
+	json_kv_str(o, "cgroupPath", s->cgroup.path);
+	json_kv_bool(o, "systemdCgroup", s->systemd_cgroup);
+	json_kv_int(o, "sentryPid", s->sentry_pid);
+	json_kv_uint(o, "sentryStartTime", s->sentry_start_time);
 	json_kv_str(o, "bundle", s->bundle);
 	json_kv_str(o, "rootfs", s->rootfs);
 	json_kv_str(o, "created", s->created);
 	json_kv_bool(o, "started", s->started);
-	json_kv_str(o, "cgroupMode", cgroup_mode_name(s->cgroup.mode));
-	json_kv_str(o, "cgroupPath", s->cgroup.path);
-	json_kv_bool(o, "systemdCgroup", s->systemd_cgroup);
-	json_kv_bool(o, "ownPidNs", s->own_pidns);
 	json_kv_bool(o, "poststartHooks", s->poststart_hooks);
 	json_kv_bool(o, "poststopHooks", s->poststop_hooks);
-	json_kv_int(o, "sentryPid", s->sentry_pid);
-	json_kv_uint(o, "sentryStartTime", s->sentry_start_time);
 	if (s->egress_policy)
 		json_kv_str(o, "egressPolicy", s->egress_policy);
 	if (s->seccomp_profile)
@@ -115,6 +116,8 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 	const char *text = json_out_text(o, &len);
 	int r = write_file_atomic_at(dirfd, STATE_FILE, text, len, 0600, err);
 	json_out_free(o);
+	if (r < 0)
+		return ab_wrap(err, "save state of container \"%s\"", s->id);
 	return r;
 }
 
@@ -130,26 +133,33 @@ static int64_t get_int(yajl_val v, const char *key)
 	return YAJL_IS_INTEGER(x) ? YAJL_GET_INTEGER(x) : 0;
 }
 
-int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+/* ROOT/ID/state.json as a path, for errors (the directory's path from /proc). */
+static void state_file_path(int dirfd, char *buf, size_t len)
 {
-	_cleanup_free_ char *text = NULL;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+	ssize_t n = readlink(link, buf, len - sizeof("/" STATE_FILE));
+	if (n <= 0)
+		snprintf(buf, len, "%s", STATE_FILE);
+	else
+		snprintf(buf + n, len - (size_t)n, "/%s", STATE_FILE);
+}
+
+/* Fill ret from a parsed state document. */
+static int state_from_json(yajl_val v, const char *id, const char *path, struct container_state *ret,
+			   struct ab_err *err)
+{
 	memset(ret, 0, sizeof *ret);
-	if (read_file_at(dirfd, STATE_FILE, 1 << 20, &text, NULL, err) < 0) {
-		if (err->code == ENOENT)
-			return ab_error(err, 0, "container \"%s\": state file missing (container is being created or was damaged)", id);
-		return ab_wrap(err, "read state of container \"%s\"", id);
-	}
-	yajl_val v;
-	if (json_parse(text, "state.json", &v, err) < 0)
-		return ab_wrap(err, "container \"%s\": corrupt state", id);
-	struct arena *a = &ret->arena;
 	const char *sid = get_str(v, "id");
-	if (!sid || !streq(sid, id)) {
-		json_free(v);
-		return ab_error(err, 0, "container \"%s\": corrupt state: id mismatch", id);
-	}
+	if (!sid || !streq(sid, id))
+		return ab_error(err, 0, "container \"%s\": corrupt state: %s: id mismatch", id, path);
+	/* pid 0: a create that died before its init existed (it reads as stopped) */
+	yajl_val pid = json_get(v, "pid");
+	if (!YAJL_IS_INTEGER(pid) || YAJL_GET_INTEGER(pid) < 0 || YAJL_GET_INTEGER(pid) > INT32_MAX)
+		return ab_error(err, 0, "container \"%s\": corrupt state: %s: no pid", id, path);
+	struct arena *a = &ret->arena;
 	ret->id = arena_strdup(a, sid);
-	ret->pid = (pid_t)get_int(v, "pid");
+	ret->pid = (pid_t)YAJL_GET_INTEGER(pid);
 	ret->pid_start_time = (uint64_t)get_int(v, "pidStartTime");
 	ret->bundle = arena_strdup(a, get_str(v, "bundle") ?: "");
 	ret->rootfs = arena_strdup(a, get_str(v, "rootfs") ?: "");
@@ -177,12 +187,79 @@ int state_read(int dirfd, const char *id, struct container_state *ret, struct ab
 			ret->annotations[i].value = arena_strdup(a, YAJL_GET_STRING(ann->u.object.values[i]) ?: "");
 		}
 	}
-	json_free(v);
-	if (ret->pid <= 0) {
-		arena_free(a);
-		return ab_error(err, 0, "container \"%s\": corrupt state: no pid", id);
+	return 0;
+}
+
+static int state_text(int dirfd, const char *id, const char *path, char **ret, struct ab_err *err)
+{
+	if (read_file_at(dirfd, STATE_FILE, 1 << 20, ret, NULL, err) < 0) {
+		if (err->code == ENOENT)
+			return ab_error(err, 0, "container \"%s\": state file %s missing (container is being created or was damaged)",
+					id, path);
+		return ab_wrap(err, "read state of container \"%s\"", id);
 	}
 	return 0;
+}
+
+int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX + 16];
+	memset(ret, 0, sizeof *ret);
+	state_file_path(dirfd, path, sizeof path);
+	if (state_text(dirfd, id, path, &text, err) < 0)
+		return -1;
+	yajl_val v;
+	if (json_parse(text, path, &v, err) < 0)
+		return ab_wrap(err, "container \"%s\": corrupt state", id);
+	int r = state_from_json(v, id, path, ret, err);
+	json_free(v);
+	if (r < 0)
+		state_free(ret);
+	return r;
+}
+
+int state_read_salvage(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX + 16];
+	memset(ret, 0, sizeof *ret);
+	state_file_path(dirfd, path, sizeof path);
+	if (state_text(dirfd, id, path, &text, err) < 0)
+		return -1;
+	struct ab_err e;
+	yajl_val v;
+	if (json_parse(text, path, &v, &e) == 0) {
+		int r = state_from_json(v, id, path, ret, err);
+		json_free(v);
+		if (r < 0)
+			state_free(ret);
+		return r;
+	}
+	/* cut after the last whole member and close the object (or the annotations
+	 * and the object): in compact JSON `,"` only ever starts a member, since a
+	 * '"' inside a string is escaped */
+	size_t len = strlen(text);
+	_cleanup_free_ char *buf = xmalloc(len + 3);
+	int tries = 0;
+	for (size_t i = len; i-- > 1 && tries < 64;) {
+		if (text[i - 1] != ',' || text[i] != '"')
+			continue;
+		tries++;
+		for (int closers = 1; closers <= 2; closers++) {
+			memcpy(buf, text, i - 1);
+			memcpy(buf + i - 1, "}}", (size_t)closers);
+			buf[i - 1 + (size_t)closers] = 0;
+			if (json_parse(buf, path, &v, &e) < 0)
+				continue;
+			int r = state_from_json(v, id, path, ret, &e);
+			json_free(v);
+			if (r == 0)
+				return 0;
+			state_free(ret);
+		}
+	}
+	return ab_error(err, 0, "container \"%s\": corrupt state: %s: nothing could be recovered from it", id, path);
 }
 
 void state_free(struct container_state *s)

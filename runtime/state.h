@@ -53,6 +53,9 @@ int state_dir_open(const char *root, const char *id, bool exclusive, int *ret_di
 int flock_release(int dirfd);
 int state_write(int dirfd, const struct container_state *s, struct ab_err *err);
 int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err);
+/* For delete --force of a damaged state: state_read, or else what the members
+ * before a truncation still say (id must match; missing fields are zero). */
+int state_read_salvage(int dirfd, const char *id, struct container_state *ret, struct ab_err *err);
 void state_free(struct container_state *s);
 /* Remove ROOT/ID entirely. */
 int state_dir_remove(const char *root, const char *id, struct ab_err *err);
