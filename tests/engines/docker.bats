@@ -140,7 +140,8 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	local rt
 	for rt in agentbox runc; do
 		dk run -d --name abt-pause-$rt --runtime=$rt "$IMG" \
-			sh -c 'i=0; while true; do i=$((i+1)); echo $i >/tmp/n; sleep 0.05; done' >/dev/null
+			sh -c 'i=0; while true; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done' >/dev/null
+		retry 10 dk exec abt-pause-$rt test -s /tmp/n
 		run dk pause abt-pause-$rt
 		assert_success
 		[ "$(dk inspect -f '{{.State.Status}}' abt-pause-$rt)" = paused ]

@@ -57,6 +57,7 @@ if [ -n "${PODMAN_ROOT:-}" ] && command -v podman >/dev/null; then
 		timeout_cmd 60 podman --root "$PODMAN_ROOT" --runroot "$PODMAN_RUNROOT" "$@"; }
 	# containers (and their netns, mounts, conmons); images and layers go with
 	# the storage under DIR
+	pm pod rm -af -t 0 >/dev/null 2>&1
 	pm rm -af -t 0 >/dev/null 2>&1
 fi
 
@@ -93,6 +94,28 @@ for pid in $(our_shims); do
 done
 sleep 0.2
 
+# ---- containers the engines lost track of: any state (agentbox or runc) whose
+# bundle is under DIR is force-deleted, which kills its processes
+sweep_states() {
+	local rt=$1 root=$2 f id
+	[ -x "$rt" ] && [ -d "$root" ] || return 0
+	for f in "$root"/*/state.json; do
+		[ -f "$f" ] || continue
+		grep -qF "\"$DIR/" "$f" 2>/dev/null || continue
+		id=${f%/state.json}
+		id=${id##*/}
+		timeout -k 5 30 "$rt" --root "$root" delete --force "$id" >/dev/null 2>&1
+	done
+}
+RUNC=$(command -v runc || echo /usr/sbin/runc)
+sweep_states "${AGENTBOX:-/nonexistent}" /run/agentbox
+sweep_states "$RUNC" /run/runc
+for r in "$DIR"/docker/exec/runtime-*/moby "$DIR"/containerd/runc-root/* "$DIR"/containerd/agentbox-root/*; do
+	[ -d "$r" ] || continue
+	sweep_states "${AGENTBOX:-/nonexistent}" "$r"
+	sweep_states "$RUNC" "$r"
+done
+
 # ---- mounts under DIR, deepest first
 for _ in 1 2 3; do
 	mnts=$(awk -v d="$DIR/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
@@ -101,6 +124,24 @@ for _ in 1 2 3; do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
 done
+
+# ---- podman's netns files whose mount is gone (a concurrent `ip netns add` can
+# stack a new /run/netns bind mount over them): ours are newer than DIR/env
+if [ -f "$DIR/env" ] && [ -d /run/netns ]; then
+	for f in $(find /run/netns -maxdepth 1 -name 'netns-*' -newer "$DIR/env" 2>/dev/null); do
+		mountpoint -q "$f" || rm -f "$f"
+	done
+fi
+
+# ---- cgroup parents the engines created (/docker, /libpod_parent): unused ones
+if [ -f "$DIR/created-cgroups" ]; then
+	while read -r cg; do
+		[ -n "$cg" ] || continue
+		for d in $(find /sys/fs/cgroup/*/"$cg" -depth -type d 2>/dev/null); do
+			rmdir "$d" 2>/dev/null
+		done
+	done <"$DIR/created-cgroups"
+fi
 
 # ---- bridges and dirs engines-up created
 if [ -f "$DIR/created-links" ]; then

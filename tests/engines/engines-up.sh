@@ -97,6 +97,16 @@ remember_dir() {
 	[ -e "$1" ] || echo "$1" >>"$DIR/created-dirs"
 }
 
+# remember_cgroup NAME: the engines make /NAME in every hierarchy (docker,
+# libpod_parent); engines-down removes what did not exist before, when unused.
+remember_cgroup() {
+	local h
+	for h in /sys/fs/cgroup/*/; do
+		[ -e "$h$1" ] && return 0
+	done
+	echo "$1" >>"$DIR/created-cgroups"
+}
+
 # ---------------------------------------------------------------- the image
 
 build_rootfs() {
@@ -215,6 +225,7 @@ start_docker() {
 		  }
 		}
 	EOF
+	remember_cgroup docker
 	# our own bridge for the default network, so docker0 and 172.17/16 are never touched
 	if ! ip link show "$DOCKER_BRIDGE" >/dev/null 2>&1; then
 		ip link add "$DOCKER_BRIDGE" type bridge && echo "$DOCKER_BRIDGE" >>"$DIR/created-links" &&
@@ -315,6 +326,7 @@ start_podman() {
 		}
 	EOF
 	ip link show "$PODMAN_BRIDGE" >/dev/null 2>&1 || echo "$PODMAN_BRIDGE" >>"$DIR/created-links"
+	remember_cgroup libpod_parent
 	setenv CONTAINERS_CONF "$p/containers.conf"
 	setenv CONTAINERS_STORAGE_CONF "$p/storage.conf"
 	setenv PODMAN_ROOT "$p/root"

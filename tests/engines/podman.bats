@@ -104,7 +104,8 @@ AB_ROOT=/run/agentbox
 	local r
 	for r in pa pr; do
 		$r run -d --name p-pause-$r "$IMG" \
-			sh -c 'i=0; while true; do i=$((i+1)); echo $i >/tmp/n; sleep 0.05; done' >/dev/null
+			sh -c 'i=0; while true; do i=$((i+1)); echo $i >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.05; done' >/dev/null
+		retry 10 pm exec p-pause-$r test -s /tmp/n
 		run pm pause p-pause-$r
 		assert_success
 		[ "$(pm inspect -f '{{.State.Status}}' p-pause-$r)" = paused ]
