@@ -399,6 +399,21 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	refute_output_contains "wget=0"
 }
 
+@test "docker --network container:X: the joiner shares X's firewall; X keeps its DNS" {
+	dk run -d --name abt-owner --runtime=agentbox "$IMG" sleep 1000 >/dev/null
+	run dk run --rm --network container:abt-owner --runtime=agentbox "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "; timeout 5 nslookup x.test 2>&1; true'
+	assert_success
+	assert_output_contains eth0
+	assert_output_contains REFUSED
+	run dk exec abt-owner sh -c 'timeout 5 nslookup x.test 2>&1; true'
+	assert_output_contains REFUSED
+	local pid
+	pid=$(dk inspect -f '{{.State.Pid}}' abt-owner)
+	run nsenter -t "$pid" -n nft list table inet agentbox
+	assert_success
+	assert_output_contains "$(cid abt-owner)"
+}
+
 @test "docker healthcheck: the container becomes healthy (health exec)" {
 	dk run -d --name abt-health --runtime=agentbox --health-cmd 'test -e /tmp/ready' \
 		--health-interval 1s --health-retries 30 "$IMG" \

@@ -280,6 +280,17 @@ AB_ROOT=/run/agentbox
 	refute_output_contains "wget=0"
 }
 
+@test "podman: the firewall is in the container's netns (joined by path), never the host's" {
+	pa run -d --name p-fw "$IMG" sleep 1000 >/dev/null
+	local pid
+	pid=$(pm inspect -f '{{.State.Pid}}' p-fw)
+	run nsenter -t "$pid" -n nft list table inet agentbox
+	assert_success
+	assert_output_contains "policy drop"
+	run nft list table inet agentbox
+	[ "$status" -ne 0 ] || fail "the host's network namespace has agentbox's table: $output"
+}
+
 @test "podman --network container:X: a second container joins the first's policed netns" {
 	pa run -d --name p-owner "$IMG" sleep 1000 >/dev/null
 	run pa run --rm --network container:p-owner "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "'
