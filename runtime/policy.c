@@ -20,6 +20,11 @@ static bool profile_name_valid(const char *n)
 	return streq(n, "agent") || streq(n, "default") || streq(n, "none");
 }
 
+/* Room for any entry's canonical text: "*." + a 253-character name + ":65535/tcp"
+ * is 265. (A shorter buffer cut ports and protocols off, and two entries that
+ * differ only there compared equal.) */
+#define ENTRY_TEXT 320
+
 #define ANNOTATION_EGRESS_ALLOW "agentbox.egress.allow"
 #define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
 
@@ -28,7 +33,7 @@ static bool profile_name_valid(const char *n)
  * port or protocol on the admin's side. */
 static bool entry_covered(const struct egress_policy *admin, const struct egress_entry *e)
 {
-	char a[256], b[256];
+	char a[ENTRY_TEXT], b[ENTRY_TEXT];
 	egress_entry_to_string(e, a, sizeof a);
 	for (size_t i = 0; i < admin->allow.n; i++) {
 		const struct egress_entry *x = &admin->allow.v[i];
@@ -90,7 +95,7 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 			return -1;
 		if (cfg->egress_annotations_may_widen) {
 			for (size_t i = 0; i < req.allow.n; i++) {
-				char buf[256];
+				char buf[ENTRY_TEXT];
 				egress_entry_to_string(&req.allow.v[i], buf, sizeof buf);
 				if (egress_policy_add(&ret->egress, buf, false, "annotation " ANNOTATION_EGRESS_ALLOW, err) < 0) {
 					egress_policy_free(&req);
@@ -103,7 +108,7 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 		/* the workload's side may only narrow what the admin allowed */
 		for (size_t i = 0; i < req.allow.n; i++) {
 			if (!entry_covered(&ret->egress, &req.allow.v[i])) {
-				char buf[256];
+				char buf[ENTRY_TEXT];
 				egress_entry_to_string(&req.allow.v[i], buf, sizeof buf);
 				egress_policy_free(&req);
 				return ab_error(err, 0, "annotation %s: entry \"%s\" is not within the runtime's allowlist: refused (allow it with --egress-allow, or set egress.annotations_may_widen in %s)",
