@@ -470,7 +470,8 @@ assert_one_error_line() {
 # assert_nothing_left: no state entry under $ROOT, no container process, no cgroup.
 assert_nothing_left() {
 	local left pids cgs
-	left=$(ls -A "$ROOT" 2>/dev/null | grep -v '\.lock$' || true)
+	# dot entries are caches (the compiled seccomp programs), not containers
+	left=$(ls -A "$ROOT" 2>/dev/null | grep -v -e '\.lock$' -e '^\.' || true)
 	[ -z "$left" ] || fail "state dir $ROOT still holds: $left"
 	"$RUNTIME" --root "$ROOT" list -q 2>/dev/null 3>&- | grep . && fail "list still shows containers"
 	pids=$(bundle_pids)
