@@ -232,6 +232,22 @@ static int send_console_fd(const char *socket_path, int master, struct ab_err *e
 	return sync_send_raw_fd(fd, "/dev/ptmx", master, err);
 }
 
+/* Back to our own pid and time namespaces for children once the exec'd
+ * process is cloned: nothing this process forks later (LeakSanitizer's tracer
+ * at exit, say) may be born in the container's. */
+static void return_child_ns(int own[2])
+{
+	static const int flags[2] = {CLONE_NEWPID, CLONE_NEWTIME};
+	for (int i = 0; i < 2; i++) {
+		if (own[i] < 0)
+			continue;
+		if (setns(own[i], flags[i]) < 0)
+			log_debug("exec: return to our own namespace for children: %s", strerror(errno));
+		close(own[i]);
+		own[i] = -1;
+	}
+}
+
 int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_err *err)
 {
 	struct container_state s;
@@ -247,6 +263,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	int master = -1;
 	pid_t pid = -1;
 	int cgfd = -1;
+	int own_child_ns[2] = {-1, -1};   /* ours, to return to after the clone */
 	int r = -1;
 
 	enum container_status st = state_status(&s);
@@ -329,6 +346,10 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		if (same_ns(s.pid, child_ns[i].name))
 			continue;
 		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			snprintf(path, sizeof path, "/proc/self/ns/%s_for_children", child_ns[i].name);
+			own_child_ns[i] = open(path, O_RDONLY | O_CLOEXEC);
+		}
 		if (fd >= 0 && setns(fd, child_ns[i].flag) < 0) {
 			ab_error(err, errno, "join the container's %s namespace", child_ns[i].name);
 			goto out;
@@ -369,6 +390,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		close(fds[0]);
 		exec_child_main(&x);
 	}
+	return_child_ns(own_child_ns);
 	close(fds[1]);
 	fds[1] = -1;
 	if (!in_cgroup && s.cgroup.mode != CGROUP_MODE_DISABLED && cgroup_enter(&s.cgroup, pid, err) < 0)
@@ -429,6 +451,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	pid = -1;
 	r = status;
 out:
+	return_child_ns(own_child_ns);
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
