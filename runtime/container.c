@@ -444,7 +444,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (policy_floor_config(&cc->policy, c, err) < 0)
 		return -1;
-	if (policy_seccomp_programs(&cc->policy, c, cc->seccomp, &cc->n_seccomp, err) < 0)
+	if (policy_seccomp_programs(&cc->policy, c, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;
 	fault_point(2);
 

@@ -313,7 +313,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	pg.egress_allow = "all";
 	pg.egress_deny = NULL;
 	if (policy_resolve(&pg, c, &policy, err) < 0 ||
-	    policy_seccomp_programs(&policy, c, progs, &n_progs, err) < 0)
+	    policy_seccomp_programs(&policy, c, g->root, progs, &n_progs, err) < 0)
 		goto out;
 	policy.egress_enforced = s.egress_policy != NULL;
 	if (policy_floor_process(&policy, (struct oci_process *)p, o->process_path ? "process.json" : "exec", err) < 0)
