@@ -223,6 +223,24 @@ int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *a)
 	return 0;
 }
 
+/* Past the name at *off as stored there (a pointer ends it), without
+ * following pointers: where a record ends does not depend on earlier bytes. */
+static void skip_name(const uint8_t *msg, size_t len, size_t *off)
+{
+	size_t pos = *off;
+	while (pos < len) {
+		uint8_t l = msg[pos];
+		if ((l & 0xc0) == 0xc0) {
+			pos += 2;
+			break;
+		}
+		pos += 1 + (size_t)l;
+		if (l == 0)
+			break;
+	}
+	*off = pos;
+}
+
 int dns_clamp_ttls(uint8_t *msg, size_t len, uint32_t max)
 {
 	struct dns_header h;
@@ -231,13 +249,22 @@ int dns_clamp_ttls(uint8_t *msg, size_t len, uint32_t max)
 	int r = dns_parse_question(msg, len, &h, &q);
 	if (r < 0)
 		return r;
+	/* every record checked before a byte changes: all clamped, or none */
 	size_t off = q.end;
 	for (unsigned i = 0; i < h.ancount; i++) {
 		r = dns_parse_rr(msg, len, &off, &rr);
 		if (r < 0)
 			return r;
-		if (rr.ttl > max)
-			put32(msg + rr.ttl_off, max);
+	}
+	/* a name may be spelt (through a pointer) with bytes of an earlier TTL,
+	 * so the walk that writes does not read names */
+	off = q.end;
+	for (unsigned i = 0; i < h.ancount; i++) {
+		skip_name(msg, len, &off);
+		uint32_t ttl = get32(msg + off + 4);
+		if (ttl > max)
+			put32(msg + off + 4, max);
+		off += 10 + get16(msg + off + 8);
 	}
 	return 0;
 }

@@ -86,7 +86,9 @@ int dns_parse_rr(const uint8_t *msg, size_t len, size_t *off, struct dns_rr *rr)
 /* A response: header, question, the CNAME chain from the qname through the
  * answer section, and every A/AAAA owned by a name of that chain. */
 int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *ret);
-/* Lower every answer-section TTL above max to max (in place). */
+/* Lower every answer-section TTL above max to max (in place): all of them, or
+ * (on a malformed message) none. A name spelt through a pointer into an
+ * earlier TTL reads differently afterwards: parse again to be sure. */
 int dns_clamp_ttls(uint8_t *msg, size_t len, uint32_t max);
 /* The EDNS UDP payload size the query advertises (512 without OPT). */
 size_t dns_query_udp_size(const uint8_t *msg, size_t len);

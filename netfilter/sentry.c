@@ -582,6 +582,20 @@ static int add_elem(struct sentry *s, const struct elem_req *r)
 	return 0;
 }
 
+/* The same CNAME chain and the same addresses, in the same order. */
+static bool same_answer(const struct dns_answer *a, const struct dns_answer *b)
+{
+	if (a->n_chain != b->n_chain || a->n_addrs != b->n_addrs || strcmp(a->q.name, b->q.name))
+		return false;
+	for (size_t i = 0; i < a->n_chain; i++)
+		if (strcmp(a->chain[i], b->chain[i]))
+			return false;
+	for (size_t i = 0; i < a->n_addrs; i++)
+		if (a->addrs[i].family != b->addrs[i].family || memcmp(a->addrs[i].addr, b->addrs[i].addr, 16))
+			return false;
+	return true;
+}
+
 /* Apply an upstream answer to the sets. Returns an rcode to send instead of the
  * answer (REFUSED, SERVFAIL), or -1 to relay the answer. */
 static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *qname, uint16_t qtype,
@@ -637,9 +651,16 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 			}
 		}
 	free(v);
-	/* no client may cache an address longer than its set element lives */
-	if (ret < 0)
-		(void)dns_clamp_ttls(msg, len, s->ttl_max);
+	/* no client may cache an address longer than its set element lives; and
+	 * the client gets what was judged: an answer whose names were spelt with
+	 * the TTL bytes just changed reads differently now, and is refused */
+	if (ret < 0) {
+		struct dns_answer *b = xmalloc(sizeof *b);
+		if (dns_clamp_ttls(msg, len, s->ttl_max) < 0 || dns_parse_answer(msg, len, b) < 0 ||
+		    !same_answer(a, b))
+			ret = DNS_RCODE_SERVFAIL;
+		free(b);
+	}
 out:
 	free(a);
 	return ret;
