@@ -261,8 +261,19 @@ int process_finish(const struct oci_process *p, int preserve_fds, const int *kee
 void process_reset_signals(void)
 {
 	struct sigaction sa = {.sa_handler = SIG_DFL};
-	for (int sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, &sa, NULL) == 0 || sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		/* glibc refuses its own 32 and 33; an ignored disposition there
+		 * (inherited from whoever started us) would reach the program */
+		struct {
+			void *handler;
+			unsigned long flags;
+			void *restorer;
+			uint64_t mask;
+		} k = {SIG_DFL, 0, NULL, 0};
+		(void)syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof k.mask);
+	}
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
