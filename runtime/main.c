@@ -2,6 +2,7 @@
  * error and chooses the exit status. */
 #include "commands.h"
 #include "log.h"
+#include "sealed_exe.h"
 #include "util.h"
 
 #include <errno.h>
@@ -184,6 +185,13 @@ int main(int argc, char **argv)
 	if (!cmd) {
 		log_error("unknown command \"%s\"; see agentbox --help", name);
 		return 1;
+	}
+	/* commands that start container processes run from a sealed copy of the binary */
+	if (streq(name, "create") || streq(name, "run") || streq(name, "exec") || streq(name, "kit")) {
+		if (sealed_exe_ensure(argv, &err) < 0) {
+			log_error("%s", err.msg);
+			return 1;
+		}
 	}
 	int sub_argc = argc - optind;
 	char **sub_argv = argv + optind;
