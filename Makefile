@@ -115,7 +115,8 @@ FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out runtime/main.c,$(SRC
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_SECONDS ?= 60
-FUZZ_SMOKE_SECONDS ?= 6
+FUZZ_SMOKE_SECONDS ?= 7
+FUZZ_SMOKE_JOBS ?= 2
 
 .PHONY: fuzz-build fuzz-smoke fuzz-replay
 .SECONDARY: $(FUZZ_OBJS)
@@ -134,9 +135,9 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# CI: every target for a few seconds.
+# CI: every target for a few seconds, two at a time (about a minute).
 fuzz-smoke: fuzz-build
-	tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_JOBS=$(FUZZ_SMOKE_JOBS) tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
 # The regression inputs and seed corpus through a plain (non-libFuzzer) build;
 # also part of `make unit` as tests/unit/test_fuzz_regressions.

@@ -12,7 +12,7 @@
 # tests/fuzz/regressions/TARGET/ (commit it with the fix: `make unit` replays
 # it from then on) and the script fails at the end.
 #
-# Environment: FUZZ_JOBS (parallel targets, default 1), FUZZ_RSS_MB (2048),
+# Environment: FUZZ_JOBS (targets run at once, default 1), FUZZ_RSS_MB (2048),
 # AGENTBOX_SHARED_DIR (engine fixtures; default ../shared next to the repo).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,42 +38,66 @@ extra_seeds() {
 	esac
 }
 
-failed=()
-summary=()
-for t in "$@"; do
-	bin=$work/fuzz_$t
-	[ -x "$bin" ] || { echo "run.sh: $bin missing (make fuzz-build)" >&2; exit 2; }
-	corpus=$work/corpus/$t
-	seeds=$work/seeds/$t
-	art=$work/artifacts/$t
+# fuzz_one TARGET: one target's run; its verdict goes to $work/TARGET.result
+fuzz_one() {
+	local t=$1
+	local bin=$work/fuzz_$t corpus=$work/corpus/$t seeds=$work/seeds/$t art=$work/artifacts/$t
+	local log=$work/$t.log res=$work/$t.result
 	mkdir -p "$corpus" "$seeds" "$art" "$work/spec"
-	rm -f "$art"/*
+	rm -f "$art"/* "$res"
+	local f
 	for f in $(extra_seeds "$t"); do cp -f "$f" "$seeds/$(echo "$f" | tr / _)"; done
-	dirs=("$corpus" "$seeds")
+	local dirs=("$corpus" "$seeds") dict=()
 	[ -d tests/fuzz/corpus/$t ] && dirs+=("tests/fuzz/corpus/$t")
 	[ -d tests/fuzz/regressions/$t ] && dirs+=("tests/fuzz/regressions/$t")
-	dict=()
 	[ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
-	log=$work/$t.log
 	echo "== fuzz $t for ${seconds}s"
 	# new inputs go to the first directory (the working corpus), never to the repo
 	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="$rss" -max_len=65536 \
 		-print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1
-	rc=$?
+	local rc=$?
+	local execs cov found
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
 	found=$(ls "$art" 2>/dev/null)
 	if [ $rc -ne 0 ] || [ -n "$found" ]; then
 		mkdir -p tests/fuzz/regressions/$t
-		for a in $found; do cp "$art/$a" tests/fuzz/regressions/$t/; done
-		grep -E -m5 'ERROR: |FUZZ_CHECK|SUMMARY|runtime error' "$log"
-		echo "   FOUND: ${found:-exit status $rc} -> tests/fuzz/regressions/$t/ (log: $log)"
-		echo "   replay: $bin tests/fuzz/regressions/$t/${found%% *}"
-		failed+=("$t")
-		summary+=("$t: FOUND ${found:-exit $rc}")
+		for f in $found; do cp "$art/$f" tests/fuzz/regressions/$t/; done
+		{
+			grep -E -m5 'ERROR: |FUZZ_CHECK|SUMMARY|runtime error' "$log"
+			echo "   FOUND: ${found:-exit status $rc} -> tests/fuzz/regressions/$t/ (log: $log)"
+			echo "   replay: $bin tests/fuzz/regressions/$t/${found%% *}"
+		} | sed "s/^/[$t] /"
+		echo "FOUND ${found:-exit $rc}" >"$res"
 	else
-		summary+=("$t: ${execs:-?} runs, $cov, corpus $(ls "$corpus" | wc -l)")
+		echo "${execs:-?} runs, $cov, corpus $(ls "$corpus" | wc -l)" >"$res"
 	fi
+}
+
+for t in "$@"; do
+	[ -x "$work/fuzz_$t" ] || { echo "run.sh: $work/fuzz_$t missing (make fuzz-build)" >&2; exit 2; }
+done
+jobs=${FUZZ_JOBS:-1}
+running=0
+for t in "$@"; do
+	if [ "$jobs" -le 1 ]; then
+		fuzz_one "$t"
+		continue
+	fi
+	fuzz_one "$t" &
+	running=$((running + 1))
+	if [ $running -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+failed=()
+summary=()
+for t in "$@"; do
+	r=$(cat "$work/$t.result" 2>/dev/null || echo "FOUND no result")
+	summary+=("$t: $r")
+	[[ "$r" == FOUND* ]] && failed+=("$t")
 done
 echo "== fuzz summary"
 printf '   %s\n' "${summary[@]}"
