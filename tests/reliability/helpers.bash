@@ -9,14 +9,17 @@ load ../integration/helpers
 # not exec'd yet are forks of the runtime, so their command line still holds
 # this test's unique --root.
 runtime_pids() {
-	local f p
+	local f p argv0
 	# one grep over every command line (NUL-separated arguments)
 	for f in $(grep -l -z -x -F -- "$ROOT" /proc/[0-9]*/cmdline 2>/dev/null); do
 		p=${f#/proc/}
 		p=${p%/cmdline}
 		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] && continue
 		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && continue
-		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$(readlink -f "$RUNTIME")" ] || continue
+		# run as $RUNTIME (its exe may be a sealed memfd copy, and an init
+		# after pivot_root no longer sees the path anyway)
+		argv0=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/cmdline" | head -1) 2>/dev/null
+		[ "$argv0" = "$RUNTIME" ] || continue
 		echo "$p"
 	done
 	true
@@ -41,6 +44,8 @@ test_mounts() {
 netns_users() {
 	stat -L -c '%i %n' /proc/[0-9]*/ns/net 2>/dev/null |
 		awk -v want="$1" '$1 == want { split($2, p, "/"); print p[3] }'
+	# or holding it open by an fd
+	find /proc/[0-9]*/fd -lname "net:\[$1\]" 2>/dev/null | cut -d/ -f3
 	true
 }
 
@@ -64,9 +69,11 @@ assert_host_clean() {
 	m=$(test_mounts)
 	[ -z "$m" ] || fail "mounts left: $m"
 	for ns in "$@"; do
-		users=$(netns_users "$ns")
+		users=$(netns_users "$ns" | sort -u)
 		[ -z "$users" ] || fail "network namespace $ns (and its nft table) still used by: $users"
 	done
+	# the firewall is never the host's
+	! nft list table inet agentbox >/dev/null 2>&1 || fail "an agentbox nft table in the host's network namespace"
 }
 
 # container_netns: the inode of the network namespace of the first runtime or
