@@ -54,4 +54,51 @@ static inline char *fuzz_cstr(const uint8_t *data, size_t size)
 /* An error message must be a terminated, non-empty string after a failure. */
 #define FUZZ_CHECK_ERR(e) FUZZ_CHECK((e)->msg[0] && memchr((e)->msg, 0, sizeof (e)->msg), "bad error message")
 
+/* A scratch directory BASE/agentbox-fuzz-NAME.PID for targets that need files,
+ * removed at exit; directories that a crashed or killed run left (their PID is
+ * gone) are removed first. Returns the path (static storage per call site). */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fuzz_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static inline void fuzz_rm_tree(const char *dir)
+{
+	nftw(dir, fuzz_rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline void fuzz_scratch_dir(const char *base, const char *name, char *out, size_t len)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "agentbox-fuzz-%s.", name);
+	DIR *d = opendir(base);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		long pid = atol(de->d_name + strlen(prefix));
+		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			char stale[512];
+			snprintf(stale, sizeof stale, "%s/%s", base, de->d_name);
+			fuzz_rm_tree(stale);
+		}
+	}
+	if (d)
+		closedir(d);
+	snprintf(out, len, "%s/%s%ld", base, prefix, (long)getpid());
+	fuzz_rm_tree(out);
+	if (mkdir(out, 0700) < 0)
+		abort();
+}
+
 #endif

@@ -5,15 +5,14 @@
 #include "fuzz.h"
 
 #if __has_include("kit.h")
-#include <ftw.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "kit.h"
 #include "yaml.h"
 
-static char fz_kit_dir[64];
-static char fz_kit_file[96];
+static char fz_kit_dir[128];
+static char fz_kit_file[160];
 
 /* Base kits the input may extend; only these names are followed, so the
  * fuzzer never makes the parser open a path of the host (a fifo, /dev/stdin). */
@@ -27,21 +26,14 @@ static const struct { const char *name, *text; } fz_kit_bases[] = {
 	{"list.yaml", "- not\n- a kit\n"},
 };
 
-static int fz_kit_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void fz_kit_cleanup(void)
 {
-	nftw(fz_kit_dir, fz_kit_rm, 8, FTW_DEPTH | FTW_PHYS);
+	fuzz_rm_tree(fz_kit_dir);
 }
 
 FUZZ_INIT(kit)
 {
-	snprintf(fz_kit_dir, sizeof fz_kit_dir, "/tmp/agentbox-fuzz-kit.XXXXXX");
-	if (!mkdtemp(fz_kit_dir))
-		abort();
+	fuzz_scratch_dir("/tmp", "kit", fz_kit_dir, sizeof fz_kit_dir);
 	atexit(fz_kit_cleanup);
 	for (size_t i = 0; i < sizeof fz_kit_bases / sizeof fz_kit_bases[0]; i++) {
 		char path[160];

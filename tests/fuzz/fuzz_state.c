@@ -6,31 +6,23 @@
 #include "fuzz.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include "state.h"
 
-static char fz_state_dir[64];
+static char fz_state_dir[128];
 static int fz_state_dirfd = -1;
-
-static int fz_state_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static void fz_state_cleanup(void)
 {
-	nftw(fz_state_dir, fz_state_rm, 8, FTW_DEPTH | FTW_PHYS);
+	fuzz_rm_tree(fz_state_dir);
 }
 
 FUZZ_INIT(state)
 {
 	/* /dev/shm when there is one: no disk writes per input */
-	snprintf(fz_state_dir, sizeof fz_state_dir, "%s/agentbox-fuzz-state.XXXXXX",
-		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	if (!mkdtemp(fz_state_dir))
-		abort();
+	fuzz_scratch_dir(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", "state", fz_state_dir,
+			 sizeof fz_state_dir);
 	atexit(fz_state_cleanup);
 	fz_state_dirfd = open(fz_state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fz_state_dirfd < 0)
