@@ -159,7 +159,7 @@ fi
 # the one-run-at-a-time lock, if it is ours
 if [ -f "$DIR/lock" ]; then
 	lock=$(cat "$DIR/lock")
-	[ "$(cat "$lock/owner" 2>/dev/null)" = "$DIR" ] && rm -rf "$lock"
+	[ "$(sed -n 1p "$lock/owner" 2>/dev/null)" = "$DIR" ] && rm -rf "$lock"
 fi
 
 rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; }

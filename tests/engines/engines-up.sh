@@ -347,19 +347,37 @@ import_podman() {
 [ "$(id -u)" = 0 ] || { echo "engines-up.sh: needs root" >&2; exit 1; }
 
 # One engine test run at a time on a host: the bridges and subnets are fixed.
-# The lock is a directory naming its owner's DIR; a lock whose DIR is gone is
-# stale (a run that died before engines-down) and is taken over.
+# The lock is a directory naming its owner's DIR and the pid of the process that
+# started the engines (bats, or a shell). It is stale, and taken over, when that
+# DIR is gone, or when neither that process nor any engine it started is alive
+# (a run that was killed before engines-down: its DIR stays behind in /tmp).
 LOCK=/run/agentbox-engine-tests.lock
+lock_is_stale() {
+	local owner_dir owner_pid f
+	owner_dir=$(sed -n 1p "$LOCK/owner" 2>/dev/null)
+	owner_pid=$(sed -n 2p "$LOCK/owner" 2>/dev/null)
+	# just made by another run that has not written its owner yet
+	[ -n "$owner_dir" ] || return 1
+	[ -d "$owner_dir" ] || return 0
+	[ -n "$owner_pid" ] && kill -0 "$owner_pid" 2>/dev/null && return 1
+	for f in "$owner_dir"/containerd.pid "$owner_dir"/dockerd.spawned.pid; do
+		[ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && return 1
+	done
+	return 0
+}
 take_lock() {
-	local i owner
+	local i stale_dir
 	for ((i = 0; i < ${ENGINES_LOCK_WAIT:-300}; i++)); do
 		if mkdir "$LOCK" 2>/dev/null; then
-			echo "$DIR" >"$LOCK/owner"
+			printf '%s\n%s\n' "$DIR" "$PPID" >"$LOCK/owner"
 			echo "$LOCK" >"$DIR/lock"
 			return 0
 		fi
-		owner=$(cat "$LOCK/owner" 2>/dev/null) || owner=
-		if [ -n "$owner" ] && [ ! -d "$owner" ]; then
+		if lock_is_stale; then
+			stale_dir=$(head -n 1 "$LOCK/owner")
+			echo "engines-up: taking over the stale lock of $stale_dir" >&2
+			# sweep what the dead run left (mounts, bridges) before reusing its subnets
+			[ -d "$stale_dir" ] && "$(dirname "$0")/engines-down.sh" "$stale_dir" >/dev/null 2>&1
 			rm -rf "$LOCK"
 			continue
 		fi
