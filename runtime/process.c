@@ -219,7 +219,7 @@ static int load_seccomp(const struct seccomp_prog *progs, size_t n, int sync_fd,
 {
 	for (size_t i = 0; i < n; i++) {
 		int notify_fd = -1;
-		if (seccomp_load(&progs[i], &notify_fd, err) < 0)
+		if (seccomp_prog_load(&progs[i], &notify_fd, err) < 0)
 			return ab_wrap(err, "load seccomp filter %zu", i);
 		if (notify_fd >= 0) {
 			int r = sync_send(sync_fd, SYNC_SECCOMP_NOTIFY, 0, NULL, notify_fd, err);

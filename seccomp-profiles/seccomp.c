@@ -410,7 +410,7 @@ int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struc
 	return 0;
 }
 
-int seccomp_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err)
+int seccomp_prog_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err)
 {
 	struct sock_fprog fprog = { .len = prog->len, .filter = prog->filter };
 	unsigned int flags = prog->flags | (prog->notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0);

@@ -30,7 +30,7 @@ int seccomp_builtin_compile_cached(const char *name, const char *cache_dir, stru
 				   struct ab_err *err);
 /* Load prog into the calling thread (needs no_new_privs or CAP_SYS_ADMIN).
  * When prog->notify, *ret_notify_fd receives the listener fd. Allocates nothing. */
-int seccomp_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err);
+int seccomp_prog_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err);
 void seccomp_prog_free(struct seccomp_prog *prog);
 
 /* The shipped profiles, embedded in the binary: "default", "agent". */

@@ -36,7 +36,7 @@ struct result {
 	long ret;
 	int err;
 	int sig;        /* the child died of this signal */
-	int load_err;   /* seccomp_load failed with this errno */
+	int load_err;   /* seccomp_prog_load failed with this errno */
 };
 
 typedef long (*probe_fn)(const long *args);
@@ -60,7 +60,7 @@ static struct result run_under(const struct seccomp_prog *const *progs, size_t n
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			_exit(120);
 		for (size_t i = 0; i < n; i++) {
-			if (seccomp_load(progs[i], NULL, &err) < 0) {
+			if (seccomp_prog_load(progs[i], NULL, &err) < 0) {
 				r.load_err = err.code ? err.code : -1;
 				(void)!write(p[1], &r, sizeof(r));
 				_exit(0);
@@ -699,7 +699,7 @@ static void test_notify(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		int nfd = -1;
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(&prog, &nfd, &err) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_prog_load(&prog, &nfd, &err) < 0)
 			_exit(10);
 		if (nfd < 0)
 			_exit(11);
@@ -795,7 +795,7 @@ static int run_exec(const struct seccomp_prog *const *progs, size_t n, const cha
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			_exit(120);
 		for (size_t i = 0; i < n; i++)
-			if (seccomp_load(progs[i], NULL, &err) < 0)
+			if (seccomp_prog_load(progs[i], NULL, &err) < 0)
 				_exit(121);
 		execl("/bin/sh", "sh", "-ec", script, (char *)NULL);
 		_exit(127);
@@ -892,7 +892,7 @@ static void test_prober(const char *profile, const struct seccomp_prog *prog, bo
 	if (pid == 0) {
 		struct ab_err err;
 		dup2(p[1], 1);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(prog, NULL, &err) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_prog_load(prog, NULL, &err) < 0)
 			_exit(120);
 		execl(prober, "prober", "--all", (char *)NULL);
 		_exit(127);
