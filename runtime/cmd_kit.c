@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <linux/magic.h>
@@ -35,6 +36,7 @@
 #define KIT_RUN_DIR "/run/agentbox-kits"
 #define SECRET_MAX (1u << 20)
 #define SLIRP_READY_MS 10000
+#define OWNER_FILE "owner"
 
 static const char kit_usage[] =
 	"usage: agentbox kit build KIT -o BUNDLE\n"
@@ -368,7 +370,8 @@ static void random_hex(char *buf, size_t bytes)
 		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
-static int make_temp_dir(struct run_ctx *rc, const char *name, struct ab_err *err)
+/* Where kit run's temporary directories go. */
+static const char *temp_base(void)
 {
 	const char *base = KIT_RUN_DIR;
 	if (geteuid() != 0 || (mkdir(base, 0700) < 0 && errno != EEXIST)) {
@@ -376,6 +379,15 @@ static int make_temp_dir(struct run_ctx *rc, const char *name, struct ab_err *er
 		if (!base || !*base)
 			base = "/tmp";
 	}
+	return base;
+}
+
+/* The temporary directory, with OWNER_FILE naming who made it ("PID START_TIME
+ * STATE_ROOT"), so that a later kit command can clean up after a killed run. */
+static int make_temp_dir(struct run_ctx *rc, const struct global_opts *g, const char *name,
+			 struct ab_err *err)
+{
+	const char *base = temp_base();
 	snprintf(rc->dir, sizeof rc->dir, "%s/%s", base, name);
 	if (mkdir(rc->dir, 0700) < 0) {
 		int e = errno;
@@ -384,7 +396,77 @@ static int make_temp_dir(struct run_ctx *rc, const char *name, struct ab_err *er
 	}
 	snprintf(rc->bundle, sizeof rc->bundle, "%s/bundle", rc->dir);
 	snprintf(rc->merged, sizeof rc->merged, "%s/merged", rc->dir);
-	return 0;
+	uint64_t start = 0;
+	char root[PATH_MAX];
+	if (!realpath(g->root, root))
+		snprintf(root, sizeof root, "%s", g->root);
+	if (proc_start_time(getpid(), &start) < 0)
+		return ab_error(err, errno, "read our own start time");
+	char *text = xasprintf("%d %llu %s\n", (int)getpid(), (unsigned long long)start, root);
+	_cleanup_close_ int fd = open(rc->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 ? ab_error(err, errno, "open %s", rc->dir)
+		       : write_file_atomic_at(fd, OWNER_FILE, text, strlen(text), 0600, err);
+	free(text);
+	return r;
+}
+
+/* Remove one temporary directory of a run whose process is gone: its container
+ * (state, cgroup, processes), its overlay, then the directory. Best effort. */
+static void sweep_one(const struct global_opts *g, const char *base, const char *name)
+{
+	char dir[PATH_MAX], merged[PATH_MAX + 16];
+	snprintf(dir, sizeof dir, "%s/%s", base, name);
+	snprintf(merged, sizeof merged, "%s/merged", dir);
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	struct ab_err e;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if (read_file_at(dfd, OWNER_FILE, 4 * PATH_MAX, &text, &len, &e) == 0) {
+		int pid;
+		unsigned long long start;
+		int off = 0;
+		if (sscanf(text, "%d %llu %n", &pid, &start, &off) < 2 || !off)
+			return;
+		uint64_t now;
+		if (pid > 0 && proc_start_time(pid, &now) == 0 && now == start)
+			return;         /* still running */
+		char *root = text + off;
+		root[strcspn(root, "\n")] = 0;
+		struct global_opts g2 = *g;
+		g2.root = root;
+		if (container_delete(&g2, name, true, &e) < 0)
+			log_warn("kit: clean up after the killed run %s: %s", name, e.msg);
+	} else {
+		/* no owner yet: a run killed right after mkdir; give a live one time */
+		struct stat st;
+		if (fstat(dfd, &st) < 0 || time(NULL) - st.st_mtime < 60)
+			return;
+	}
+	if (umount2(merged, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
+		log_warn("kit: unmount %s: %s; leaving %s in place", merged, strerror(errno), dir);
+		return;
+	}
+	struct stat a, b;
+	if (stat(dir, &a) == 0 && stat(merged, &b) == 0 && a.st_dev != b.st_dev)
+		return;         /* never remove through a mount */
+	if (rm_rf_at(AT_FDCWD, dir, &e) < 0)
+		log_warn("kit: remove %s: %s", dir, e.msg);
+}
+
+/* Clean up after kit runs that were killed (their box died with them: see
+ * die_with_parent); run by every kit command. */
+static void sweep_stale_runs(const struct global_opts *g)
+{
+	const char *base = temp_base();
+	_cleanup_closedir_ DIR *d = opendir(base);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, "kit-", 4) == 0 && container_id_valid(de->d_name))
+			sweep_one(g, base, de->d_name);
 }
 
 static bool overlay_safe(const char *p)
@@ -568,7 +650,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 	/* 2. the temporary bundle and the overlay over its rootfs */
 	char id[32] = "kit-";
 	random_hex(id + 4, 6);
-	if (make_temp_dir(&rc, id, err) < 0)
+	if (make_temp_dir(&rc, g, id, err) < 0)
 		goto out;
 	struct kit_build_opts bo = {
 		.bundle = rc.bundle,
@@ -611,6 +693,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.timeout_ms = k->resources.has_timeout ? (int)k->resources.timeout_ms : 0,
 		.report_egress = true,
 		.config = config,
+		.die_with_parent = true,
 	};
 	ret = container_run(g, &co, err);
 out:
@@ -630,6 +713,7 @@ DECLARE_COMMAND(kit)
 	if (argc < 2)
 		return usage_error(err, "give a subcommand: build, run or show%s", "");
 	const char *sub = argv[1];
+	sweep_stale_runs(g);
 	if (streq(sub, "build"))
 		return kit_build_cmd(argc - 1, argv + 1, err);
 	if (streq(sub, "run"))

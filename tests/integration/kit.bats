@@ -324,6 +324,40 @@ assert_kit_run_clean() {
 	assert_kit_run_clean
 }
 
+@test "kit run: a SIGKILLed kit run takes its box along; the next kit command removes what it left" {
+	kit k.yaml <<<'command: [sh, -c, "touch /workspace/up; exec sleep 300"]'
+	"$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/k.yaml" >"$TEST_DIR/k.out" 2>&1 3>&- &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/k.out" >&2; kill "$pid"; false; }
+	local id dir init
+	id=$(ls "$ROOT" | grep '^kit-' | grep -v '\.lock$')
+	[ -n "$id" ]
+	dir=/run/agentbox-kits/$id
+	[ -s "$dir/owner" ]
+	init=$(jq -r .pid "$ROOT/$id/state.json")
+	[ "$init" -gt 0 ]
+	# the box's init runs as the kit's user: its parent-death signal survived the switch
+	kill -0 "$init"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	local i
+	for ((i = 0; i < 250; i++)); do
+		kill -0 "$init" 2>/dev/null || break
+		sleep 0.02
+	done
+	! kill -0 "$init" 2>/dev/null || fail "the box's init $init outlived its kit run"
+	! pgrep -f "sleep 300" >/dev/null || fail "the box's sleep outlived its kit run"
+	# what the killed run left is still there (nobody else cleans up) ...
+	[ -d "$dir" ]
+	[ -d "$ROOT/$id" ]
+	grep -q "$dir/merged" /proc/self/mountinfo
+	# ... until the next kit command
+	runtime kit run --workspace "$WS" "$TEST_DIR/k.yaml" -- true
+	assert_success
+	[ ! -e "$dir" ]
+	assert_kit_run_clean
+}
+
 @test "kit run: the rootfs is a copy-on-write overlay; the base stays untouched" {
 	ensure_rootfs
 	cp -a "$TEST_ROOTFS" "$TEST_DIR/base"
