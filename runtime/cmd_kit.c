@@ -37,6 +37,7 @@
 #define SECRET_MAX (1u << 20)
 #define SLIRP_READY_MS 10000
 #define OWNER_FILE "owner"
+#define IMAGE_CACHE ".images"
 
 static const char kit_usage[] =
 	"usage: agentbox kit build KIT -o BUNDLE\n"
@@ -58,7 +59,17 @@ static int usage_error(struct ab_err *err, const char *fmt, const char *arg)
 
 /* ---------------------------------------------------------------- build, show */
 
-static int kit_build_cmd(int argc, char **argv, struct ab_err *err)
+/* Unpacked images are cached under the state root (see agentbox-kit(5)). */
+static int resolve_image(const struct global_opts *g, struct kit *k, struct ab_err *err)
+{
+	if (k->rootfs != KIT_ROOTFS_IMAGE)
+		return 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/" IMAGE_CACHE, g->root);
+	return kit_resolve_image(k, dir, err);
+}
+
+static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -88,7 +99,9 @@ static int kit_build_cmd(int argc, char **argv, struct ab_err *err)
 		.network = k->n_allow > 0,
 		.egress_annotations = true,
 	};
-	int r = kit_build_bundle(k, &bo, err);
+	int r = resolve_image(g, k, err);
+	if (r == 0)
+		r = kit_build_bundle(k, &bo, err);
 	kit_free(k);
 	return r < 0 ? -1 : 0;
 }
@@ -480,6 +493,8 @@ static int mount_overlay(struct run_ctx *rc, struct ab_err *err)
 	char lower[PATH_MAX + 8], upper[PATH_MAX + 8], work[PATH_MAX + 8];
 	if (rc->k->rootfs == KIT_ROOTFS_HOST)
 		snprintf(lower, sizeof lower, "%s/rootfs", rc->bundle);
+	else if (rc->k->rootfs == KIT_ROOTFS_IMAGE)
+		snprintf(lower, sizeof lower, "%s", rc->k->image_root);
 	else if (!realpath(rc->k->rootfs_path, lower))
 		return ab_error(err, errno, "rootfs %s", rc->k->rootfs_path);
 	snprintf(upper, sizeof upper, "%s/upper", rc->dir);
@@ -619,6 +634,8 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 	} else {
 		rc.k = kit_default(workspace);
 	}
+	if (resolve_image(g, rc.k, err) < 0)
+		goto out;
 	const struct kit *k = rc.k;
 	const char *ws = workspace ? workspace : k->workspace;
 	kit_effective_user(k, ws, &rc.uid, &rc.gid);
@@ -715,7 +732,7 @@ DECLARE_COMMAND(kit)
 	const char *sub = argv[1];
 	sweep_stale_runs(g);
 	if (streq(sub, "build"))
-		return kit_build_cmd(argc - 1, argv + 1, err);
+		return kit_build_cmd(g, argc - 1, argv + 1, err);
 	if (streq(sub, "run"))
 		return kit_run_cmd(g, argc - 1, argv + 1, err);
 	if (streq(sub, "show"))
