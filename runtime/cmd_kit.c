@@ -396,31 +396,43 @@ static const char *temp_base(void)
 }
 
 /* The temporary directory, with OWNER_FILE naming who made it ("PID START_TIME
- * STATE_ROOT"), so that a later kit command can clean up after a killed run. */
+ * STATE_ROOT"), so that a later kit command can clean up after a killed run. Made
+ * as .new-NAME and renamed once the owner is written: a kit-* directory without
+ * one belongs to someone else (an older agentbox) and is never touched. */
 static int make_temp_dir(struct run_ctx *rc, const struct global_opts *g, const char *name,
 			 struct ab_err *err)
 {
 	const char *base = temp_base();
-	snprintf(rc->dir, sizeof rc->dir, "%s/%s", base, name);
-	if (mkdir(rc->dir, 0700) < 0) {
-		int e = errno;
-		rc->dir[0] = 0;
-		return ab_error(err, e, "mkdir %s/%s", base, name);
-	}
-	snprintf(rc->bundle, sizeof rc->bundle, "%s/bundle", rc->dir);
-	snprintf(rc->merged, sizeof rc->merged, "%s/merged", rc->dir);
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s/.new-%s", base, name);
+	if (mkdir(tmp, 0700) < 0)
+		return ab_error(err, errno, "mkdir %s", tmp);
 	uint64_t start = 0;
 	char root[PATH_MAX];
 	if (!realpath(g->root, root))
 		snprintf(root, sizeof root, "%s", g->root);
-	if (proc_start_time(getpid(), &start) < 0)
-		return ab_error(err, errno, "read our own start time");
-	char *text = xasprintf("%d %llu %s\n", (int)getpid(), (unsigned long long)start, root);
-	_cleanup_close_ int fd = open(rc->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r = fd < 0 ? ab_error(err, errno, "open %s", rc->dir)
-		       : write_file_atomic_at(fd, OWNER_FILE, text, strlen(text), 0600, err);
-	free(text);
-	return r;
+	int r;
+	if (proc_start_time(getpid(), &start) < 0) {
+		r = ab_error(err, errno, "read our own start time");
+	} else {
+		char *text = xasprintf("%d %llu %s\n", (int)getpid(), (unsigned long long)start, root);
+		_cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = fd < 0 ? ab_error(err, errno, "open %s", tmp)
+			   : write_file_atomic_at(fd, OWNER_FILE, text, strlen(text), 0600, err);
+		free(text);
+	}
+	snprintf(rc->dir, sizeof rc->dir, "%s/%s", base, name);
+	if (r == 0 && rename(tmp, rc->dir) < 0)
+		r = ab_error(err, errno, "rename %s to %s", tmp, rc->dir);
+	if (r < 0) {
+		struct ab_err e;
+		(void)rm_rf_at(AT_FDCWD, tmp, &e);
+		rc->dir[0] = 0;
+		return -1;
+	}
+	snprintf(rc->bundle, sizeof rc->bundle, "%s/bundle", rc->dir);
+	snprintf(rc->merged, sizeof rc->merged, "%s/merged", rc->dir);
+	return 0;
 }
 
 /* Remove one temporary directory of a run whose process is gone: its container
@@ -449,12 +461,13 @@ static void sweep_one(const struct global_opts *g, const char *base, const char 
 		root[strcspn(root, "\n")] = 0;
 		struct global_opts g2 = *g;
 		g2.root = root;
-		if (container_delete(&g2, name, true, &e) < 0)
+		if (strncmp(name, "kit-", 4) == 0 && container_delete(&g2, name, true, &e) < 0)
 			log_warn("kit: clean up after the killed run %s: %s", name, e.msg);
 	} else {
-		/* no owner yet: a run killed right after mkdir; give a live one time */
+		/* no owner: not ours to judge, unless it is our .new- directory of a
+		 * run killed right after mkdir (a live one gets a minute) */
 		struct stat st;
-		if (fstat(dfd, &st) < 0 || time(NULL) - st.st_mtime < 60)
+		if (strncmp(name, ".new-", 5) != 0 || fstat(dfd, &st) < 0 || time(NULL) - st.st_mtime < 60)
 			return;
 	}
 	if (umount2(merged, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
@@ -477,9 +490,11 @@ static void sweep_stale_runs(const struct global_opts *g)
 	if (!d)
 		return;
 	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strncmp(de->d_name, "kit-", 4) == 0 && container_id_valid(de->d_name))
+	while ((de = readdir(d))) {
+		const char *id = strncmp(de->d_name, ".new-", 5) == 0 ? de->d_name + 5 : de->d_name;
+		if (strncmp(id, "kit-", 4) == 0 && container_id_valid(id))
 			sweep_one(g, base, de->d_name);
+	}
 }
 
 static bool overlay_safe(const char *p)
