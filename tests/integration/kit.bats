@@ -385,6 +385,35 @@ assert_image_cache_count() {
 	assert_success
 	[ "$output" = "$(printf 'new.txt\nlayer 2')" ]
 	assert_image_cache_count 2
+	# a tag naming an image index: this host's platform is picked
+	mh=$(oci_layout "$TEST_DIR/nimg" --nested)
+	kit n.yaml <<<"rootfs: $TEST_DIR/nimg:v1"
+	runtime kit run "$TEST_DIR/n.yaml" -- cat /layer2.txt
+	assert_success
+	[ "$output" = "layer 2" ]
+	[ -d "$ROOT/.images/$mh" ]
+	assert_kit_run_clean
+}
+
+@test "kit run: an image without libarchive is one clear line" {
+	oci_layout "$TEST_DIR/img" >/dev/null
+	kit i.yaml <<<"rootfs: $TEST_DIR/img:v1"
+	local lib
+	lib=$(realpath "$(ldconfig -p | awk '$1 == "libarchive.so.13" {print $NF; exit}')")
+	[ -f "$lib" ]
+	# the runtime in a mount namespace of its own where the library is empty
+	cat >"$TEST_DIR/nolib" <<-EOF
+		#!/bin/sh
+		exec unshare -m --propagation private sh -c 'mount --bind /dev/null "\$0" && exec "\$@"' '$lib' '$RUNTIME' "\$@"
+	EOF
+	chmod +x "$TEST_DIR/nolib"
+	RUNTIME=$TEST_DIR/nolib runtime kit run "$TEST_DIR/i.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "needs libarchive.so.13 \(Debian package libarchive13\)"
+	assert_image_cache_count 0
+	# the same image with it
+	runtime kit run "$TEST_DIR/i.yaml" -- true
+	assert_success
 	assert_kit_run_clean
 }
 

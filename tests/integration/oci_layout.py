@@ -3,12 +3,14 @@
 busybox-static root, the second whiting out a file of the first and making a
 directory opaque.
 
-usage: oci_layout.py OUT [--tag TAG] [--corrupt] [--escape] [--zstd]
+usage: oci_layout.py OUT [--tag TAG] [--corrupt] [--escape] [--zstd] [--nested]
   --corrupt  layer 2 is not a tar (its digest is right)
   --escape   layer 2 has an entry ../escaped
   --zstd     layer 2 is tar+zstd (needs the zstd program)
+  --nested   the tag names an image index: a foreign architecture's image (whose
+             /layer2.txt says "wrong platform") first, then this host's
 """
-import argparse, gzip, hashlib, io, json, os, shutil, subprocess, tarfile
+import argparse, gzip, hashlib, io, json, os, platform, subprocess, tarfile
 
 ap = argparse.ArgumentParser()
 ap.add_argument("out")
@@ -16,6 +18,7 @@ ap.add_argument("--tag", default="v1")
 ap.add_argument("--corrupt", action="store_true")
 ap.add_argument("--escape", action="store_true")
 ap.add_argument("--zstd", action="store_true")
+ap.add_argument("--nested", action="store_true")
 o = ap.parse_args()
 
 os.makedirs(os.path.join(o.out, "blobs", "sha256"))
@@ -83,6 +86,18 @@ cd, _ = blob(json.dumps(config).encode(), "application/vnd.oci.image.config.v1+j
 manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
             "config": cd, "layers": layers}
 md, mh = blob(json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
+if o.nested:
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    other = "s390x" if arch != "s390x" else "arm64"
+    wl, _ = blob(gzip.compress(tar_of([("layer2.txt", "file", b"wrong platform\n", 0o644)]), mtime=0),
+                 "application/vnd.oci.image.layer.v1.tar+gzip")
+    wd, _ = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                             "config": cd, "layers": layers[:1] + [wl]}).encode(),
+                 "application/vnd.oci.image.manifest.v1+json")
+    wd["platform"] = {"os": "linux", "architecture": other}
+    md["platform"] = {"os": "linux", "architecture": arch}
+    md, _ = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                             "manifests": [wd, md]}).encode(), "application/vnd.oci.image.index.v1+json")
 md["annotations"] = {"org.opencontainers.image.ref.name": o.tag}
 with open(os.path.join(o.out, "oci-layout"), "w") as f:
     json.dump({"imageLayoutVersion": "1.0.0"}, f)
