@@ -385,13 +385,25 @@ assert_image_cache_count() {
 	assert_success
 	[ "$output" = "$(printf 'new.txt\nlayer 2')" ]
 	assert_image_cache_count 2
+	# a file of a layer under a symlink of a lower one that points out: the
+	# symlink is replaced by a directory, never followed
+	mkdir "$TEST_DIR/outside"
+	mh=$(oci_layout "$TEST_DIR/thr" --through "$TEST_DIR/outside")
+	kit s.yaml <<<"rootfs: $TEST_DIR/thr:v1"
+	runtime kit run "$TEST_DIR/s.yaml" -- cat /out/through-symlink
+	assert_success
+	[ "$output" = out ]
+	[ -z "$(ls -A "$TEST_DIR/outside")" ]
+	[ -d "$ROOT/.images/$mh/out" ] && [ ! -L "$ROOT/.images/$mh/out" ]
 	# a tag naming an image index: this host's platform is picked
 	mh=$(oci_layout "$TEST_DIR/nimg" --nested)
 	kit n.yaml <<<"rootfs: $TEST_DIR/nimg:v1"
 	runtime kit run "$TEST_DIR/n.yaml" -- cat /layer2.txt
 	assert_success
 	[ "$output" = "layer 2" ]
+	# (its manifest is the first image's: the same cache entry)
 	[ -d "$ROOT/.images/$mh" ]
+	assert_image_cache_count 3
 	assert_kit_run_clean
 }
 

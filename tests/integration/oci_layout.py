@@ -6,6 +6,7 @@ directory opaque.
 usage: oci_layout.py OUT [--tag TAG] [--corrupt] [--escape] [--zstd] [--nested]
   --corrupt  layer 2 is not a tar (its digest is right)
   --escape   layer 2 has an entry ../escaped
+  --through DIR  layer 1 has a symlink out -> DIR, layer 2 writes out/through-symlink
   --zstd     layer 2 is tar+zstd (needs the zstd program)
   --nested   the tag names an image index: a foreign architecture's image (whose
              /layer2.txt says "wrong platform") first, then this host's
@@ -19,6 +20,7 @@ ap.add_argument("--corrupt", action="store_true")
 ap.add_argument("--escape", action="store_true")
 ap.add_argument("--zstd", action="store_true")
 ap.add_argument("--nested", action="store_true")
+ap.add_argument("--through")
 o = ap.parse_args()
 
 os.makedirs(os.path.join(o.out, "blobs", "sha256"))
@@ -62,6 +64,9 @@ l2 = [("etc/.wh.gone.txt", "file", b"", 0o644), ("opq", "dir", None, 0o755),
       ("layer2.txt", "file", b"layer 2\n", 0o644)]
 if o.escape:
     l2.append(("../escaped", "file", b"out\n", 0o644))
+if o.through:
+    l1.append(("out", "sym", o.through, 0o777))
+    l2.append(("out/through-symlink", "file", b"out\n", 0o644))
 
 layers = []
 d, _ = blob(gzip.compress(tar_of(l1), mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip")
