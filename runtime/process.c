@@ -233,7 +233,8 @@ static int load_seccomp(const struct seccomp_prog *progs, size_t n, int sync_fd,
 }
 
 /* PR_SET_PDEATHSIG, then a look at the parent's pidfd: had it died before the
- * prctl, the signal would never come (getppid is 0 across a pid namespace). */
+ * prctl, the signal would never come (getppid is 0 across a pid namespace). The
+ * signal follows the parent thread; the runtime has only its main thread. */
 static int die_with_parent(int parent_pidfd, struct ab_err *err)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
