@@ -505,7 +505,10 @@ static int extract_layer(int fd, const char *what, const char *hex, struct arena
 		const char *link = la.archive_entry_hardlink(e);
 		if (link)
 			la.archive_entry_set_hardlink(e, clean_path(a, link));
-		if (la.archive_read_extract2(ar, e, disk) < ARCHIVE_WARN) {
+		int x = la.archive_read_extract2(ar, e, disk);
+		/* a warning is fine (a time or mode not set), but a hard link it could
+		 * not make (its target missing, or behind a symlink) is a file lost */
+		if (x < ARCHIVE_WARN || (x == ARCHIVE_WARN && link)) {
 			const char *m1 = la.archive_error_string(disk);
 			ab_error(err, 0, "%s (blob sha256:%.12s): %s: %s", what, hex, p,
 				 m1 ? m1 : la.archive_error_string(ar) ? la.archive_error_string(ar) : "write failed");

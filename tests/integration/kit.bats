@@ -460,6 +460,15 @@ assert_image_cache_count() {
 	assert_failure 1
 	assert_one_error_line 'entry "../escaped" leaves the root: refused'
 	[ ! -e "$ROOT/.images/escaped" ] && [ ! -e "$ROOT/escaped" ]
+	# a hard link to a host file through a lower layer's symlink
+	mkdir "$TEST_DIR/outside"
+	echo secret >"$TEST_DIR/outside/secret"
+	oci_layout "$TEST_DIR/hl" --link-through "$TEST_DIR/outside" >/dev/null
+	kit h.yaml <<<"rootfs: $TEST_DIR/hl:v1"
+	runtime kit run "$TEST_DIR/h.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "layer 1 \(blob sha256:[0-9a-f]{12}\): h: Hard-link target 'out/secret' does not exist"
+	[ "$(stat -c %h "$TEST_DIR/outside/secret")" -eq 1 ]
 	# a missing blob, an unsupported media type, no index.json
 	mh=$(oci_layout "$TEST_DIR/mis")
 	blob=$(blob_of "$TEST_DIR/mis" "$mh" '.config.digest')

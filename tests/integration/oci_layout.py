@@ -7,6 +7,7 @@ usage: oci_layout.py OUT [--tag TAG] [--corrupt] [--escape] [--zstd] [--nested]
   --corrupt  layer 2 is not a tar (its digest is right)
   --escape   layer 2 has an entry ../escaped
   --through DIR  layer 1 has a symlink out -> DIR, layer 2 writes out/through-symlink
+  --link-through DIR  layer 1 has a symlink out -> DIR, layer 2 a hard link h -> out/secret
   --zstd     layer 2 is tar+zstd (needs the zstd program)
   --nested   the tag names an image index: a foreign architecture's image (whose
              /layer2.txt says "wrong platform") first, then this host's
@@ -21,6 +22,7 @@ ap.add_argument("--escape", action="store_true")
 ap.add_argument("--zstd", action="store_true")
 ap.add_argument("--nested", action="store_true")
 ap.add_argument("--through")
+ap.add_argument("--link-through")
 o = ap.parse_args()
 
 os.makedirs(os.path.join(o.out, "blobs", "sha256"))
@@ -42,6 +44,9 @@ def tar_of(entries):
             ti.mode, ti.uid, ti.gid, ti.mtime = mode, 0, 0, 1700000000
             if kind == "dir":
                 ti.type = tarfile.DIRTYPE
+                t.addfile(ti)
+            elif kind == "hard":
+                ti.type, ti.linkname = tarfile.LNKTYPE, data
                 t.addfile(ti)
             elif kind == "sym":
                 ti.type, ti.linkname = tarfile.SYMTYPE, data
@@ -67,6 +72,9 @@ if o.escape:
 if o.through:
     l1.append(("out", "sym", o.through, 0o777))
     l2.append(("out/through-symlink", "file", b"out\n", 0o644))
+if o.link_through:
+    l1.append(("out", "sym", o.link_through, 0o777))
+    l2.append(("h", "hard", "out/secret", 0o644))
 
 layers = []
 d, _ = blob(gzip.compress(tar_of(l1), mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip")
