@@ -8,8 +8,9 @@ DATADIR  ?= $(PREFIX)/share/agentbox
 VERSION  := 0.1.0
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-PKGS     := libseccomp yajl libcap libmnl libnftnl yaml-0.1
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKGS     := libseccomp yajl libcap libmnl libnftnl yaml-0.1 nettle
+# libarchive: headers only; oci/image.c dlopens it when a kit needs an image
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libarchive)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
 CC       ?= cc

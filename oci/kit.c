@@ -291,7 +291,23 @@ static int read_rootfs(struct kit *k, const struct yml_node *n, struct ab_err *e
 		static const char *const fields[] = {"image", "tag", NULL};
 		if (yml_check_map(n, "rootfs", fields, err) < 0)
 			return -1;
-		return yml_error(err, n, "rootfs", "OCI image layouts are not supported yet (use \"host\" or a directory)");
+		const struct yml_node *img = yml_map_get(n, "image"), *tag = yml_map_get(n, "tag");
+		const char *s;
+		if (!img || yml_is_null(img))
+			return yml_error(err, n, "rootfs", "an image needs \"image\" (the OCI image layout directory)");
+		if (yml_get_str(img, "rootfs.image", &s, err) < 0)
+			return -1;
+		k->rootfs = KIT_ROOTFS_IMAGE;
+		k->rootfs_path = host_path(a, img, s);
+		k->rootfs_tag = NULL;
+		if (tag && !yml_is_null(tag)) {
+			if (yml_get_str(tag, "rootfs.tag", &s, err) < 0)
+				return -1;
+			if (!*s)
+				return yml_error(err, tag, "rootfs.tag", "an empty tag");
+			k->rootfs_tag = arena_strdup(a, s);
+		}
+		return 0;
 	}
 	const char *s;
 	if (yml_get_str(n, "rootfs", &s, err) < 0)
@@ -306,12 +322,21 @@ static int read_rootfs(struct kit *k, const struct yml_node *n, struct ab_err *e
 	struct stat st;
 	char *layout = arena_printf(a, "%s/oci-layout", p);
 	bool image = stat(layout, &st) == 0;
-	if (!image && colon) {
-		char *dir = arena_strndup(a, p, (size_t)(colon - p));
-		image = stat(arena_printf(a, "%s/oci-layout", dir), &st) == 0;
+	if (image) {
+		k->rootfs = KIT_ROOTFS_IMAGE;
+		k->rootfs_path = p;
+		k->rootfs_tag = NULL;
+		return 0;
 	}
-	if (image)
-		return yml_error(err, n, "rootfs", "OCI image layouts are not supported yet (use \"host\" or a directory)");
+	if (colon && colon[1] && !strchr(colon, '/')) {
+		char *dir = arena_strndup(a, p, (size_t)(colon - p));
+		if (stat(arena_printf(a, "%s/oci-layout", dir), &st) == 0) {
+			k->rootfs = KIT_ROOTFS_IMAGE;
+			k->rootfs_path = dir;
+			k->rootfs_tag = arena_strdup(a, colon + 1);
+			return 0;
+		}
+	}
 	k->rootfs = KIT_ROOTFS_DIR;
 	k->rootfs_path = p;
 	return 0;
@@ -1032,7 +1057,15 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	char buf[128];
 	if (k->name)
 		yml_map_add(a, root, "name", yml_new_str(a, k->name));
-	yml_map_add(a, root, "rootfs", yml_new_str(a, k->rootfs == KIT_ROOTFS_HOST ? "host" : k->rootfs_path));
+	if (k->rootfs == KIT_ROOTFS_IMAGE) {
+		struct yml_node *r = yml_new_map(a);
+		yml_map_add(a, r, "image", yml_new_str(a, k->rootfs_path));
+		if (k->rootfs_tag)
+			yml_map_add(a, r, "tag", yml_new_str(a, k->rootfs_tag));
+		yml_map_add(a, root, "rootfs", r);
+	} else {
+		yml_map_add(a, root, "rootfs", yml_new_str(a, k->rootfs == KIT_ROOTFS_HOST ? "host" : k->rootfs_path));
+	}
 	if (k->workspace)
 		yml_map_add(a, root, "workspace", yml_new_str(a, k->workspace));
 	if (k->n_mounts) {
@@ -1178,7 +1211,10 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		k->n_allow ? "user-mode (slirp4netns) behind a default-deny firewall"
 			   : "none (a network namespace with only loopback)",
 		allow, deny, k->seccomp, user, caps,
-		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc" : comment_safe(&a, k->rootfs_path),
+		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc"
+		: k->rootfs == KIT_ROOTFS_IMAGE ? arena_printf(&a, "the OCI image %s:%s", comment_safe(&a, k->rootfs_path),
+							       k->rootfs_tag ? comment_safe(&a, k->rootfs_tag) : "(its only image)")
+		: comment_safe(&a, k->rootfs_path),
 		k->readonly_rootfs ? "read-only" : "writable",
 		k->workspace ? comment_safe(&a, k->workspace) : "none",
 		k->n_credentials, timeout, yaml);

@@ -16,6 +16,8 @@
 #include "error.h"
 #include "util.h"
 
+struct image_config;
+
 enum kit_rootfs { KIT_ROOTFS_HOST, KIT_ROOTFS_DIR, KIT_ROOTFS_IMAGE };
 
 struct kit_mount {
@@ -57,7 +59,9 @@ struct kit {
 	char *name;
 	enum kit_rootfs rootfs;
 	char *rootfs_path;      /* DIR / IMAGE: absolute */
-	char *rootfs_tag;       /* IMAGE */
+	char *rootfs_tag;       /* IMAGE; NULL: the layout's only image */
+	char *image_root;       /* IMAGE: the unpacked root in the cache (kit_resolve_image) */
+	struct image_config *image; /* IMAGE: what its config says (kit_resolve_image) */
 	char *workspace;        /* absolute host path, NULL = none */
 	struct kit_mount *mounts;
 	size_t n_mounts;
@@ -133,6 +137,11 @@ struct kit_build_opts {
 	const struct kit_secret *secrets; /* env credentials to put in process.env */
 	size_t n_secrets;
 };
+
+/* For an IMAGE rootfs: unpack the image into cache_dir (or find it there) and
+ * note its root and config in k; nothing to do for other rootfs kinds. Needed
+ * before kit_build_bundle and kit_config_json. */
+int kit_resolve_image(struct kit *k, const char *cache_dir, struct ab_err *err);
 
 /* Lay out the bundle directory (created if absent; a previous kit build in it is
  * replaced, any other non-empty directory refused): rootfs skeleton and curated

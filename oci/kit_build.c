@@ -2,6 +2,7 @@
  * arrangement (for a `host` rootfs: a skeleton with the host's /usr and /lib*
  * bound read-only, the /bin-style symlinks recreated, and a curated /etc). */
 #include "kit.h"
+#include "image.h"
 #include "json.h"
 
 #include <errno.h>
@@ -97,10 +98,22 @@ static const char *in_host_part(const char *path)
 	return NULL;
 }
 
+int kit_resolve_image(struct kit *k, const char *cache_dir, struct ab_err *err)
+{
+	if (k->rootfs != KIT_ROOTFS_IMAGE || k->image_root)
+		return 0;
+	struct image_config *ic = arena_alloc(&k->arena, sizeof *ic);
+	bool cached;
+	if (image_prepare(k->rootfs_path, k->rootfs_tag, cache_dir, &k->arena, &k->image_root, ic, &cached, err) < 0)
+		return ab_wrap(err, "rootfs");
+	k->image = ic;
+	return 0;
+}
+
 static int check_layout(const struct kit *k, const struct kit_build_opts *o, struct ab_err *err)
 {
-	if (k->rootfs == KIT_ROOTFS_IMAGE)
-		return ab_error(err, 0, "rootfs: OCI image layouts are not supported yet");
+	if (k->rootfs == KIT_ROOTFS_IMAGE && !k->image_root)
+		return ab_error(err, 0, "rootfs: the image %s is not unpacked yet", k->rootfs_path);
 	if (k->rootfs == KIT_ROOTFS_DIR) {
 		struct stat st;
 		if (stat(k->rootfs_path, &st) < 0)
@@ -230,6 +243,14 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	char **cmd = o->n_command ? o->command : k->command;
 	size_t n_cmd = o->n_command ? o->n_command : k->n_command;
 	static char *const default_cmd[] = {"/bin/sh"};
+	const struct image_config *img = k->rootfs == KIT_ROOTFS_IMAGE ? k->image : NULL;
+	if (!n_cmd && img && img->n_entrypoint + img->n_cmd) {
+		/* the image's Entrypoint + Cmd, only when neither the kit nor the caller gives one */
+		n_cmd = img->n_entrypoint + img->n_cmd;
+		cmd = arena_alloc(&a, n_cmd * sizeof *cmd);
+		memcpy(cmd, img->entrypoint, img->n_entrypoint * sizeof *cmd);
+		memcpy(cmd + img->n_entrypoint, img->cmd, img->n_cmd * sizeof *cmd);
+	}
 	if (!n_cmd) {
 		cmd = (char **)default_cmd;
 		n_cmd = 1;
@@ -247,7 +268,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	json_arr_end(j);
 
 	/* env: defaults, then the kit's, then credentials; a later name replaces */
-	size_t n_env = 0, cap_env = 8 + k->n_env + o->n_secrets;
+	size_t n_env = 0, cap_env = 8 + k->n_env + o->n_secrets + (img ? img->n_env : 0);
 	struct oci_kv *env = arena_alloc(&a, cap_env * sizeof *env);
 #define SETENV(K, V) do { \
 		const char *_k = (K), *_v = (V); size_t _i; \
@@ -260,6 +281,15 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	SETENV("LANG", "C.UTF-8");
 	if (o->terminal)
 		SETENV("TERM", "xterm");
+	/* the image's Env over the defaults, under the kit's; HOME stays the box's */
+	for (size_t i = 0; img && i < img->n_env; i++) {
+		const char *eq = strchr(img->env[i], '=');
+		if (!eq || eq == img->env[i])
+			continue;
+		char *name = arena_strndup(&a, img->env[i], (size_t)(eq - img->env[i]));
+		if (!streq(name, "HOME"))
+			SETENV(name, eq + 1);
+	}
 	for (size_t i = 0; i < k->n_env; i++)
 		SETENV(k->env[i].key, k->env[i].value);
 	for (size_t i = 0; i < o->n_secrets; i++)
@@ -277,7 +307,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		free(kv);
 	}
 	json_arr_end(j);
-	json_kv_str(j, "cwd", ws ? "/workspace" : home);
+	json_kv_str(j, "cwd", ws ? "/workspace" : img && img->workdir && img->workdir[0] == '/' ? img->workdir : home);
 	json_key(j, "capabilities");
 	json_obj_begin(j);
 	const char *const *caps = (const char *const *)k->capabilities;
@@ -296,7 +326,8 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	if (o->root_path)
 		json_kv_str(j, "path", o->root_path);
 	else
-		json_kv_str(j, "path", k->rootfs == KIT_ROOTFS_HOST ? "rootfs" : k->rootfs_path);
+		json_kv_str(j, "path", k->rootfs == KIT_ROOTFS_HOST ? "rootfs"
+				       : k->rootfs == KIT_ROOTFS_IMAGE ? k->image_root : k->rootfs_path);
 	json_kv_bool(j, "readonly", k->readonly_rootfs);
 	json_obj_end(j);
 	json_kv_str(j, "hostname", k->name ? k->name : "agentbox");
@@ -340,7 +371,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		mount_obj(j, "/run", "tmpfs", "tmpfs", run);
 		mount_obj(j, home, "tmpfs", "tmpfs", (const char *const *)o_home);
 	}
-	if (k->rootfs == KIT_ROOTFS_DIR) {
+	if (k->rootfs != KIT_ROOTFS_HOST) {
 		bind_ro(j, "/etc/resolv.conf", arena_printf(&a, "%s/resolv.conf", o->bundle));
 		bind_ro(j, "/etc/hosts", arena_printf(&a, "%s/hosts", o->bundle));
 	}

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <linux/magic.h>
@@ -35,6 +36,8 @@
 #define KIT_RUN_DIR "/run/agentbox-kits"
 #define SECRET_MAX (1u << 20)
 #define SLIRP_READY_MS 10000
+#define OWNER_FILE "owner"
+#define IMAGE_CACHE ".images"
 
 static const char kit_usage[] =
 	"usage: agentbox kit build KIT -o BUNDLE\n"
@@ -56,7 +59,17 @@ static int usage_error(struct ab_err *err, const char *fmt, const char *arg)
 
 /* ---------------------------------------------------------------- build, show */
 
-static int kit_build_cmd(int argc, char **argv, struct ab_err *err)
+/* Unpacked images are cached under the state root (see agentbox-kit(5)). */
+static int resolve_image(const struct global_opts *g, struct kit *k, struct ab_err *err)
+{
+	if (k->rootfs != KIT_ROOTFS_IMAGE)
+		return 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/" IMAGE_CACHE, g->root);
+	return kit_resolve_image(k, dir, err);
+}
+
+static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
@@ -86,7 +99,9 @@ static int kit_build_cmd(int argc, char **argv, struct ab_err *err)
 		.network = k->n_allow > 0,
 		.egress_annotations = true,
 	};
-	int r = kit_build_bundle(k, &bo, err);
+	int r = resolve_image(g, k, err);
+	if (r == 0)
+		r = kit_build_bundle(k, &bo, err);
 	kit_free(k);
 	return r < 0 ? -1 : 0;
 }
@@ -368,7 +383,8 @@ static void random_hex(char *buf, size_t bytes)
 		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
-static int make_temp_dir(struct run_ctx *rc, const char *name, struct ab_err *err)
+/* Where kit run's temporary directories go. */
+static const char *temp_base(void)
 {
 	const char *base = KIT_RUN_DIR;
 	if (geteuid() != 0 || (mkdir(base, 0700) < 0 && errno != EEXIST)) {
@@ -376,15 +392,109 @@ static int make_temp_dir(struct run_ctx *rc, const char *name, struct ab_err *er
 		if (!base || !*base)
 			base = "/tmp";
 	}
+	return base;
+}
+
+/* The temporary directory, with OWNER_FILE naming who made it ("PID START_TIME
+ * STATE_ROOT"), so that a later kit command can clean up after a killed run. Made
+ * as .new-NAME and renamed once the owner is written: a kit-* directory without
+ * one belongs to someone else (an older agentbox) and is never touched. */
+static int make_temp_dir(struct run_ctx *rc, const struct global_opts *g, const char *name,
+			 struct ab_err *err)
+{
+	const char *base = temp_base();
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s/.new-%s", base, name);
+	if (mkdir(tmp, 0700) < 0)
+		return ab_error(err, errno, "mkdir %s", tmp);
+	uint64_t start = 0;
+	char root[PATH_MAX];
+	if (!realpath(g->root, root))
+		snprintf(root, sizeof root, "%s", g->root);
+	int r;
+	if (proc_start_time(getpid(), &start) < 0) {
+		r = ab_error(err, errno, "read our own start time");
+	} else {
+		char *text = xasprintf("%d %llu %s\n", (int)getpid(), (unsigned long long)start, root);
+		_cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = fd < 0 ? ab_error(err, errno, "open %s", tmp)
+			   : write_file_atomic_at(fd, OWNER_FILE, text, strlen(text), 0600, err);
+		free(text);
+	}
 	snprintf(rc->dir, sizeof rc->dir, "%s/%s", base, name);
-	if (mkdir(rc->dir, 0700) < 0) {
-		int e = errno;
+	if (r == 0 && rename(tmp, rc->dir) < 0)
+		r = ab_error(err, errno, "rename %s to %s", tmp, rc->dir);
+	if (r < 0) {
+		struct ab_err e;
+		(void)rm_rf_at(AT_FDCWD, tmp, &e);
 		rc->dir[0] = 0;
-		return ab_error(err, e, "mkdir %s/%s", base, name);
+		return -1;
 	}
 	snprintf(rc->bundle, sizeof rc->bundle, "%s/bundle", rc->dir);
 	snprintf(rc->merged, sizeof rc->merged, "%s/merged", rc->dir);
 	return 0;
+}
+
+/* Remove one temporary directory of a run whose process is gone: its container
+ * (state, cgroup, processes), its overlay, then the directory. Best effort. */
+static void sweep_one(const struct global_opts *g, const char *base, const char *name)
+{
+	char dir[PATH_MAX], merged[PATH_MAX + 16];
+	snprintf(dir, sizeof dir, "%s/%s", base, name);
+	snprintf(merged, sizeof merged, "%s/merged", dir);
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	struct ab_err e;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if (read_file_at(dfd, OWNER_FILE, 4 * PATH_MAX, &text, &len, &e) == 0) {
+		int pid;
+		unsigned long long start;
+		int off = 0;
+		if (sscanf(text, "%d %llu %n", &pid, &start, &off) < 2 || !off)
+			return;
+		uint64_t now;
+		if (pid > 0 && proc_start_time(pid, &now) == 0 && now == start)
+			return;         /* still running */
+		char *root = text + off;
+		root[strcspn(root, "\n")] = 0;
+		struct global_opts g2 = *g;
+		g2.root = root;
+		if (strncmp(name, "kit-", 4) == 0 && container_delete(&g2, name, true, &e) < 0)
+			log_warn("kit: clean up after the killed run %s: %s", name, e.msg);
+	} else {
+		/* no owner: not ours to judge, unless it is our .new- directory of a
+		 * run killed right after mkdir (a live one gets a minute) */
+		struct stat st;
+		if (strncmp(name, ".new-", 5) != 0 || fstat(dfd, &st) < 0 || time(NULL) - st.st_mtime < 60)
+			return;
+	}
+	if (umount2(merged, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
+		log_warn("kit: unmount %s: %s; leaving %s in place", merged, strerror(errno), dir);
+		return;
+	}
+	struct stat a, b;
+	if (stat(dir, &a) == 0 && stat(merged, &b) == 0 && a.st_dev != b.st_dev)
+		return;         /* never remove through a mount */
+	if (rm_rf_at(AT_FDCWD, dir, &e) < 0)
+		log_warn("kit: remove %s: %s", dir, e.msg);
+}
+
+/* Clean up after kit runs that were killed (their box died with them: see
+ * die_with_parent); run by every kit command. */
+static void sweep_stale_runs(const struct global_opts *g)
+{
+	const char *base = temp_base();
+	_cleanup_closedir_ DIR *d = opendir(base);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *id = strncmp(de->d_name, ".new-", 5) == 0 ? de->d_name + 5 : de->d_name;
+		if (strncmp(id, "kit-", 4) == 0 && container_id_valid(id))
+			sweep_one(g, base, de->d_name);
+	}
 }
 
 static bool overlay_safe(const char *p)
@@ -398,6 +508,8 @@ static int mount_overlay(struct run_ctx *rc, struct ab_err *err)
 	char lower[PATH_MAX + 8], upper[PATH_MAX + 8], work[PATH_MAX + 8];
 	if (rc->k->rootfs == KIT_ROOTFS_HOST)
 		snprintf(lower, sizeof lower, "%s/rootfs", rc->bundle);
+	else if (rc->k->rootfs == KIT_ROOTFS_IMAGE)
+		snprintf(lower, sizeof lower, "%s", rc->k->image_root);
 	else if (!realpath(rc->k->rootfs_path, lower))
 		return ab_error(err, errno, "rootfs %s", rc->k->rootfs_path);
 	snprintf(upper, sizeof upper, "%s/upper", rc->dir);
@@ -537,6 +649,8 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 	} else {
 		rc.k = kit_default(workspace);
 	}
+	if (resolve_image(g, rc.k, err) < 0)
+		goto out;
 	const struct kit *k = rc.k;
 	const char *ws = workspace ? workspace : k->workspace;
 	kit_effective_user(k, ws, &rc.uid, &rc.gid);
@@ -568,7 +682,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 	/* 2. the temporary bundle and the overlay over its rootfs */
 	char id[32] = "kit-";
 	random_hex(id + 4, 6);
-	if (make_temp_dir(&rc, id, err) < 0)
+	if (make_temp_dir(&rc, g, id, err) < 0)
 		goto out;
 	struct kit_build_opts bo = {
 		.bundle = rc.bundle,
@@ -611,6 +725,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.timeout_ms = k->resources.has_timeout ? (int)k->resources.timeout_ms : 0,
 		.report_egress = true,
 		.config = config,
+		.die_with_parent = true,
 	};
 	ret = container_run(g, &co, err);
 out:
@@ -630,8 +745,9 @@ DECLARE_COMMAND(kit)
 	if (argc < 2)
 		return usage_error(err, "give a subcommand: build, run or show%s", "");
 	const char *sub = argv[1];
+	sweep_stale_runs(g);
 	if (streq(sub, "build"))
-		return kit_build_cmd(argc - 1, argv + 1, err);
+		return kit_build_cmd(g, argc - 1, argv + 1, err);
 	if (streq(sub, "run"))
 		return kit_run_cmd(g, argc - 1, argv + 1, err);
 	if (streq(sub, "show"))

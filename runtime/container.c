@@ -538,8 +538,21 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		.cgroup_path = st->cgroup.path,
 		.seccomp = cc->seccomp,
 		.n_seccomp = cc->n_seccomp,
+		.parent_pidfd = -1,
 	};
 	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
+	_cleanup_close_ int self_pidfd = -1;
+	if (run_mode && o->die_with_parent) {
+		int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		if (fd < 0)
+			return ab_error(err, errno, "pidfd_open of the runtime");
+		self_pidfd = move_above(fd, min_fd, err);
+		if (self_pidfd < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	ictx.parent_pidfd = self_pidfd;
 	if (join_parent_namespaces(c, err) < 0 || new_time_namespace(c, err) < 0)
 		return -1;
 	_cleanup_close_ int cgfd = cgroup_v2_dirfd(&st->cgroup);

@@ -45,6 +45,10 @@ struct create_opts {
 	/* Use this parsed config instead of loading BUNDLE/config.json (kit run: a config
 	 * holding credentials that must never be on disk). Taken: create/run free it. */
 	struct oci_config *config;
+	/* run only (kit run): the init gets SIGKILL when this process dies, so a
+	 * killed runtime leaves no box running. Not for create/run of engines, whose
+	 * runtime process exits while the container lives on. */
+	bool die_with_parent;
 };
 
 /* Everything the init child needs; it reads this copy after clone. */
@@ -67,6 +71,7 @@ struct init_ctx {
 	struct seccomp_prog *seccomp;   /* programs to load, in order */
 	size_t n_seccomp;
 	const char *exec_path;          /* resolved program path */
+	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o, struct ab_err *err);

@@ -88,7 +88,7 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 	if (process_find_executable(p, exec_path, len, err) < 0)
 		return -1;
 	int keep[1] = {x->sync_fd};
-	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, err);
+	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1, err);
 }
 
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)

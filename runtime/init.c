@@ -167,9 +167,9 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return -1;
 
 	/* 8. privileges, fds and seccomp, last */
-	int keep[2] = {ctx->sync_fd, ctx->exec_fifo_fd};
-	return process_finish(p, ctx->preserve_fds, keep, 2, ctx->seccomp, ctx->n_seccomp,
-			      ctx->sync_fd, err);
+	int keep[3] = {ctx->sync_fd, ctx->exec_fifo_fd, ctx->parent_pidfd};
+	return process_finish(p, ctx->preserve_fds, keep, 3, ctx->seccomp, ctx->n_seccomp,
+			      ctx->sync_fd, ctx->parent_pidfd, err);
 }
 
 void init_main(struct init_ctx *ctx)

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -231,8 +232,24 @@ static int load_seccomp(const struct seccomp_prog *progs, size_t n, int sync_fd,
 	return 0;
 }
 
+/* PR_SET_PDEATHSIG, then a look at the parent's pidfd: had it died before the
+ * prctl, the signal would never come (getppid is 0 across a pid namespace). The
+ * signal follows the parent thread; the runtime has only its main thread. */
+static int die_with_parent(int parent_pidfd, struct ab_err *err)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return ab_error(err, errno, "set the parent-death signal");
+	struct pollfd pf = {.fd = parent_pidfd, .events = POLLIN};
+	int n = poll(&pf, 1, 0);
+	close(parent_pidfd);
+	if (n != 0)
+		return ab_error(err, n < 0 ? errno : 0, "the runtime process that started the container is gone");
+	return 0;
+}
+
 int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
-		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, struct ab_err *err)
+		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, int parent_pidfd,
+		   struct ab_err *err)
 {
 	if (caps_drop_bounding(p->has_capabilities ? p->caps.bounding : 0, err) < 0)
 		return -1;
@@ -243,6 +260,9 @@ int process_finish(const struct oci_process *p, int preserve_fds, const int *kee
 	if (!p->no_new_privileges && load_seccomp(progs, n_progs, sync_fd, err) < 0)
 		return -1;
 	if (switch_user(p, err) < 0)
+		return -1;
+	/* credential changes clear the parent-death signal: only now does it stick */
+	if (parent_pidfd >= 0 && die_with_parent(parent_pidfd, err) < 0)
 		return -1;
 	/* no capabilities object means none at all, not the runtime's */
 	struct oci_capabilities none = {0};

@@ -27,9 +27,13 @@ int process_setup_console(const char *root, const struct oci_process *p, int syn
 /* The last steps before exec, in order: bounding set; only fds 0-2, the preserved
  * ones and `keep` (close-on-exec) stay open; user and groups; the process' capability
  * sets; umask; no_new_privs; seccomp (before the user switch when no_new_privs is off,
- * since then loading needs CAP_SYS_ADMIN). Notify listener fds go over sync_fd. */
+ * since then loading needs CAP_SYS_ADMIN). Notify listener fds go over sync_fd.
+ * With parent_pidfd >= 0 (a pidfd of the runtime process that cloned us): SIGKILL
+ * when that process dies, set after the user switch (which clears it); fails when
+ * it is already gone. The fd is closed. */
 int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
-		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, struct ab_err *err);
+		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, int parent_pidfd,
+		   struct ab_err *err);
 /* Default dispositions, nothing blocked: as a fresh program expects. */
 void process_reset_signals(void);
 

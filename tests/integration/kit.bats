@@ -57,6 +57,24 @@ assert_kit_run_clean() {
 	[ -z "$left" ] || fail "cgroups left: $left"
 }
 
+# oci_layout DIR [OPTIONS]: a two-layer image layout tagged v1 (see oci_layout.py);
+# prints the manifest's digest (hex).
+oci_layout() {
+	python3 "$REPO_ROOT/tests/integration/oci_layout.py" "$@"
+}
+
+# blob_of LAYOUT MANIFEST_HEX JQ: the hex digest the manifest names at JQ.
+blob_of() {
+	jq -r "$3" "$1/blobs/sha256/$2" | cut -d: -f2
+}
+
+# The image cache under the state root holds exactly $1 entries (temporary ones included).
+assert_image_cache_count() {
+	local n
+	n=$(ls -A "$ROOT/.images" 2>/dev/null | wc -l)
+	[ "$n" -eq "$1" ] || fail "image cache: $n entries, want $1: $(ls -A "$ROOT/.images" 2>/dev/null)"
+}
+
 # ---------------------------------------------------------------- build
 
 @test "kit build: a bundle with hardened defaults, host rootfs and curated /etc" {
@@ -154,10 +172,10 @@ assert_kit_run_clean() {
 	runtime kit build "$KITS/cycle-a.yaml" -o "$TEST_DIR/b"
 	assert_failure 1
 	assert_one_error_line "cycle-b.yaml:2:10: extends: cycle: .*cycle-a.yaml -> .*cycle-b.yaml -> .*cycle-a.yaml"
-	kit img.yaml <<<'rootfs: {image: ./layout, tag: latest}'
+	kit img.yaml <<<'rootfs: {tag: latest}'
 	runtime kit build "$TEST_DIR/img.yaml" -o "$TEST_DIR/b"
 	assert_failure 1
-	assert_one_error_line "img.yaml:1:9: rootfs: OCI image layouts are not supported yet"
+	assert_one_error_line 'img.yaml:1:9: rootfs: an image needs "image"'
 	runtime kit build "$TEST_DIR/img.yaml"
 	assert_failure 1
 	assert_one_error_line "-o BUNDLE is required"
@@ -321,6 +339,190 @@ assert_kit_run_clean() {
 	wait "$pid" || st=$?
 	[ "$st" -eq 42 ]
 	grep -q "got TERM" "$TEST_DIR/sig.out"
+	assert_kit_run_clean
+}
+
+@test "kit run: an OCI image layout: layers in order with whiteouts, the image's config, a cache by manifest digest" {
+	local mh
+	mh=$(oci_layout "$TEST_DIR/img")
+	kit i.yaml <<<"rootfs: $TEST_DIR/img:v1"
+	# no command anywhere: the image's Cmd, in its WorkingDir, with its Env under the box's HOME
+	runtime kit run "$TEST_DIR/i.yaml"
+	assert_success
+	[ "$output" = image-cmd ]
+	[ "$(ls -A "$ROOT/.images")" = "$mh" ]
+	runtime kit run "$TEST_DIR/i.yaml" -- sh -c 'test -e /etc/gone.txt && echo still-there; ls -A /opq; cat /etc/kept.txt /layer2.txt; echo "$IMG_VAR $HOME"; pwd'
+	assert_success
+	[ "${lines[0]}" = new.txt ]     # opaque: old.txt and sub/ of layer 1 are gone, layer 2's file is there
+	[ "${lines[1]}" = kept ]
+	[ "${lines[2]}" = "layer 2" ]
+	[ "${lines[3]}" = "from-image /home/agent" ]
+	[ "${lines[4]}" = /opq ]
+	[ "${#lines[@]}" -eq 5 ]
+	# the unpacked root has no whiteout markers and nothing outside
+	[ ! -e "$ROOT/.images/$mh/etc/gone.txt" ] && [ ! -e "$ROOT/.images/$mh/etc/.wh.gone.txt" ]
+	[ ! -e "$ROOT/.images/$mh/opq/.wh..wh..opq" ] && [ ! -e "$ROOT/.images/$mh/opq/sub" ]
+	# the next run takes the cache: the same directory, and the layers are not read again
+	local before
+	before=$(stat -c '%i %Y' "$ROOT/.images/$mh")
+	rm "$TEST_DIR/img/blobs/sha256/$(blob_of "$TEST_DIR/img" "$mh" '.layers[0].digest')"
+	runtime kit run "$TEST_DIR/i.yaml" -- cat /layer2.txt
+	assert_success
+	[ "$output" = "layer 2" ]
+	[ "$(stat -c '%i %Y' "$ROOT/.images/$mh")" = "$before" ]
+	assert_image_cache_count 1
+	# kit build names the cached root and the image's defaults
+	runtime kit build "$TEST_DIR/i.yaml" -o "$TEST_DIR/b"
+	assert_success
+	[ "$(jq -r .root.path "$TEST_DIR/b/config.json")" = "$(realpath "$ROOT")/.images/$mh" ]
+	[ "$(jq -c .process.args "$TEST_DIR/b/config.json")" = '["/bin/sh","-c","echo image-cmd"]' ]
+	[ "$(jq -r .process.cwd "$TEST_DIR/b/config.json")" = /opq ]
+	jq -e '.process.env | index("IMG_VAR=from-image") and index("PATH=/bin") and index("HOME=/home/agent")' "$TEST_DIR/b/config.json"
+	# a tar+zstd layer, and the {image, tag} form
+	mh=$(oci_layout "$TEST_DIR/zimg" --zstd)
+	kit z.yaml <<<"rootfs: {image: $TEST_DIR/zimg, tag: v1}"
+	runtime kit run "$TEST_DIR/z.yaml" -- sh -c 'ls -A /opq; cat /layer2.txt'
+	assert_success
+	[ "$output" = "$(printf 'new.txt\nlayer 2')" ]
+	assert_image_cache_count 2
+	# a file of a layer under a symlink of a lower one that points out: the
+	# symlink is replaced by a directory, never followed
+	mkdir "$TEST_DIR/outside"
+	mh=$(oci_layout "$TEST_DIR/thr" --through "$TEST_DIR/outside")
+	kit s.yaml <<<"rootfs: $TEST_DIR/thr:v1"
+	runtime kit run "$TEST_DIR/s.yaml" -- cat /out/through-symlink
+	assert_success
+	[ "$output" = out ]
+	[ -z "$(ls -A "$TEST_DIR/outside")" ]
+	[ -d "$ROOT/.images/$mh/out" ] && [ ! -L "$ROOT/.images/$mh/out" ]
+	# a tag naming an image index: this host's platform is picked
+	mh=$(oci_layout "$TEST_DIR/nimg" --nested)
+	kit n.yaml <<<"rootfs: $TEST_DIR/nimg:v1"
+	runtime kit run "$TEST_DIR/n.yaml" -- cat /layer2.txt
+	assert_success
+	[ "$output" = "layer 2" ]
+	# (its manifest is the first image's: the same cache entry)
+	[ -d "$ROOT/.images/$mh" ]
+	assert_image_cache_count 3
+	assert_kit_run_clean
+}
+
+@test "kit run: an image without libarchive is one clear line" {
+	oci_layout "$TEST_DIR/img" >/dev/null
+	kit i.yaml <<<"rootfs: $TEST_DIR/img:v1"
+	local lib
+	lib=$(realpath "$(ldconfig -p | awk '$1 == "libarchive.so.13" {print $NF; exit}')")
+	[ -f "$lib" ]
+	# the runtime in a mount namespace of its own where the library is empty
+	cat >"$TEST_DIR/nolib" <<-EOF
+		#!/bin/sh
+		exec unshare -m --propagation private sh -c 'mount --bind /dev/null "\$0" && exec "\$@"' '$lib' '$RUNTIME' "\$@"
+	EOF
+	chmod +x "$TEST_DIR/nolib"
+	RUNTIME=$TEST_DIR/nolib runtime kit run "$TEST_DIR/i.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "needs libarchive.so.13 \(Debian package libarchive13\)"
+	assert_image_cache_count 0
+	# the same image with it
+	runtime kit run "$TEST_DIR/i.yaml" -- true
+	assert_success
+	assert_kit_run_clean
+}
+
+@test "kit run: a bad OCI image is refused with one line, and nothing is cached" {
+	local mh blob
+	# a layer that does not match its digest (same size)
+	mh=$(oci_layout "$TEST_DIR/tam")
+	blob=$(blob_of "$TEST_DIR/tam" "$mh" '.layers[1].digest')
+	python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 0xff; open(p, "wb").write(b)' \
+		"$TEST_DIR/tam/blobs/sha256/$blob"
+	kit t.yaml <<<"rootfs: $TEST_DIR/tam:v1"
+	runtime kit run "$TEST_DIR/t.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "layer 1: blob $TEST_DIR/tam/blobs/sha256/$blob: digest mismatch"
+	assert_image_cache_count 0
+	# an unknown tag
+	oci_layout "$TEST_DIR/img" >/dev/null
+	kit u.yaml <<<"rootfs: $TEST_DIR/img:nope"
+	runtime kit run "$TEST_DIR/u.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "index.json: no image tagged \"nope\""
+	# a layer that is not a tar
+	oci_layout "$TEST_DIR/cor" --corrupt >/dev/null
+	kit c.yaml <<<"rootfs: $TEST_DIR/cor:v1"
+	runtime kit run "$TEST_DIR/c.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "layer 1 \(blob sha256:[0-9a-f]{12}\): Unrecognized archive format"
+	# an entry that leaves the root
+	oci_layout "$TEST_DIR/esc" --escape >/dev/null
+	kit e.yaml <<<"rootfs: $TEST_DIR/esc:v1"
+	runtime kit run "$TEST_DIR/e.yaml" -- true
+	assert_failure 1
+	assert_one_error_line 'entry "../escaped" leaves the root: refused'
+	[ ! -e "$ROOT/.images/escaped" ] && [ ! -e "$ROOT/escaped" ]
+	# a hard link to a host file through a lower layer's symlink
+	mkdir "$TEST_DIR/outside"
+	echo secret >"$TEST_DIR/outside/secret"
+	oci_layout "$TEST_DIR/hl" --link-through "$TEST_DIR/outside" >/dev/null
+	kit h.yaml <<<"rootfs: $TEST_DIR/hl:v1"
+	runtime kit run "$TEST_DIR/h.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "layer 1 \(blob sha256:[0-9a-f]{12}\): h: Hard-link target 'out/secret' does not exist"
+	[ "$(stat -c %h "$TEST_DIR/outside/secret")" -eq 1 ]
+	# a missing blob, an unsupported media type, no index.json
+	mh=$(oci_layout "$TEST_DIR/mis")
+	blob=$(blob_of "$TEST_DIR/mis" "$mh" '.config.digest')
+	rm "$TEST_DIR/mis/blobs/sha256/$blob"
+	kit m.yaml <<<"rootfs: $TEST_DIR/mis:v1"
+	runtime kit run "$TEST_DIR/m.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "config: blob $TEST_DIR/mis/blobs/sha256/$blob: No such file"
+	jq '.manifests[0].mediaType = "application/vnd.example.thing"' "$TEST_DIR/img/index.json" >"$TEST_DIR/idx" &&
+		mv "$TEST_DIR/idx" "$TEST_DIR/img/index.json"
+	kit v.yaml <<<"rootfs: $TEST_DIR/img:v1"
+	runtime kit run "$TEST_DIR/v.yaml" -- true
+	assert_failure 1
+	assert_one_error_line 'unsupported media type "application/vnd.example.thing"'
+	rm "$TEST_DIR/img/index.json"
+	runtime kit build "$TEST_DIR/v.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line "$TEST_DIR/img/index.json: No such file"
+	[ ! -e "$TEST_DIR/b" ]
+	assert_image_cache_count 0
+	assert_kit_run_clean
+}
+
+@test "kit run: a SIGKILLed kit run takes its box along; the next kit command removes what it left" {
+	kit k.yaml <<<'command: [sh, -c, "touch /workspace/up; exec sleep 300"]'
+	"$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/k.yaml" >"$TEST_DIR/k.out" 2>&1 3>&- &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/k.out" >&2; kill "$pid"; false; }
+	local id dir init
+	id=$(ls "$ROOT" | grep '^kit-' | grep -v '\.lock$')
+	[ -n "$id" ]
+	dir=/run/agentbox-kits/$id
+	[ -s "$dir/owner" ]
+	init=$(jq -r .pid "$ROOT/$id/state.json")
+	[ "$init" -gt 0 ]
+	# the box's init runs as the kit's user: its parent-death signal survived the switch
+	kill -0 "$init"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	local i
+	for ((i = 0; i < 250; i++)); do
+		kill -0 "$init" 2>/dev/null || break
+		sleep 0.02
+	done
+	! kill -0 "$init" 2>/dev/null || fail "the box's init $init outlived its kit run"
+	! pgrep -f "sleep 300" >/dev/null || fail "the box's sleep outlived its kit run"
+	# what the killed run left is still there (nobody else cleans up) ...
+	[ -d "$dir" ]
+	[ -d "$ROOT/$id" ]
+	grep -q "$dir/merged" /proc/self/mountinfo
+	# ... until the next kit command
+	runtime kit run --workspace "$WS" "$TEST_DIR/k.yaml" -- true
+	assert_success
+	[ ! -e "$dir" ]
 	assert_kit_run_clean
 }
 

@@ -456,18 +456,39 @@ struct err_case {
 	const char *want;
 };
 
+static void test_image_syntax(void)
+{
+	struct ab_err err;
+	mkdir(tpath("image"), 0755);
+	write_file("image/oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}");
+	struct kit *k = parse("rootfs: {image: ./image, tag: latest}\n", &err);
+	ok(k && k->rootfs == KIT_ROOTFS_IMAGE && streq(k->rootfs_path, tpath("image")) && streq(k->rootfs_tag, "latest"),
+	   "rootfs {image, tag}: an image layout");
+	kit_free(k);
+	k = parse("rootfs: ./image:v2\n", &err);
+	ok(k && k->rootfs == KIT_ROOTFS_IMAGE && streq(k->rootfs_path, tpath("image")) && streq(k->rootfs_tag, "v2"),
+	   "rootfs DIR:TAG: an image layout");
+	kit_free(k);
+	k = parse("rootfs: ./image\n", &err);
+	ok(k && k->rootfs == KIT_ROOTFS_IMAGE && !k->rootfs_tag, "rootfs DIR holding oci-layout: its only image");
+	kit_free(k);
+	mkdir(tpath("plain:dir"), 0755);
+	k = parse("rootfs: ./plain:dir\n", &err);
+	ok(k && k->rootfs == KIT_ROOTFS_DIR && streq(k->rootfs_path, tpath("plain:dir")), "rootfs DIR with a colon: a directory");
+	kit_free(k);
+}
+
 static void test_errors(void)
 {
 	write_file("not-a-dir", "x");
-	mkdir(tpath("image"), 0755);
-	write_file("image/oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}");
 	static const struct err_case cases[] = {
 		{"name: x\nfoo: 1\n", "kit.yaml:2:1: foo: unknown field (expected one of: name, extends, rootfs"},
 		{"- a\n- b\n", "kit.yaml:1:1: a kit is a mapping of fields, not a sequence"},
 		{"name: [a]\n", "kit.yaml:1:7: name: expected a string, got a sequence"},
 		{"name: \"bad name\"\n", "kit.yaml:1:7: name: \"bad name\" is not a valid name"},
-		{"rootfs: {image: ./image, tag: latest}\n", "kit.yaml:1:9: rootfs: OCI image layouts are not supported yet"},
-		{"rootfs: ./image:latest\n", "kit.yaml:1:9: rootfs: OCI image layouts are not supported yet"},
+		{"rootfs: {tag: latest}\n", "kit.yaml:1:9: rootfs: an image needs \"image\""},
+		{"rootfs: {image: ./image, tag: \"\"}\n", "kit.yaml:1:31: rootfs.tag: an empty tag"},
+		{"rootfs: {image: [a]}\n", "kit.yaml:1:17: rootfs.image: expected a string"},
 		{"rootfs: {image: x, digest: y}\n", "kit.yaml:1:20: rootfs.digest: unknown field"},
 		{"workspace: {a: 1}\n", "kit.yaml:1:12: workspace: expected a string, got a mapping"},
 		{"mounts: {a: 1}\n", "kit.yaml:1:9: mounts: expected a sequence, got a mapping"},
@@ -654,6 +675,7 @@ int main(void)
 	test_value_parsers();
 	test_fields();
 	test_defaults();
+	test_image_syntax();
 	test_errors();
 	test_extends();
 	struct ab_err err;
