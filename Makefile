@@ -12,6 +12,16 @@ PKGS     := libseccomp yajl libcap libmnl libnftnl yaml-0.1 nettle
 # libarchive: headers only; oci/image.c dlopens it when a kit needs an image
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libarchive)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+# The agentbox binary links the libraries statically where Debian ships an
+# archive (all but libmnl and libc): ld.so then maps 2 libraries instead of 8,
+# twice per run because of the sealed re-exec (bench/PROFILE.md #4).
+# STATIC_DEPS=no links them all dynamically.
+STATIC_DEPS ?= yes
+ifeq ($(STATIC_DEPS),yes)
+BIN_LIBS := -Wl,-Bstatic -lseccomp -lyajl_s -lcap -lnftnl -lyaml -lnettle -Wl,-Bdynamic -lmnl
+else
+BIN_LIBS := $(PKG_LIBS)
+endif
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
@@ -36,7 +46,7 @@ UNIT_BINS := $(UNIT_SRCS:.c=)
 all: agentbox tests/helper/abtest tests/helper/prober
 
 agentbox: $(OBJS)
-	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
 
 %.o: %.c $(wildcard runtime/*.h oci/*.h seccomp-profiles/*.h netfilter/*.h)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -88,7 +98,7 @@ clean:
 # ---- build flags --------------------------------------------------------------
 # Objects remember what they were built with: `make SANITIZE=address,undefined`
 # after a plain build (or the other way round) rebuilds them all.
-FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR)
+FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_DEPS)
 FLAGS_STAMP := build/flags
 $(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
 $(OBJS) agentbox $(UNIT_BINS) tests/netfilter/egress-driver: $(FLAGS_STAMP)
