@@ -111,8 +111,9 @@ static bool parse_mountinfo_line(char *line, struct cg_hier *h)
 	unsigned maj, min;
 	if (sscanf(f[2], "%u:%u", &maj, &min) != 2)
 		return false;
-	memset(h, 0, sizeof *h);
+	/* no memset: the struct is 8 KiB and this runs for every cgroup mount */
 	h->dev = makedev(maj, min);
+	h->ctrls[0] = 0;
 	unescape_octal(f[3]);
 	unescape_octal(f[4]);
 	snprintf(h->root, sizeof h->root, "%s", f[3]);
@@ -131,35 +132,37 @@ static bool parse_mountinfo_line(char *line, struct cg_hier *h)
 }
 
 /* Every v1 hierarchy, once each. Mounts below base are preferred, so that a test root
- * (AGENTBOX_CGROUP_ROOT) is not mixed with the host's hierarchies. */
+ * (AGENTBOX_CGROUP_ROOT) is not mixed with the host's hierarchies; only when there is
+ * none below base is mountinfo read a second time for the others. Entries are parsed
+ * straight into h->hier: no scratch table to fill and zero. */
+static void scan_v1_pass(FILE *f, struct cg_host *h, bool under_base)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0 && h->n_hier < CG_MAX_HIER) {
+		struct cg_hier *slot = &h->hier[h->n_hier];
+		if (!parse_mountinfo_line(line, slot))
+			continue;
+		if (under_base && !path_under(slot->mnt, h->base))
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < h->n_hier; j++)
+			if (h->hier[j].dev == slot->dev)
+				dup = true;
+		if (!dup)
+			h->n_hier++;
+	}
+}
+
 static void scan_v1_mounts(struct cg_host *h)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return;
-	/* ~8 KiB each: keep them off the stack */
-	const size_t max_all = CG_MAX_HIER * 2;
-	_cleanup_free_ struct cg_hier *all = xcalloc(max_all, sizeof *all);
-	size_t n_all = 0;
-	bool any_under = false;
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0 && n_all < max_all) {
-		if (!parse_mountinfo_line(line, &all[n_all]))
-			continue;
-		if (path_under(all[n_all].mnt, h->base))
-			any_under = true;
-		n_all++;
-	}
-	for (size_t i = 0; i < n_all && h->n_hier < CG_MAX_HIER; i++) {
-		if (any_under && !path_under(all[i].mnt, h->base))
-			continue;
-		bool dup = false;
-		for (size_t j = 0; j < h->n_hier; j++)
-			if (h->hier[j].dev == all[i].dev)
-				dup = true;
-		if (!dup)
-			h->hier[h->n_hier++] = all[i];
+	scan_v1_pass(f, h, true);
+	if (h->n_hier == 0) {
+		rewind(f);
+		scan_v1_pass(f, h, false);
 	}
 }
 
@@ -171,7 +174,10 @@ static bool is_cgroup2(const char *path)
 
 static void detect(struct cg_host *h)
 {
-	memset(h, 0, sizeof *h);
+	/* field by field: zeroing all of it would touch 270 KiB (32 hierarchies) */
+	h->mode = CGROUP_MODE_DISABLED;
+	h->unified[0] = 0;
+	h->n_hier = 0;
 	const char *env = secure_getenv("AGENTBOX_CGROUP_ROOT");
 	snprintf(h->base, sizeof h->base, "%s", env && *env ? env : "/sys/fs/cgroup");
 	size_t bl = strlen(h->base);
