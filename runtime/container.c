@@ -586,11 +586,13 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	}
 	if (!in_cgroup && cgroup_enter(&st->cgroup, pid, err) < 0)
 		return -1;
+	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
+		return -1;
+	/* while init mounts: the firewall only has to be in place before the user's
+	 * program runs, and that waits for `start` (or SYNC_START), after create */
 	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
 		return -1;
 	fault_point(6);
-	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
-		return -1;
 	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
 		return -1;
 	fault_point(7);

@@ -130,13 +130,18 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	if (ctx->console && process_setup_console(ctx->rootfs, p, ctx->sync_fd, true, err) < 0)
 		return -1;
 
-	/* 5. hooks: prestart and createRuntime by the parent, createContainer here */
-	if (sync_send(ctx->sync_fd, SYNC_RUNTIME_HOOKS, 0, NULL, -1, err) < 0 ||
-	    sync_recv(ctx->sync_fd, SYNC_HOOKS_DONE, &msg, NULL, err) < 0)
-		return -1;
-	*state_json = xstrdup(msg.data);
-	if (hooks_run(&c->hooks, HOOK_CREATE_CONTAINER, *state_json, err) < 0)
-		return -1;
+	/* 5. hooks: prestart and createRuntime by the parent, createContainer here.
+	 * The round trip also brings the state the hooks are given; without hooks
+	 * (most containers) it is skipped. */
+	const size_t *nh = c->hooks.n_hooks;
+	if (nh[HOOK_PRESTART] || nh[HOOK_CREATE_RUNTIME] || nh[HOOK_CREATE_CONTAINER] || nh[HOOK_START_CONTAINER]) {
+		if (sync_send(ctx->sync_fd, SYNC_RUNTIME_HOOKS, 0, NULL, -1, err) < 0 ||
+		    sync_recv(ctx->sync_fd, SYNC_HOOKS_DONE, &msg, NULL, err) < 0)
+			return -1;
+		*state_json = xstrdup(msg.data);
+		if (hooks_run(&c->hooks, HOOK_CREATE_CONTAINER, *state_json, err) < 0)
+			return -1;
+	}
 
 	/* 6. into the rootfs */
 	/* sysctls go in before readonlyPaths makes /proc/sys read-only */
