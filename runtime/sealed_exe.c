@@ -2,7 +2,8 @@
  * run /proc/self/exe of the init — the runtime's binary, since init is a clone of
  * the runtime — and from inside it can open that binary for writing. Before any
  * command that starts container processes, the runtime moves itself into a sealed
- * memfd copy (re-executing once), so /proc/self/exe is a file nobody can write. */
+ * memfd copy (re-executing once), so /proc/self/exe is a file nobody can write —
+ * unless the binary already is such a file, on a read-only mount. */
 #include "sealed_exe.h"
 #include "log.h"
 #include "util.h"
@@ -13,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +77,14 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 	_cleanup_close_ int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (src < 0)
 		return ab_error(err, errno, "open /proc/self/exe");
+	/* On a read-only mount (an immutable /usr, or `mount --bind -o ro`) nobody in
+	 * a container can open the binary for writing: EROFS, and the container cannot
+	 * remount the host's mount. No copy and no second exec then. */
+	struct statvfs vfs;
+	if (fstatvfs(src, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+		log_debug("runtime binary is on a read-only mount: no sealed copy needed");
+		return 0;
+	}
 	struct stat st;
 	if (fstat(src, &st) < 0)
 		return ab_error(err, errno, "stat /proc/self/exe");

@@ -37,18 +37,20 @@ teardown() {
 	[ "$(stat -L -c %d:%i "/proc/$pid/exe")" != "$(stat -c %d:%i "$RUNTIME_REAL")" ]
 }
 
-@test "CVE-2019-5736: '#!/proc/self/exe' entrypoint cannot reach the runtime's binary" {
-	requires cc
-	readelf -l "$RUNTIME_REAL" 2>/dev/null | grep -q 'program interpreter: /lib64/ld-linux-x86-64.so.2' ||
+# hijack_probe BINARY: a container whose entrypoint is '#!/proc/self/exe' runs
+# the runtime's binary in the container (with our ld.so standing in for the
+# rootfs's, see cve-2019-5736-interp.c), which tries to reopen it for writing.
+hijack_probe() {
+	local bin=$1
+	readelf -l "$bin" 2>/dev/null | grep -q 'program interpreter: /lib64/ld-linux-x86-64.so.2' ||
 		skip "the runtime is not a dynamically linked x86-64 binary; the probe needs its interpreter"
-	# our interpreter stands in for the rootfs's ld.so (see the .c file)
 	mkdir -p "$BUNDLE/rootfs/lib64"
 	cc -nostdlib -static-pie -fPIE -fno-stack-protector -O2 \
 		-o "$BUNDLE/rootfs/lib64/ld-linux-x86-64.so.2" "$INTEGRATION_ROOT/cve-2019-5736-interp.c"
 	printf '#!/proc/self/exe\n' >"$BUNDLE/rootfs/bin/evil"
 	chmod 755 "$BUNDLE/rootfs/bin/evil"
 	local before
-	before=$(runtime_sha256)
+	before=$(sha256sum "$bin" | cut -d' ' -f1)
 
 	set_args /bin/evil
 	run_container ct --detach
@@ -57,9 +59,45 @@ teardown() {
 	cat "$out" >&2
 	# the probe reports either how the reopen failed or WRITABLE with the
 	# file's path; the runtime's own binary must never be writable
-	! grep -q "^hijack: WRITABLE $RUNTIME_REAL" "$out" ||
-		fail "a container process could open the runtime's binary ($RUNTIME_REAL) for writing"
-	[ "$(runtime_sha256)" = "$before" ]
+	! grep -q "^hijack: WRITABLE $bin" "$out" ||
+		fail "a container process could open the runtime's binary ($bin) for writing"
+	[ "$(sha256sum "$bin" | cut -d' ' -f1)" = "$before" ]
+	runtime delete --force ct
+}
+
+@test "CVE-2019-5736: '#!/proc/self/exe' entrypoint cannot reach the runtime's binary" {
+	requires cc
+	hijack_probe "$RUNTIME_REAL"
+}
+
+# bats test_tags=agentbox-only
+@test "CVE-2019-5736: a runtime on a read-only mount runs without a sealed copy and stays unwritable" {
+	local ro=$TEST_DIR/ro-bin
+	mkdir -p "$ro"
+	cp "$RUNTIME_REAL" "$ro/agentbox"
+	mount --bind "$ro" "$ro"
+	mount -o remount,bind,ro "$ro"
+	local before
+	before=$(sha256sum "$ro/agentbox" | cut -d' ' -f1)
+	RUNTIME=$ro/agentbox
+	set_args abtest exe-overwrite
+	runtime --debug run --bundle "$BUNDLE" ct
+	local rc=$status out=$output
+	RUNTIME=$RUNTIME_REAL
+	umount "$ro"
+	[ "$rc" -eq 0 ] || fail "run from the read-only copy failed: $out"
+	grep -q 'read-only mount: no sealed copy needed' "$RT_STDERR" ||
+		fail "the runtime did not skip the sealed copy: $(cat "$RT_STDERR")"
+	! grep -q WRITABLE "$RT_STDOUT" || fail "$(cat "$RT_STDOUT")"
+	[ "$(sha256sum "$ro/agentbox" | cut -d' ' -f1)" = "$before" ]
+
+	mount -o remount,bind,ro "$ro" 2>/dev/null || { mount --bind "$ro" "$ro" && mount -o remount,bind,ro "$ro"; }
+	RUNTIME=$ro/agentbox
+	if command -v cc >/dev/null; then
+		hijack_probe "$ro/agentbox"
+	fi
+	RUNTIME=$RUNTIME_REAL
+	umount "$ro"
 }
 
 @test "the runtime's binary and its directory are not visible in the container" {
