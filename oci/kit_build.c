@@ -248,8 +248,11 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		/* the image's Entrypoint + Cmd, only when neither the kit nor the caller gives one */
 		n_cmd = img->n_entrypoint + img->n_cmd;
 		cmd = arena_alloc(&a, n_cmd * sizeof *cmd);
-		memcpy(cmd, img->entrypoint, img->n_entrypoint * sizeof *cmd);
-		memcpy(cmd + img->n_entrypoint, img->cmd, img->n_cmd * sizeof *cmd);
+		/* either list may be absent (NULL): memcpy must not see it */
+		if (img->n_entrypoint)
+			memcpy(cmd, img->entrypoint, img->n_entrypoint * sizeof *cmd);
+		if (img->n_cmd)
+			memcpy(cmd + img->n_entrypoint, img->cmd, img->n_cmd * sizeof *cmd);
 	}
 	if (!n_cmd) {
 		cmd = (char **)default_cmd;
