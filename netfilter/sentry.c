@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <net/if.h>
 #include <linux/netfilter/nf_tables.h>
 #include <poll.h>
 #include <sched.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -1026,6 +1028,33 @@ static int bind_listener(int family, int type, uint16_t port, int *ret, struct a
 	return 0;
 }
 
+/* The listeners must be bound with lo up. On a down lo, bind(127.0.0.1) still
+ * succeeds but leaves the socket without a source address (the kernel does not
+ * see 127.0.0.1 as local yet), so replies leave from the address the route
+ * picks (the client's own, 10.0.2.100 under slirp4netns): conntrack cannot
+ * match them to the redirected query and the client drops them. And ::1 does
+ * not exist at all until lo is up. Engines bring lo up before create; kit run's
+ * slirp4netns only later. runc brings it up too, so doing it here changes
+ * nothing a container could expect. */
+static int loopback_up(struct ab_err *err)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ab_error(err, errno, "socket");
+	struct ifreq ifr = {0};
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	int r = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	if (r == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		r = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	int e = errno;
+	close(fd);
+	if (r < 0)
+		return ab_error(err, e, "bring up the loopback interface");
+	return 0;
+}
+
 static bool is_sentry_addr(const struct egress_upstream *u)
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
@@ -1128,6 +1157,8 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		for (size_t i = 0; i < sp->n_upstream; i++)
 			if (is_sentry_addr(&sp->upstream[i]) && sp->upstream[i].port == sp->port)
 				return ab_error(err, 0, "the upstream resolver is the sentry's own address");
+		if ((r = loopback_up(err)) < 0)
+			return r;
 		if ((r = bind_listener(AF_INET, SOCK_DGRAM, sp->port, &s->udp[0], err)) < 0 ||
 		    (r = bind_listener(AF_INET, SOCK_STREAM, sp->port, &s->tcp[0], err)) < 0)
 			return r;

@@ -200,6 +200,22 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	[ "$output" = hello ]
 }
 
+@test "a sentry started while lo is down still answers redirected queries from the resolver's address" {
+	# kit run's slirp4netns brings lo up only after create: a listener bound on a
+	# down lo answered from the client's own address, and glibc dropped that
+	ip -n "$C" link set lo down
+	policy_and_sentry "allow=allowed.test"
+	ip -n "$C" link show lo | grep -q '[<,]UP[,>]'
+	mkdir -p "/etc/netns/$C"
+	cp "$T/resolv.conf" "/etc/netns/$C/resolv.conf"
+	run -0 ip netns exec "$C" timeout 10 getent ahostsv4 allowed.test
+	[[ "$output" == "$NET4.10 "* ]]
+	# an IPv6 resolver lands on the ::1 listener, which needs lo up as well
+	echo "nameserver $NET6:1" >"/etc/netns/$C/resolv.conf"
+	run -0 ip netns exec "$C" timeout 10 getent hosts allowed.test
+	[[ "$output" == "$NET6:10 "* ]]
+}
+
 @test "a name not allowed does not resolve and its address does not connect" {
 	can_connect $NET4.11 80
 	can_connect $NET6:11 80
