@@ -1,4 +1,5 @@
 #include "policy.h"
+#include "cgroups.h"
 #include "log.h"
 #include "seccomp.h"
 
@@ -530,6 +531,7 @@ int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		close_fds_from(3, keep, ARRAY_SIZE(keep));
 		process_reset_signals();
 		setsid();
+		cgroup_host_release();   /* the sentry lives as long as the container */
 		sp.ready_fd = ready[1];
 		sp.log_path = log_path;
 		struct ab_err serr = {0};

@@ -207,6 +207,45 @@ floor: {refuse_host_network: false}'
 	assert_nothing_left
 }
 
+@test "egress: the DNS sentry and its helper stay under 1 MiB resident once they have served queries" {
+	command -v dnsmasq >/dev/null || skip "needs dnsmasq"
+	echo "nameserver 198.18.77.53" >"$BUNDLE/rootfs/etc/resolv.conf"
+	RUNTIME_ARGS=(--egress-allow "allowed.test")
+	set_args abtest pause ready
+	run_container eg --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local pid sentry helper
+	pid=$(state_field eg .pid)
+	sentry=$(jq -r .sentryPid "$ROOT/eg/state.json")
+	helper=$(pgrep -P "$sentry")
+	# the upstream resolver lives in the container's netns, on an address of its own
+	nsenter -t "$pid" -n ip addr add 198.18.77.53/32 dev lo
+	nsenter -t "$pid" -n dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root \
+		--group=root --bind-interfaces --listen-address=198.18.77.53 --local=/test/ \
+		--host-record=allowed.test,198.18.77.10,600 </dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	local i
+	for i in 1 2 3; do
+		runtime exec eg nslookup allowed.test
+		[[ "$stdout" == *"198.18.77.10"* ]] || { sleep 0.2; continue; }
+		runtime exec eg nslookup denied.test
+		assert_output_contains "denied.test: REFUSED"
+	done
+	runtime exec eg nslookup allowed.test
+	assert_output_contains 198.18.77.10
+	# an element went in: the helper worked
+	nsenter -t "$pid" -n nft list set inet agentbox dns_allow_v4 | grep -q 198.18.77.10
+	# memory goes back once the sentry has been quiet for a second
+	sleep 1.5
+	local p rss
+	for p in $sentry $helper; do
+		rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$p/status)
+		echo "pid $p VmRSS $rss kB" >&2
+		[ "$rss" -lt 1024 ] || fail "pid $p: VmRSS $rss kB"
+	done
+}
+
 @test "egress log: a refused connection is recorded and shown" {
 	set_args abtest pause ready
 	run_container eg --detach
