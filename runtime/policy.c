@@ -447,7 +447,15 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		_cleanup_close_ int fd = open(net->path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return 0;   /* joining it fails with its own error */
-		return check_joined(p, fd, net->path, st->id, state_dirfd, err);
+		char owner[256];
+		struct ab_err e;
+		int r = egress_table_owner(fd, owner, sizeof owner, &e);
+		if (r < 0) {
+			/* a host without nf_tables has no ruleset to widen */
+			log_debug("egress: %s: %s", net->path, e.msg);
+			return 0;
+		}
+		return r == 0 ? 0 : check_joined(p, fd, net->path, st->id, state_dirfd, err);
 	}
 	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
