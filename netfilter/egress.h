@@ -87,6 +87,10 @@ int egress_install(int netns_fd, const struct egress_policy *p, const char *cont
  * its sentry) keeps that container's rules. */
 int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
 		       uint16_t sentry_port, struct ab_err *err);
+/* Is there an agentbox ruleset in netns_fd? 1 and the id of the container that
+ * installed it (from the table comment; "" if it has none) into id, 0 if there
+ * is none. */
+int egress_table_owner(int netns_fd, char *id, size_t len, struct ab_err *err);
 /* Delete the table; a missing table is not an error. */
 int egress_remove(int netns_fd, struct ab_err *err);
 

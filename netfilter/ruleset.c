@@ -641,3 +641,89 @@ int egress_remove(int netns_fd, struct ab_err *err)
 		return ab_wrap(err, "remove egress ruleset");
 	return 0;
 }
+
+/* ---- who installed the ruleset ---- */
+
+struct owner_ctx {
+	char *id;
+	size_t len;
+	bool found;
+};
+
+static int comment_cb(const struct nftnl_udata *attr, void *data)
+{
+	if (nftnl_udata_type(attr) != NFTNL_UDATA_TABLE_COMMENT)
+		return 0;
+	const char *text = nftnl_udata_get(attr);
+	uint8_t len = nftnl_udata_len(attr);
+	if (len > 0 && text[len - 1] == 0)
+		*(const char **)data = text;
+	return 0;
+}
+
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct owner_ctx *o = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	if (!t)
+		abort();
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+		uint32_t ulen = 0;
+		const void *u = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &ulen);
+		const char *comment = NULL;
+		if (u && ulen)
+			(void)nftnl_udata_parse(u, ulen, comment_cb, &comment);
+		static const char prefix[] = "agentbox egress ";
+		o->found = true;
+		if (comment && strncmp(comment, prefix, sizeof prefix - 1) == 0)
+			snprintf(o->id, o->len, "%s", comment + sizeof prefix - 1);
+	}
+	nftnl_table_free(t);
+	return MNL_CB_OK;
+}
+
+int egress_table_owner(int netns_fd, char *id, size_t len, struct ab_err *err)
+{
+	struct mnl_socket *nl;
+	int r = eg_nl_open(netns_fd, &nl, err);
+	if (r < 0)
+		return r;
+	char buf[8192];
+	uint32_t seq = (uint32_t)time(NULL), portid = mnl_socket_get_portid(nl);
+	struct nftnl_table *t = nftnl_table_alloc();
+	if (!t)
+		abort();
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, EGRESS_TABLE);
+	/* with an ack: a GET of one object has no NLMSG_DONE to end on */
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET, NLM_F_ACK, seq);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	id[0] = 0;
+	struct owner_ctx o = { .id = id, .len = len };
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		r = ab_error(err, errno, "ask for table inet " EGRESS_TABLE);
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+		if (n < 0) {
+			r = ab_error(err, errno, "read table inet " EGRESS_TABLE);
+			goto out;
+		}
+		r = mnl_cb_run(buf, (size_t)n, seq, portid, table_cb, &o);
+		if (r < 0) {
+			if (errno == ENOENT) {
+				r = 0;   /* no agentbox ruleset there */
+				goto out;
+			}
+			r = ab_error(err, errno, "read table inet " EGRESS_TABLE);
+			goto out;
+		}
+		if (r == MNL_CB_STOP)
+			break;
+	}
+	r = o.found ? 1 : 0;
+out:
+	mnl_socket_close(nl);
+	return r;
+}

@@ -14,8 +14,11 @@
 #include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <link.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <net/if.h>
 #include <linux/netfilter/nf_tables.h>
 #include <poll.h>
 #include <sched.h>
@@ -23,6 +26,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -51,6 +56,7 @@
 #define LOG_MAX_DEFAULT (16u << 20)
 #define LOG_RATE 100             /* records per second, burst LOG_BURST */
 #define LOG_BURST 200
+#define IDLE_RELEASE_MS 1000     /* quiet this long after work: give memory back */
 
 /* ---- privileges ---- */
 
@@ -116,6 +122,107 @@ static int empty_root(struct ab_err *err)
 	    chdir("/tmp") < 0 || chroot(".") < 0)
 		return ab_error(err, errno, "create an empty root");
 	return 0;
+}
+
+/* ---- memory ----
+ *
+ * The sentry is forked from the runtime and would keep, for as long as the
+ * container lives, what the runtime had touched: its heap, the deep part of
+ * its stack, and every page of library code it ran (page faults map up to 16
+ * pages around each one). None of that is needed to serve DNS. */
+
+struct stack_range {
+	uintptr_t lo, hi;
+};
+static struct stack_range inherited_stack;
+
+/* Where the stack is: read before the chroot (no /proc afterwards). */
+static void find_stack(struct stack_range *st)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[256];
+	st->lo = st->hi = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, "[stack]")) {
+			unsigned long lo, hi;
+			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+				st->lo = lo;
+				st->hi = hi;
+			}
+			break;
+		}
+	fclose(f);
+}
+
+/* Code and read-only data of the binary and every library: dropping the
+ * mappings' pages is safe (they are the files' pages, faulted in again when
+ * used) and leaves only what the serving loop itself runs. Never a writable
+ * segment: relocated data lives there. */
+struct text_ranges {
+	size_t n;
+	struct { uintptr_t lo, hi; } v[64];
+};
+
+static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct text_ranges *t = data;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	if (info->dlpi_name && strncmp(info->dlpi_name, "linux-vdso", 10) == 0)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && t->n < ARRAY_SIZE(t->v); i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+			continue;
+		t->v[t->n].lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		t->v[t->n].hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
+		t->n++;
+	}
+	return 0;
+}
+
+/* madvise without a call into libc: once libc's own code is dropped, every
+ * further libc function would fault its 64 KiB neighbourhood back in */
+static inline void raw_dontneed(uintptr_t lo, uintptr_t len)
+{
+#if defined(__x86_64__)
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_madvise), "D"(lo), "S"(len), "d"((long)MADV_DONTNEED)
+			 : "rcx", "r11", "memory");
+	(void)ret;
+#else
+	(void)madvise((void *)lo, len, MADV_DONTNEED);
+#endif
+}
+
+/* Zeroed memory straight from the kernel: pages nobody touches cost nothing,
+ * where calloc on the inherited heap would write every byte. */
+static void *zpages(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		abort();
+	return p;
+}
+
+/* noinline: its frame must lie below the caller's for the stack cut */
+static __attribute__((noinline)) void release_inherited(void)
+{
+	const struct stack_range *st = &inherited_stack;
+	struct text_ranges t = { 0 };
+	(void)malloc_trim(0);
+	(void)dl_iterate_phdr(text_cb, &t);
+	/* the runtime's dead stack frames, below ours (with room for this one) */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t cut = ((uintptr_t)__builtin_frame_address(0) - 16384) & ~(page - 1);
+	if (st->lo && cut > st->lo && cut < st->hi)
+		raw_dontneed(st->lo, cut - st->lo);
+	for (size_t i = 0; i < t.n; i++)
+		raw_dontneed(t.v[i].lo, t.v[i].hi - t.v[i].lo);
 }
 
 /* ---- the privileged helper ---- */
@@ -243,9 +350,21 @@ static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_
 		log_error("egress sentry helper: %s", err.msg);
 		_exit(1);
 	}
+	release_inherited();
+	bool released = true;
 	uint32_t seq = (uint32_t)time(NULL) << 8;
 	for (;;) {
 		struct hreq q;
+		if (!released) {
+			/* after a burst of work: what it touched goes back once quiet */
+			struct pollfd pfd = { .fd = sock, .events = POLLIN };
+			if (poll(&pfd, 1, IDLE_RELEASE_MS) == 0) {
+				release_inherited();
+				released = true;
+				continue;
+			}
+		}
+		released = false;
 		ssize_t n = recv(sock, &q, sizeof q, 0);
 		if (n == 0)
 			_exit(0);   /* the sentry is gone */
@@ -279,7 +398,7 @@ struct pending {
 	uint64_t deadline;
 	size_t client_udp;
 	uint16_t qlen;
-	uint8_t query[DNS_QUERY_MAX];
+	uint8_t *query;         /* DNS_QUERY_MAX bytes of their own, touched only when used */
 };
 
 struct tclient {
@@ -317,6 +436,9 @@ struct sentry {
 	unsigned suppressed;
 	size_t up_cur;
 	uint8_t *buf;           /* one message at a time: 64 KiB + 2 */
+	uint8_t *queries;       /* MAX_PENDING * DNS_QUERY_MAX */
+	uint64_t active_at;     /* last time there was work */
+	bool released;          /* memory given back since then */
 	struct pending pend[MAX_PENDING];
 	struct tclient tc[MAX_TCP_CLIENTS];
 	struct cached_elem cache[ELEM_CACHE];
@@ -1026,6 +1148,33 @@ static int bind_listener(int family, int type, uint16_t port, int *ret, struct a
 	return 0;
 }
 
+/* The listeners must be bound with lo up. On a down lo, bind(127.0.0.1) still
+ * succeeds but leaves the socket without a source address (the kernel does not
+ * see 127.0.0.1 as local yet), so replies leave from the address the route
+ * picks (the client's own, 10.0.2.100 under slirp4netns): conntrack cannot
+ * match them to the redirected query and the client drops them. And ::1 does
+ * not exist at all until lo is up. Engines bring lo up before create; kit run's
+ * slirp4netns only later. runc brings it up too, so doing it here changes
+ * nothing a container could expect. */
+static int loopback_up(struct ab_err *err)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ab_error(err, errno, "socket");
+	struct ifreq ifr = {0};
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	int r = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	if (r == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		r = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	int e = errno;
+	close(fd);
+	if (r < 0)
+		return ab_error(err, e, "bring up the loopback interface");
+	return 0;
+}
+
 static bool is_sentry_addr(const struct egress_upstream *u)
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
@@ -1128,6 +1277,8 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		for (size_t i = 0; i < sp->n_upstream; i++)
 			if (is_sentry_addr(&sp->upstream[i]) && sp->upstream[i].port == sp->port)
 				return ab_error(err, 0, "the upstream resolver is the sentry's own address");
+		if ((r = loopback_up(err)) < 0)
+			return r;
 		if ((r = bind_listener(AF_INET, SOCK_DGRAM, sp->port, &s->udp[0], err)) < 0 ||
 		    (r = bind_listener(AF_INET, SOCK_STREAM, sp->port, &s->tcp[0], err)) < 0)
 			return r;
@@ -1173,7 +1324,10 @@ static void serve(struct sentry *s)
 	enum { P_INIT, P_NFLOG, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_PENDING + MAX_TCP_CLIENTS];
 	for (;;) {
-		uint64_t now = now_ms(), next = now + 1000;
+		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
+		uint64_t now = now_ms(), next = s->pidfd >= 0 ? UINT64_MAX : now + 1000;
+		if (!s->released && s->active_at + IDLE_RELEASE_MS < next)
+			next = s->active_at + IDLE_RELEASE_MS;
 		pf[P_INIT] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pf[P_NFLOG] = (struct pollfd){ .fd = s->nflog, .events = POLLIN };
 		pf[P_UDP4] = (struct pollfd){ .fd = s->udp[0], .events = POLLIN };
@@ -1190,12 +1344,14 @@ static void serve(struct sentry *s)
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline < next)
 				next = s->tc[i].deadline;
 		}
-		int r = poll(pf, ARRAY_SIZE(pf), next > now ? (int)(next - now) : 0);
+		int r = poll(pf, ARRAY_SIZE(pf), next == UINT64_MAX ? -1 : next > now ? (int)(next - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return;
 		if (!init_alive(s))
 			return;
 		if (r > 0) {
+			s->active_at = now_ms();
+			s->released = false;
 			if (pf[P_NFLOG].revents)
 				handle_nflog(s);
 			for (int i = 0; i < 2; i++) {
@@ -1217,15 +1373,26 @@ static void serve(struct sentry *s)
 				s->up_cur++;
 				pending_fail(s, &s->pend[i], DNS_RCODE_SERVFAIL);
 			}
-		for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
+		bool busy = false;
+		for (size_t i = 0; i < MAX_TCP_CLIENTS; i++) {
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline <= now)
 				tclient_close(&s->tc[i]);
+			busy |= s->tc[i].fd >= 0;
+		}
+		for (size_t i = 0; i < MAX_PENDING; i++)
+			busy |= s->pend[i].fd >= 0;
+		/* quiet after a burst: the library code and heap it touched go back (the
+		 * next query faults in what it needs again, a few microseconds) */
+		if (!s->released && !busy && now >= s->active_at + IDLE_RELEASE_MS) {
+			release_inherited();
+			s->released = true;
+		}
 	}
 }
 
 int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 {
-	struct sentry *s = xcalloc(1, sizeof *s);
+	struct sentry *s = zpages(sizeof *s);
 	struct mnl_socket *nl = NULL;
 	int r;
 	s->sp = sp;
@@ -1237,12 +1404,16 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->tokens_at = now_ms();
 	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
 	s->nflog = s->pidfd = s->procfd = s->helper = s->logfd = -1;
-	for (size_t i = 0; i < MAX_PENDING; i++)
+	s->queries = zpages(MAX_PENDING * DNS_QUERY_MAX);
+	for (size_t i = 0; i < MAX_PENDING; i++) {
 		s->pend[i].fd = -1;
+		s->pend[i].query = s->queries + i * DNS_QUERY_MAX;
+	}
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		s->tc[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 
+	find_stack(&inherited_stack);
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd() };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
@@ -1261,7 +1432,9 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}
-	s->buf = xmalloc(BUF_SIZE);
+	s->buf = zpages(BUF_SIZE);
+	release_inherited();
+	s->released = true;
 	if (sp->ready_fd >= 0) {
 		(void)write(sp->ready_fd, "1", 1);
 		close(sp->ready_fd);
@@ -1288,7 +1461,9 @@ out:
 			close(fds[i]);
 	if (s->pidfd >= 0 && s->pidfd != sp->init_pidfd)
 		close(s->pidfd);
-	free(s->buf);
-	free(s);
+	if (s->buf)
+		munmap(s->buf, BUF_SIZE);
+	munmap(s->queries, MAX_PENDING * DNS_QUERY_MAX);
+	munmap(s, sizeof *s);
 	return r;
 }

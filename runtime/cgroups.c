@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -223,6 +224,17 @@ const struct cg_host *cg_host_get(void)
 void cg_host_reset(void)
 {
 	host_done = false;
+}
+
+void cgroup_host_release(void)
+{
+	/* ~270 KiB of static tables: zero pages again, detected anew if ever asked */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)&host + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)&host + sizeof host) & ~(page - 1);
+	host_done = false;
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 enum cgroup_mode cgroup_host_mode(void)

@@ -23,6 +23,8 @@ struct cgroup_ref {
 
 /* Layout of this host (detected once, cached). Honours AGENTBOX_CGROUP_ROOT for tests. */
 enum cgroup_mode cgroup_host_mode(void);
+/* Drop the cached host layout's memory (a long-lived child that needs no cgroups). */
+void cgroup_host_release(void);
 const char *cgroup_mode_name(enum cgroup_mode m);   /* "v1", "hybrid", "v2", "disabled" */
 int cgroup_mode_from_name(const char *name, enum cgroup_mode *ret);
 

@@ -1,4 +1,5 @@
 #include "policy.h"
+#include "cgroups.h"
 #include "log.h"
 #include "seccomp.h"
 
@@ -31,12 +32,12 @@ static bool profile_name_valid(const char *n)
 /* Is annotation entry e inside what the admin allowed? Same entry, or a name the
  * admin's names cover, or a CIDR inside an admin CIDR — each with no narrower
  * port or protocol on the admin's side. */
-static bool entry_covered(const struct egress_policy *admin, const struct egress_entry *e)
+static bool entry_covered(const struct egress_list *list, const struct egress_entry *e)
 {
 	char a[ENTRY_TEXT], b[ENTRY_TEXT];
 	egress_entry_to_string(e, a, sizeof a);
-	for (size_t i = 0; i < admin->allow.n; i++) {
-		const struct egress_entry *x = &admin->allow.v[i];
+	for (size_t i = 0; i < list->n; i++) {
+		const struct egress_entry *x = &list->v[i];
 		if (streq(a, egress_entry_to_string(x, b, sizeof b)))
 			return true;
 		if ((x->port && x->port != e->port) || (x->proto && x->proto != e->proto))
@@ -60,6 +61,69 @@ static bool entry_covered(const struct egress_policy *admin, const struct egress
 			if (same)
 				return true;
 		}
+	}
+	return false;
+}
+
+/* x is y or a name below it (label boundary). */
+static bool name_within(const char *x, const char *y)
+{
+	size_t lx = strlen(x), ly = strlen(y);
+	return lx >= ly && streq(x + lx - ly, y) && (lx == ly || x[lx - ly - 1] == '.');
+}
+
+/* Could deny entry d stop anything allow entry a lets through? A CIDR deny may
+ * hold the addresses any name resolves to; a name's deny only covers the
+ * addresses the sentry learnt for that name, so it never meets a CIDR allow
+ * (an address reached without DNS is judged by the CIDR entries only). */
+static bool entries_overlap(const struct egress_entry *d, const struct egress_entry *a)
+{
+	if ((d->port && a->port && d->port != a->port) || (d->proto && a->proto && d->proto != a->proto))
+		return false;
+	bool dn = d->kind == EGRESS_NAME || d->kind == EGRESS_WILDCARD;
+	bool an = a->kind == EGRESS_NAME || a->kind == EGRESS_WILDCARD;
+	if (dn && an) {
+		if (a->kind == EGRESS_NAME)
+			return egress_entry_matches_name(d, a->name);
+		if (d->kind == EGRESS_NAME)
+			return egress_entry_matches_name(a, d->name);
+		return name_within(a->name, d->name) || name_within(d->name, a->name);
+	}
+	if (dn)
+		return false;
+	if (an)
+		return true;
+	if (d->kind != a->kind)
+		return false;
+	unsigned bits = d->prefix < a->prefix ? d->prefix : a->prefix, full = bits / 8;
+	if (memcmp(d->addr, a->addr, full))
+		return false;
+	uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
+	return bits % 8 == 0 || (d->addr[full] & mask) == (a->addr[full] & mask);
+}
+
+/* Would a container with policy mine reach anything one with owner's cannot?
+ * The first such entry into what (and whether it is an owner's deny entry that
+ * mine lacks). Conservative: "no" means narrower or the same. */
+static bool policy_wider(const struct egress_policy *mine, const struct egress_policy *owner, char *what,
+			 size_t len, bool *missing_deny)
+{
+	for (size_t i = 0; i < mine->allow.n; i++)
+		if (!entry_covered(&owner->allow, &mine->allow.v[i])) {
+			egress_entry_to_string(&mine->allow.v[i], what, len);
+			*missing_deny = false;
+			return true;
+		}
+	for (size_t i = 0; i < owner->deny.n; i++) {
+		const struct egress_entry *d = &owner->deny.v[i];
+		if (entry_covered(&mine->deny, d))
+			continue;
+		for (size_t k = 0; k < mine->allow.n; k++)
+			if (entries_overlap(d, &mine->allow.v[k])) {
+				egress_entry_to_string(d, what, len);
+				*missing_deny = true;
+				return true;
+			}
 	}
 	return false;
 }
@@ -107,7 +171,7 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 		}
 		/* the workload's side may only narrow what the admin allowed */
 		for (size_t i = 0; i < req.allow.n; i++) {
-			if (!entry_covered(&ret->egress, &req.allow.v[i])) {
+			if (!entry_covered(&ret->egress.allow, &req.allow.v[i])) {
 				char buf[ENTRY_TEXT];
 				egress_entry_to_string(&req.allow.v[i], buf, sizeof buf);
 				egress_policy_free(&req);
@@ -284,15 +348,118 @@ static int open_container_netns(const struct oci_config *c, pid_t pid, struct ab
 	return fd;
 }
 
+/* The policy of the container whose ruleset polices a joined netns, from its
+ * state in the same root (the table comment names it). */
+static int owner_policy(int netns, const char *path, const char *self_id, int state_dirfd, char *owner,
+			size_t owner_len, struct egress_policy *ret, struct ab_err *err)
+{
+	int r = egress_table_owner(netns, owner, owner_len, err);
+	if (r < 0)
+		return ab_wrap(err, "egress: read the ruleset of the network namespace %s", path);
+	if (r == 0)
+		return 0;
+	if (!container_id_valid(owner) || streq(owner, self_id))
+		return ab_error(err, 0, "egress: the network namespace %s has an agentbox ruleset of no live container (table comment names \"%s\"): refused (delete it with: nft delete table inet agentbox)",
+				path, owner);
+	char dir[PATH_MAX], fdlink[64];
+	snprintf(fdlink, sizeof fdlink, "/proc/self/fd/%d", state_dirfd);
+	ssize_t dl = readlink(fdlink, dir, sizeof dir - 1);
+	if (dl < 0)
+		return ab_error(err, errno, "egress: find the state directory");
+	dir[dl] = 0;
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	int dfd;
+	struct container_state ost;
+	struct ab_err e;
+	if (state_dir_open(dir, owner, false, &dfd, &e) < 0)
+		return ab_error(err, 0, "egress: the network namespace %s is policed by container %s, whose state is not under %s (%s): refused",
+				path, owner, dir, e.msg);
+	r = state_read(dfd, owner, &ost, &e);
+	close(dfd);
+	if (r < 0)
+		return ab_error(err, 0, "egress: the network namespace %s is policed by container %s: %s: refused", path, owner, e.msg);
+	r = 1;
+	const char *text = ost.egress_policy;
+	const char *deny = text ? strstr(text, ";deny=") : NULL;
+	if (!text || strncmp(text, "allow=", 6) || !deny) {
+		r = ab_error(err, 0, "egress: the network namespace %s is policed by container %s, whose state has no egress policy: refused",
+			     path, owner);
+	} else {
+		char *allow = strndup(text + 6, (size_t)(deny - text - 6));
+		char source[128];
+		snprintf(source, sizeof source, "container %s's egressPolicy", owner);
+		if (!allow || egress_policy_add(ret, allow, false, source, err) < 0 ||
+		    egress_policy_add(ret, deny + 6, true, source, err) < 0)
+			r = -1;
+		free(allow);
+	}
+	state_free(&ost);
+	return r;
+}
+
+/* Rules are per network namespace: a container that joins one another
+ * container polices (a pod's pause container, --network container:X) gets that
+ * container's rules and sentry whatever its own flags say. Refuse it when its
+ * own policy would let it reach more; say so when it would let it reach less. */
+static int check_joined(const struct agent_policy *p, int netns, const char *path, const char *id, int state_dirfd,
+			struct ab_err *err)
+{
+	char owner[256];
+	struct egress_policy op = {0};
+	int r = owner_policy(netns, path, id, state_dirfd, owner, sizeof owner, &op, err);
+	if (r <= 0)
+		return r;
+	char what[ENTRY_TEXT];
+	bool missing_deny = false;
+	r = 0;
+	if (!p->egress_enforced)
+		r = ab_error(err, 0, "egress: the network namespace %s is policed by container %s and this container's firewall is off (it would allow everything): refused (give it the same policy or a narrower one)",
+			     path, owner);
+	else if (policy_wider(&p->egress, &op, what, sizeof what, &missing_deny))
+		r = ab_error(err, 0, missing_deny
+			     ? "egress: the network namespace %s is policed by container %s, which denies \"%s\" and this container does not: refused (containers sharing a network namespace share its rules; give it the same policy or a narrower one)"
+			     : "egress: the network namespace %s is policed by container %s, whose policy does not allow \"%s\": refused (containers sharing a network namespace share its rules; give it the same policy or a narrower one)",
+			     path, owner, what);
+	else {
+		char *a = egress_policy_to_string(&p->egress), *b = egress_policy_to_string(&op);
+		if (streq(a, b))
+			log_debug("egress: %s shares the network namespace %s and the policy of container %s", id, path, owner);
+		else
+			log_warn("egress: container %s joins the network namespace %s of container %s and gets its egress rules (rules are per network namespace): its own narrower policy does not apply",
+				 id, path, owner);
+		free(a);
+		free(b);
+	}
+	egress_policy_free(&op);
+	return r;
+}
+
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err)
 {
-	if (!p->egress_enforced)
-		return 0;
+	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
+	if (!p->egress_enforced) {
+		/* without a firewall of its own it would keep CAP_NET_ADMIN in a policed netns */
+		if (!net || !net->path)
+			return 0;
+		_cleanup_close_ int fd = open(net->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;   /* joining it fails with its own error */
+		char owner[256];
+		struct ab_err e;
+		int r = egress_table_owner(fd, owner, sizeof owner, &e);
+		if (r < 0) {
+			/* a host without nf_tables has no ruleset to widen */
+			log_debug("egress: %s: %s", net->path, e.msg);
+			return 0;
+		}
+		return r == 0 ? 0 : check_joined(p, fd, net->path, st->id, state_dirfd, err);
+	}
 	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
 		return -1;
-	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
 	if (net && net->path) {
 		/* a joined netns (pod, --network container:X) that another container
 		 * already polices keeps its rules and its sentry */
@@ -300,10 +467,14 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		if (r < 0)
 			return ab_wrap(err, "egress: install the firewall");
 		if (r == 1) {
-			log_debug("egress: %s already has an agentbox ruleset: the container shares it", net->path);
+			if (check_joined(p, netns, net->path, st->id, state_dirfd, err) < 0)
+				return -1;
 			p->egress_shared = true;
 			/* policed all the same: exec must keep dropping CAP_NET_RAW/ADMIN */
 			st->egress_policy = arena_printf(&st->arena, "shared:%s", net->path);
+		} else {
+			/* ours: a failed create must not leave it in a namespace that stays */
+			p->egress_installed_path = arena_strdup(&p->arena, net->path);
 		}
 		return 0;
 	}
@@ -368,6 +539,7 @@ int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		close_fds_from(3, keep, ARRAY_SIZE(keep));
 		process_reset_signals();
 		setsid();
+		cgroup_host_release();   /* the sentry lives as long as the container */
 		sp.ready_fd = ready[1];
 		sp.log_path = log_path;
 		struct ab_err serr = {0};
@@ -457,6 +629,13 @@ void policy_cleanup(struct agent_policy *p, struct container_state *st)
 		while (waitpid(p->sentry_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		p->sentry_pid = 0;
+	}
+	if (p->egress_installed_path) {
+		_cleanup_close_ int fd = open(p->egress_installed_path, O_RDONLY | O_CLOEXEC);
+		struct ab_err e;
+		if (fd >= 0 && egress_remove(fd, &e) < 0)
+			log_warn("cleanup: %s", e.msg);
+		p->egress_installed_path = NULL;
 	}
 }
 

@@ -23,6 +23,7 @@ struct agent_policy {
 	struct egress_policy egress;
 	pid_t sentry_pid;                   /* started by policy_start_sentry */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
+	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,

@@ -744,3 +744,73 @@ setup_inet() {
 	[[ "$stderr" == *"tcp 198.18.201.11:8080"* ]]
 	assert_kit_run_clean
 }
+
+# A DNS server for the little internet, on 198.18.201.53 (routed like the test
+# hosts), answering for *.test only: web.test is the allowed host, other.test
+# the denied one (it answers when allowed: see the test).
+setup_inet_dns() {
+	command -v dnsmasq >/dev/null || skip "needs dnsmasq"
+	ip -n "$NS" addr add 198.18.201.53/32 dev lo
+	ip netns exec "$NS" dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground \
+		--user=root --group=root --bind-interfaces --listen-address=198.18.201.53 \
+		--log-queries --log-facility="$TEST_DIR/dnsmasq.log" --local=/test/ \
+		--host-record=web.test,198.18.201.10,600 --host-record=other.test,198.18.201.11,600 \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	echo "nameserver 198.18.201.53" >"$TEST_DIR/resolv.conf"
+	# slirp4netns forwards 10.0.2.3 to the first nameserver of the host's
+	# resolv.conf: the runtime runs in a mount namespace where that is ours
+	cat >"$TEST_DIR/with-resolv" <<-EOF2
+		#!/bin/sh
+		exec unshare -m sh -c 'mount --bind "\$0" /etc/resolv.conf && exec "\$@"' "$TEST_DIR/resolv.conf" "$RUNTIME" "\$@"
+	EOF2
+	chmod +x "$TEST_DIR/with-resolv"
+	local i
+	for i in $(seq 50); do
+		unshare -m sh -c "mount --bind $TEST_DIR/resolv.conf /etc/resolv.conf && getent hosts web.test" >/dev/null && break
+		sleep 0.1
+	done
+}
+
+@test "kit run: an allowed name resolves with glibc through slirp4netns' resolver and connects; others do not resolve" {
+	setup_inet
+	setup_inet_dns
+	kit names.yaml <<-'EOF'
+		network:
+		  allow: ["web.test:8080"]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    grep nameserver /etc/resolv.conf
+		    getent hosts web.test || echo web-unresolved
+		    socat -T2 - TCP:web.test:8080,connect-timeout=2 </dev/null 2>/dev/null || echo web-failed
+		    getent hosts other.test || echo other-unresolved
+		    socat -T2 - TCP:other.test:8080,connect-timeout=2 </dev/null 2>/dev/null || echo other-failed
+	EOF
+	# other.test resolves and answers in a box that allows it: the policy, not the setup, stops it below
+	RUNTIME=$TEST_DIR/with-resolv runtime kit run --allow other.test:8080 "$TEST_DIR/names.yaml"
+	assert_success
+	assert_output_contains "198.18.201.11   other.test"
+	[ "$(grep -c hello-from-inet <<<"$stdout")" = 2 ]
+	assert_kit_run_clean
+
+	local seen
+	seen=$(wc -l <"$TEST_DIR/dnsmasq.log")
+	RUNTIME=$TEST_DIR/with-resolv runtime kit run "$TEST_DIR/names.yaml"
+	assert_success
+	assert_output_contains "nameserver 10.0.2.3"
+	# getent is glibc's resolver: it takes only replies from the address it asked
+	assert_output_contains "198.18.201.10   web.test"
+	[ "$(grep -c hello-from-inet <<<"$stdout")" = 1 ]
+	refute_output_contains web-unresolved
+	refute_output_contains web-failed
+	assert_output_contains other-unresolved
+	assert_output_contains other-failed
+	refute_output_contains 198.18.201.11
+	# the refused name never reached the upstream; the allowed one did
+	tail -n +$((seen + 1)) "$TEST_DIR/dnsmasq.log" >"$TEST_DIR/dnsmasq.run2"
+	grep -q 'query\[A\] web.test' "$TEST_DIR/dnsmasq.run2"
+	! grep -q other.test "$TEST_DIR/dnsmasq.run2" || fail "other.test reached the upstream"
+	assert_kit_run_clean
+}

@@ -207,6 +207,45 @@ floor: {refuse_host_network: false}'
 	assert_nothing_left
 }
 
+@test "egress: the DNS sentry and its helper stay under 1 MiB resident once they have served queries" {
+	command -v dnsmasq >/dev/null || skip "needs dnsmasq"
+	echo "nameserver 198.18.77.53" >"$BUNDLE/rootfs/etc/resolv.conf"
+	RUNTIME_ARGS=(--egress-allow "allowed.test")
+	set_args abtest pause ready
+	run_container eg --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local pid sentry helper
+	pid=$(state_field eg .pid)
+	sentry=$(jq -r .sentryPid "$ROOT/eg/state.json")
+	helper=$(pgrep -P "$sentry")
+	# the upstream resolver lives in the container's netns, on an address of its own
+	nsenter -t "$pid" -n ip addr add 198.18.77.53/32 dev lo
+	nsenter -t "$pid" -n dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root \
+		--group=root --bind-interfaces --listen-address=198.18.77.53 --local=/test/ \
+		--host-record=allowed.test,198.18.77.10,600 </dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	local i
+	for i in 1 2 3; do
+		runtime exec eg nslookup allowed.test
+		[[ "$stdout" == *"198.18.77.10"* ]] || { sleep 0.2; continue; }
+		runtime exec eg nslookup denied.test
+		assert_output_contains "denied.test: REFUSED"
+	done
+	runtime exec eg nslookup allowed.test
+	assert_output_contains 198.18.77.10
+	# an element went in: the helper worked
+	nsenter -t "$pid" -n nft list set inet agentbox dns_allow_v4 | grep -q 198.18.77.10
+	# memory goes back once the sentry has been quiet for a second
+	sleep 1.5
+	local p rss
+	for p in $sentry $helper; do
+		rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$p/status)
+		echo "pid $p VmRSS $rss kB" >&2
+		[ "$rss" -lt 1024 ] || fail "pid $p: VmRSS $rss kB"
+	done
+}
+
 @test "egress log: a refused connection is recorded and shown" {
 	set_args abtest pause ready
 	run_container eg --detach
@@ -232,4 +271,73 @@ floor: {refuse_host_network: false}'
 	runtime egress log eg
 	assert_success
 	[[ "$stdout" == *"198.18.77.9:8080"* ]]
+}
+
+# join_netns_of ID: the bundle's container joins ID's network namespace (a pod's
+# pause container, docker --network container:ID)
+join_netns_of() {
+	local pid
+	pid=$(state_field "$1" .pid)
+	update_config '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' \
+		--arg p "/proc/$pid/ns/net"
+	JOINED=/proc/$pid/ns/net
+}
+
+# run_alone ID [FLAGS...]: run_container in a cgroup of its own (the bundle's is
+# shared, and a failed create empties the cgroup it made)
+run_alone() {
+	update_config '.linux.cgroupsPath = $cg' --arg cg "$CGROUP_PATH-$1"
+	run_container "$@"
+}
+
+@test "egress: a container joining a policed netns: the same policy or a narrower one (warned), never a wider one" {
+	local owner_args=(--egress-allow "198.18.77.0/24,*.web.test" --egress-deny "198.18.77.9:443")
+	RUNTIME_ARGS=("${owner_args[@]}")
+	set_args abtest pause
+	run_alone own --detach
+	assert_success
+	local sentry rules
+	sentry=$(jq -r .sentryPid "$ROOT/own/state.json")
+	join_netns_of own
+	rules=$(nsenter --net="$JOINED" nft list ruleset)
+	[[ "$rules" == *'comment "agentbox egress own"'* ]]
+
+	# the same policy: shared without a word
+	run_alone same --detach
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(jq -r .egressPolicy "$ROOT/same/state.json")" = "shared:$JOINED" ]
+	[ "$(jq -r '.sentryPid // 0' "$ROOT/same/state.json")" = 0 ]
+
+	# narrower: accepted, with a warning that the owner's rules apply
+	RUNTIME_ARGS=(--egress-allow "198.18.77.0/25,api.web.test" --egress-deny "198.18.77.9:443")
+	run_alone narrow --detach
+	assert_success
+	[[ "$stderr" == *"container narrow joins the network namespace $JOINED of container own and gets its egress rules"*"narrower policy does not apply"* ]]
+	[ "$(jq -r .egressPolicy "$ROOT/narrow/state.json")" = "shared:$JOINED" ]
+
+	# wider, three ways: each refused in one line naming the owner and the entry
+	RUNTIME_ARGS=(--egress-allow "198.18.77.0/24,*.web.test,other.test" --egress-deny "198.18.77.9:443")
+	run_alone wide1 --detach
+	assert_failure 1
+	assert_one_error_line "policed by container own, whose policy does not allow \"other\\.test\": refused"
+	RUNTIME_ARGS=(--egress-allow "198.18.77.0/24")
+	run_alone wide2 --detach
+	assert_failure 1
+	assert_one_error_line "policed by container own, which denies \"198\\.18\\.77\\.9:443\" and this container does not: refused"
+	RUNTIME_ARGS=(--egress-allow all)
+	run_alone wide3 --detach
+	assert_failure 1
+	assert_one_error_line "policed by container own and this container's firewall is off.*: refused"
+	# nothing of them is left: no state, no process, the owner's rules and sentry as they were
+	for id in wide1 wide2 wide3; do
+		[ ! -e "$ROOT/$id" ] || fail "state of $id left"
+	done
+	[ "$(ls "$ROOT" | grep -v '\.lock$' | sort | tr '\n' ' ')" = "narrow own same " ]
+	[ "$(nsenter --net="$JOINED" nft list ruleset)" = "$rules" ]
+	kill -0 "$sentry"
+	for id in narrow same own; do
+		runtime delete --force "$id"
+	done
+	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -name "$CGROUP_NAME-*")" ]
 }
