@@ -593,11 +593,18 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
 		return -1;
 	fault_point(6);
+	/* the sentry reads the container's resolv.conf, which Docker's prestart hook
+	 * rewrites: with such hooks it starts after them, else while init sets up */
+	const size_t *nh = c->hooks.n_hooks;
+	bool sentry_after_hooks = nh[HOOK_PRESTART] || nh[HOOK_CREATE_RUNTIME] || nh[HOOK_CREATE_CONTAINER];
+	if (!sentry_after_hooks && policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+		return -1;
 	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
 		return -1;
 	fault_point(7);
-	/* after the hooks: Docker's prestart hook rewrites resolv.conf */
-	if (policy_start_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+	if (sentry_after_hooks && policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+		return -1;
+	if (policy_wait_sentry(&cc->policy, st, err) < 0)
 		return -1;
 	fault_point(8);
 

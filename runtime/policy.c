@@ -483,7 +483,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 	return 0;
 }
 
-int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			int state_dirfd, struct ab_err *err)
 {
 	if (!p->egress_enforced || p->egress_shared)
@@ -550,12 +550,23 @@ int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	}
 	close(ready[1]);
 	p->sentry_pid = pid;
+	p->sentry_ready_fd = ready[0];
+	p->sentry_pending = true;
+	return 0;
+}
+
+int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err)
+{
+	if (!p->sentry_pending)
+		return 0;
+	pid_t pid = p->sentry_pid;
 	char msg[AB_ERR_MSG_MAX];
 	ssize_t n;
 	do
-		n = read(ready[0], msg, sizeof msg - 1);
+		n = read(p->sentry_ready_fd, msg, sizeof msg - 1);
 	while (n < 0 && errno == EINTR);
-	close(ready[0]);
+	close(p->sentry_ready_fd);
+	p->sentry_pending = false;
 	if (n != 1) {
 		msg[n > 0 ? n : 0] = 0;
 		return ab_error(err, 0, "egress: the DNS sentry did not start%s%s", n > 1 ? ": " : "", n > 1 ? msg : "");
@@ -624,6 +635,10 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
+	if (p->sentry_pending) {
+		close(p->sentry_ready_fd);
+		p->sentry_pending = false;
+	}
 	if (p->sentry_pid > 0) {
 		kill(p->sentry_pid, SIGKILL);
 		while (waitpid(p->sentry_pid, NULL, 0) < 0 && errno == EINTR)

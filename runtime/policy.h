@@ -21,7 +21,9 @@ struct agent_policy {
 	const char *seccomp_profile;        /* "agent", "default" or "none" */
 	bool egress_enforced;               /* false only when an admin turned it off */
 	struct egress_policy egress;
-	pid_t sentry_pid;                   /* started by policy_start_sentry */
+	pid_t sentry_pid;                   /* started by policy_spawn_sentry */
+	bool sentry_pending;                /* spawned, policy_wait_sentry not yet called */
+	int sentry_ready_fd;                /* its "ready" pipe while pending */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
 };
@@ -42,12 +44,15 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 /* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err);
-/* After the prestart and createRuntime hooks: the DNS sentry. Its upstream
- * resolvers come from the container's resolv.conf, which a hook may rewrite
- * (Docker's libnetwork-setkey puts its embedded 127.0.0.11 there). */
-int policy_start_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+/* The DNS sentry, forked without waiting for it: its upstream resolvers come
+ * from the container's resolv.conf, which a hook may rewrite (Docker's
+ * libnetwork-setkey puts its embedded 127.0.0.11 there), so with hooks it is
+ * spawned after them, else while the init sets up. policy_wait_sentry waits for
+ * it to say ready (or why not) and records it in the state. */
+int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			int state_dirfd, struct ab_err *err);
-/* Undo policy_install and policy_start_sentry after a failed create. */
+int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);
+/* Undo policy_install and the sentry after a failed create. */
 void policy_cleanup(struct agent_policy *p, struct container_state *st);
 /* On delete: stop the sentry. */
 void policy_teardown(const struct container_state *s);
