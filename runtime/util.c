@@ -441,12 +441,40 @@ int cloexec_fds_from(int first)
 	return close_fds_by_proc(first, NULL, 0, true);
 }
 
+/* UTC calendar date of a count of days since 1970-01-01 (proleptic Gregorian,
+ * counted in 400-year eras of 146097 days). Done by hand: glibc's gmtime_r
+ * loads /etc/localtime (tzset) the first time, a file read per command. */
+static void civil_from_days(long long z, int *y, unsigned *m, unsigned *d)
+{
+	z += 719468; /* days from 0000-03-01 to 1970-01-01 */
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);                   /* [0, 146096] */
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);          /* [0, 365], from March */
+	unsigned mp = (5 * doy + 2) / 153;                               /* [0, 11], March = 0 */
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int)(yoe + era * 400 + (*m <= 2));
+}
+
 void format_rfc3339(char *buf, size_t len)
 {
 	struct timespec ts;
-	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%09ldZ", ts.tv_nsec);
+	format_rfc3339_at(buf, len, &ts);
+}
+
+void format_rfc3339_at(char *buf, size_t len, const struct timespec *when)
+{
+	struct timespec ts = *when;
+	long long days = ts.tv_sec / 86400, secs = ts.tv_sec % 86400;
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	int y;
+	unsigned m, d;
+	civil_from_days(days, &y, &m, &d);
+	snprintf(buf, len, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%09ldZ", y, m, d, secs / 3600, secs / 60 % 60,
+		 secs % 60, ts.tv_nsec);
 }

@@ -83,5 +83,8 @@ int cloexec_fds_from(int first);
 
 /* Current time as RFC 3339 with nanoseconds, UTC. */
 void format_rfc3339(char *buf, size_t len);
+/* The same for a given time (UTC, nanoseconds, "Z"). */
+struct timespec;
+void format_rfc3339_at(char *buf, size_t len, const struct timespec *when);
 
 #endif

@@ -1,0 +1,55 @@
+/* Unit tests of runtime/util.c helpers that have their own arithmetic. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "tap.h"
+#include "util.h"
+
+/* what glibc says, for comparison (it may read /etc/localtime: fine in a test) */
+static void reference(char *buf, size_t len, time_t t, long ns)
+{
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%09ldZ", ns);
+}
+
+int main(void)
+{
+	static const time_t cases[] = {
+		0,                 /* the epoch */
+		-1,                /* 1969-12-31T23:59:59 */
+		-86400 * 365LL,    /* 1969-01-01 */
+		951782400,         /* 2000-02-29, a leap day of a year divisible by 400 */
+		951868800,         /* 2000-03-01 */
+		1709164800,        /* 2024-02-29 */
+		4107542400LL,      /* 2100-03-01, 2100 is not a leap year */
+		4102444799LL,      /* 2099-12-31T23:59:59 */
+		253402300799LL,    /* 9999-12-31T23:59:59 */
+		-2208988800LL,     /* 1900-01-01 */
+	};
+	char got[64], want[64];
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct timespec ts = {.tv_sec = cases[i], .tv_nsec = 123456789};
+		format_rfc3339_at(got, sizeof got, &ts);
+		reference(want, sizeof want, cases[i], 123456789);
+		is_str(got, want, "format_rfc3339_at(%lld)", (long long)cases[i]);
+	}
+	/* every day of four centuries, at 23:59:59 */
+	int bad = 0;
+	for (long long day = -50000; day < 100000 && bad < 3; day++) {
+		struct timespec ts = {.tv_sec = day * 86400 + 86399, .tv_nsec = 0};
+		format_rfc3339_at(got, sizeof got, &ts);
+		reference(want, sizeof want, ts.tv_sec, 0);
+		if (strcmp(got, want) != 0) {
+			printf("# day %lld: got %s, expected %s\n", day, got, want);
+			bad++;
+		}
+	}
+	ok(bad == 0, "format_rfc3339_at agrees with gmtime_r on 150,000 consecutive days");
+	char now[64];
+	format_rfc3339(now, sizeof now);
+	ok(strlen(now) == 30 && now[10] == 'T' && now[29] == 'Z', "format_rfc3339 of now: %s", now);
+	return tap_done();
+}
