@@ -1,6 +1,7 @@
 /* Parent side of the lifecycle: create/run (clone the init, drive it through the
  * sync protocol, undo everything on failure), start, kill, delete, pause, state. */
 #include "container.h"
+#include "caps.h"
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
@@ -556,6 +557,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (join_parent_namespaces(c, err) < 0 || new_time_namespace(c, err) < 0)
 		return -1;
 	_cleanup_close_ int cgfd = cgroup_v2_dirfd(&st->cgroup);
+	/* learnt here, inherited by init: after pivot_root it may have no /proc/sys */
+	(void)caps_last_cap();
 	bool in_cgroup;
 	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
 	if (pid < 0) {

@@ -1,5 +1,6 @@
 /* exec: a new process inside a running container — its namespaces, its cgroup, its
  * seccomp filters and the privileges process.json asks for. */
+#include "caps.h"
 #include "container.h"
 #include "json.h"
 #include "log.h"
@@ -361,6 +362,8 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		goto out;
 	}
 
+	/* learnt here, inherited by the child: inside, /proc/sys may be missing */
+	(void)caps_last_cap();
 	/* 4. clone into the cgroup, then let the child join the rest */
 	if (sync_socketpair(fds, err) < 0)
 		goto out;
