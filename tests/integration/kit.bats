@@ -698,7 +698,7 @@ setup_inet() {
 @test "kit run: an allowlist reaches the allowed test host through slirp4netns, not the denied one" {
 	setup_inet
 	# both hosts answer without any policy (from the host)
-	run socat -T2 - TCP:198.18.201.10:8080,connect-timeout=1 </dev/null
+	run socat -T5 - TCP:198.18.201.10:8080,connect-timeout=4 </dev/null
 	[ "$output" = hello-from-inet ]
 	run socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null
 	[ "$output" = hello-from-inet ]
@@ -712,7 +712,7 @@ setup_inet() {
 		  - |
 		    grep -q tap0 /proc/net/dev && echo has-tap0
 		    grep nameserver /etc/resolv.conf
-		    socat -T2 - TCP:198.18.201.10:8080,connect-timeout=1 </dev/null || echo allowed-failed
+		    socat -T5 - TCP:198.18.201.10:8080,connect-timeout=4 </dev/null || echo allowed-failed
 		    socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null 2>/dev/null || echo denied-blocked
 	EOF
 	# the denied host answers a box that allows it: the rule, not the setup, blocks it
