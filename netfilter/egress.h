@@ -127,6 +127,9 @@ struct egress_sentry_params {
 	bool no_pidfd;                    /* force the /proc polling fallback (tests) */
 	uint32_t ttl_min, ttl_max;        /* 0 = EGRESS_TTL_MIN / EGRESS_TTL_MAX */
 	int ready_fd;                     /* gets one byte once serving; -1 = none */
+	bool wait_go;                     /* spawned before the ruleset went in: ... */
+	int go_fd;                        /* ... one byte here says it did (read before the
+					   * sets are touched; EOF: it did not) */
 };
 
 /* Body of the sentry process (the runtime forks, the child calls this and

@@ -1292,6 +1292,17 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		return r;
 	if ((r = eg_nl_open(-1, nl, err)) < 0)
 		return r;
+	if (sp->wait_go) {
+		/* everything above needs no table: it ran while the runtime installed it */
+		char go;
+		ssize_t n;
+		do
+			n = read(sp->go_fd, &go, 1);
+		while (n < 0 && errno == EINTR);
+		close(sp->go_fd);
+		if (n != 1)
+			return ab_error(err, 0, "the runtime did not install the ruleset");
+	}
 	if (sp->dns && (r = add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return empty_root(err);
@@ -1414,7 +1425,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	signal(SIGPIPE, SIG_IGN);
 
 	find_stack(&inherited_stack);
-	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd() };
+	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(), sp->wait_go ? sp->go_fd : -1 };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {

@@ -484,7 +484,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 }
 
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, struct ab_err *err)
+			int state_dirfd, bool before_ruleset, struct ab_err *err)
 {
 	if (!p->egress_enforced || p->egress_shared)
 		return 0;
@@ -521,13 +521,24 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	dir[dl] = 0;
 	if (snprintf(log_path, sizeof log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof log_path)
 		return ab_error(err, ENAMETOOLONG, "egress log path");
-	int ready[2];
+	int ready[2], go[2] = {-1, -1};
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return ab_error(err, errno, "egress: pipe");
+	if (before_ruleset && pipe2(go, O_CLOEXEC) < 0) {
+		close(ready[0]);
+		close(ready[1]);
+		return ab_error(err, errno, "egress: pipe");
+	}
+	sp.wait_go = before_ruleset;
+	sp.go_fd = go[0];
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(ready[0]);
 		close(ready[1]);
+		if (before_ruleset) {
+			close(go[0]);
+			close(go[1]);
+		}
 		return ab_error(err, errno, "egress: fork the DNS sentry");
 	}
 	if (pid == 0) {
@@ -535,7 +546,7 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		for (int fd = 0; fd < 3 && null >= 0; fd++)
 			dup2(null, fd);
-		int keep[] = {ready[1], netns};
+		int keep[] = {ready[1], netns, go[0]};
 		close_fds_from(3, keep, ARRAY_SIZE(keep));
 		process_reset_signals();
 		setsid();
@@ -552,7 +563,21 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	p->sentry_pid = pid;
 	p->sentry_ready_fd = ready[0];
 	p->sentry_pending = true;
+	if (before_ruleset) {
+		close(go[0]);
+		p->sentry_go_fd = go[1];
+		p->sentry_go_pending = true;
+	}
 	return 0;
+}
+
+void policy_sentry_go(struct agent_policy *p)
+{
+	if (!p->sentry_go_pending)
+		return;
+	(void)!write(p->sentry_go_fd, "1", 1);
+	close(p->sentry_go_fd);
+	p->sentry_go_pending = false;
 }
 
 int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err)
@@ -635,6 +660,10 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
+	if (p->sentry_go_pending) {
+		close(p->sentry_go_fd);   /* EOF: the sentry gives up */
+		p->sentry_go_pending = false;
+	}
 	if (p->sentry_pending) {
 		close(p->sentry_ready_fd);
 		p->sentry_pending = false;

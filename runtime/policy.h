@@ -24,6 +24,8 @@ struct agent_policy {
 	pid_t sentry_pid;                   /* started by policy_spawn_sentry */
 	bool sentry_pending;                /* spawned, policy_wait_sentry not yet called */
 	int sentry_ready_fd;                /* its "ready" pipe while pending */
+	bool sentry_go_pending;             /* spawned before the ruleset: waits for ... */
+	int sentry_go_fd;                   /* ... a byte here (policy_sentry_go) */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
 };
@@ -47,10 +49,13 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 /* The DNS sentry, forked without waiting for it: its upstream resolvers come
  * from the container's resolv.conf, which a hook may rewrite (Docker's
  * libnetwork-setkey puts its embedded 127.0.0.11 there), so with hooks it is
- * spawned after them, else while the init sets up. policy_wait_sentry waits for
+ * spawned after them, else before the ruleset goes in (a new netns only). policy_wait_sentry waits for
  * it to say ready (or why not) and records it in the state. */
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, struct ab_err *err);
+			int state_dirfd, bool before_ruleset, struct ab_err *err);
+/* A sentry spawned before_ruleset sets itself up (netns, listeners, nflog,
+ * helper) and waits for this before it touches the table's sets. */
+void policy_sentry_go(struct agent_policy *p);
 int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);
 /* Undo policy_install and the sentry after a failed create. */
 void policy_cleanup(struct agent_policy *p, struct container_state *st);
