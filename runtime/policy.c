@@ -348,6 +348,18 @@ static int open_container_netns(const struct oci_config *c, pid_t pid, struct ab
 	return fd;
 }
 
+/* The path of the container's state directory (ROOT/ID), from its fd. */
+static int state_dir_path(int state_dirfd, char *dir, size_t len, struct ab_err *err)
+{
+	char fdlink[64];
+	snprintf(fdlink, sizeof fdlink, "/proc/self/fd/%d", state_dirfd);
+	ssize_t dl = readlink(fdlink, dir, len - 1);
+	if (dl < 0)
+		return ab_error(err, errno, "egress: find the state directory");
+	dir[dl] = 0;
+	return 0;
+}
+
 /* The policy of the container whose ruleset polices a joined netns, from its
  * state in the same root (the table comment names it). */
 static int owner_policy(int netns, const char *path, const char *self_id, int state_dirfd, char *owner,
@@ -361,12 +373,9 @@ static int owner_policy(int netns, const char *path, const char *self_id, int st
 	if (!container_id_valid(owner) || streq(owner, self_id))
 		return ab_error(err, 0, "egress: the network namespace %s has an agentbox ruleset of no live container (table comment names \"%s\"): refused (delete it with: nft delete table inet agentbox)",
 				path, owner);
-	char dir[PATH_MAX], fdlink[64];
-	snprintf(fdlink, sizeof fdlink, "/proc/self/fd/%d", state_dirfd);
-	ssize_t dl = readlink(fdlink, dir, sizeof dir - 1);
-	if (dl < 0)
-		return ab_error(err, errno, "egress: find the state directory");
-	dir[dl] = 0;
+	char dir[PATH_MAX];
+	if (state_dir_path(state_dirfd, dir, sizeof dir, err) < 0)
+		return -1;
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
@@ -513,12 +522,9 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		sp.dns = false;
 	}
 	char log_path[PATH_MAX + 16];
-	char dir[PATH_MAX], fdlink[64];
-	snprintf(fdlink, sizeof fdlink, "/proc/self/fd/%d", state_dirfd);
-	ssize_t dl = readlink(fdlink, dir, sizeof dir - 1);
-	if (dl < 0)
-		return ab_error(err, errno, "egress: find the state directory");
-	dir[dl] = 0;
+	char dir[PATH_MAX];
+	if (state_dir_path(state_dirfd, dir, sizeof dir, err) < 0)
+		return -1;
 	if (snprintf(log_path, sizeof log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof log_path)
 		return ab_error(err, ENAMETOOLONG, "egress log path");
 	int ready[2], go[2] = {-1, -1};
