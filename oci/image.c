@@ -404,21 +404,32 @@ static int archive_fail(struct archive *ar, const char *what, const char *hex, c
 			msg ? msg : "corrupt archive");
 }
 
+/* A reader of one layer blob: tar, under whatever compression libarchive knows.
+ * Both passes read through it, so pass 1 checks exactly what pass 2 writes. */
+static struct archive *open_layer(int fd, const char *what, const char *hex, struct ab_err *err)
+{
+	struct archive *ar = la.archive_read_new();
+	la.archive_read_support_filter_all(ar);
+	la.archive_read_support_format_tar(ar);
+	if (la.archive_read_open_fd(ar, fd, 1 << 16) != ARCHIVE_OK) {
+		archive_fail(ar, what, hex, NULL, err);
+		la.archive_read_free(ar);
+		return NULL;
+	}
+	return ar;
+}
+
 /* Pass 1: every header read (a corrupt archive fails here, before anything is
  * written), escapes refused, whiteouts collected. */
 static int scan_layer(int fd, const char *what, const char *hex, struct arena *a, struct whiteout **ret,
 		      size_t *ret_n, struct ab_err *err)
 {
-	struct archive *ar = la.archive_read_new();
-	la.archive_read_support_filter_all(ar);
-	la.archive_read_support_format_tar(ar);
+	struct archive *ar = open_layer(fd, what, hex, err);
+	if (!ar)
+		return -1;
 	int r = -1;
 	size_t cap = 16, n = 0;
 	struct whiteout *w = arena_alloc(a, cap * sizeof *w);
-	if (la.archive_read_open_fd(ar, fd, 1 << 16) != ARCHIVE_OK) {
-		archive_fail(ar, what, hex, NULL, err);
-		goto out;
-	}
 	struct archive_entry *e;
 	int s;
 	while ((s = la.archive_read_next_header(ar, &e)) != ARCHIVE_EOF) {
@@ -472,10 +483,10 @@ out:
  * device nodes left out (the box may not use devices; its /dev is a tmpfs). */
 static int extract_layer(int fd, const char *what, const char *hex, struct arena *a, struct ab_err *err)
 {
-	struct archive *ar = la.archive_read_new();
+	struct archive *ar = open_layer(fd, what, hex, err);
+	if (!ar)
+		return -1;
 	struct archive *disk = la.archive_write_disk_new();
-	la.archive_read_support_filter_all(ar);
-	la.archive_read_support_format_tar(ar);
 	int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_UNLINK |
 		    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 		    ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
@@ -483,10 +494,6 @@ static int extract_layer(int fd, const char *what, const char *hex, struct arena
 		flags |= ARCHIVE_EXTRACT_OWNER;
 	la.archive_write_disk_set_options(disk, flags);
 	int r = -1;
-	if (la.archive_read_open_fd(ar, fd, 1 << 16) != ARCHIVE_OK) {
-		archive_fail(ar, what, hex, NULL, err);
-		goto out;
-	}
 	struct archive_entry *e;
 	int s;
 	while ((s = la.archive_read_next_header(ar, &e)) != ARCHIVE_EOF) {
