@@ -36,38 +36,26 @@ static bool running_sealed(void)
  * segment (and of the program headers). Section headers and debug info (-g makes
  * them two thirds of the file) are only for debuggers; copying them cost about
  * 2 ms of every run. 0 when the file does not look like our own ELF: copy it all. */
-static off_t loadable_size(int fd, off_t file_size)
+static off_t loadable_size(int fd, off_t file_size, Elf64_Ehdr *eh)
 {
 #if defined(__SANITIZE_ADDRESS__)
+	(void)fd, (void)file_size, (void)eh;
 	return 0; /* the sanitizers' symbolizer reads the sections of /proc/self/exe */
 #else
-	Elf64_Ehdr eh;
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
-	    eh.e_phnum > 64)
+	if (pread(fd, eh, sizeof *eh, 0) != (ssize_t)sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 ||
+	    eh->e_phnum > 64)
 		return 0;
 	Elf64_Phdr ph[64];
-	size_t ph_bytes = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
-	if (pread(fd, ph, ph_bytes, (off_t)eh.e_phoff) != (ssize_t)ph_bytes)
+	size_t ph_bytes = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	if (pread(fd, ph, ph_bytes, (off_t)eh->e_phoff) != (ssize_t)ph_bytes)
 		return 0;
-	uint64_t end = eh.e_phoff + ph_bytes;
-	for (int i = 0; i < eh.e_phnum; i++)
+	uint64_t end = eh->e_phoff + ph_bytes;
+	for (int i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_filesz > 0 && ph[i].p_offset + ph[i].p_filesz > end)
 			end = ph[i].p_offset + ph[i].p_filesz;
 	return end < (uint64_t)file_size ? (off_t)end : 0;
 #endif
-}
-
-/* The copy ends before the section headers: say there are none. */
-static int drop_section_headers(int mfd)
-{
-	Elf64_Ehdr eh;
-	if (pread(mfd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-		return -1;
-	eh.e_shoff = 0;
-	eh.e_shnum = 0;
-	eh.e_shstrndx = SHN_UNDEF;
-	return pwrite(mfd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh ? 0 : -1;
 }
 
 int sealed_exe_ensure(char **argv, struct ab_err *err)
@@ -91,7 +79,8 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 	_cleanup_close_ int mfd = memfd_create("agentbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
 		return ab_error(err, errno, "memfd_create");
-	off_t size = loadable_size(src, st.st_size);
+	Elf64_Ehdr eh;
+	off_t size = loadable_size(src, st.st_size, &eh);
 	bool trimmed = size > 0;
 	if (!trimmed)
 		size = st.st_size;
@@ -103,8 +92,14 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 		if (n <= 0)
 			return ab_error(err, n < 0 ? errno : EIO, "copy the runtime binary to a sealed memfd");
 	}
-	if (trimmed && drop_section_headers(mfd) < 0)
-		return ab_error(err, errno, "copy the runtime binary to a sealed memfd");
+	if (trimmed) {
+		/* the copy ends before the section headers: say there are none */
+		eh.e_shoff = 0;
+		eh.e_shnum = 0;
+		eh.e_shstrndx = SHN_UNDEF;
+		if (pwrite(mfd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
+			return ab_error(err, errno, "copy the runtime binary to a sealed memfd");
+	}
 	if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
 		return ab_error(err, errno, "seal the runtime's memfd");
 	syscall(SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
