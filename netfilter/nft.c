@@ -211,7 +211,7 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 		return ab_error(err, errno, "send nftables batch");
 
 	/* The kernel handles the batch inside sendmsg, so every reply is queued by now. */
-	_cleanup_free_ bool *acked = xcalloc(b->n_what ? b->n_what : 1, sizeof *acked);
+	bool last_acked = false;   /* only the last message asked for an ack */
 	int first_err = 0;
 	const char *first_what = NULL;
 	char rbuf[16384];
@@ -234,7 +234,8 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 			if (seq >= b->seq_first && seq < b->seq_next) {
 				size_t i = seq - b->seq_first;
 				what = b->what[i];
-				acked[i] = true;
+				if (i == b->n_what - 1)
+					last_acked = true;
 			} else if (seq == b->seq_first - 1 || seq == b->seq_next) {
 				what = "nftables batch";
 			} else
@@ -247,7 +248,7 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 	}
 	if (first_err)
 		return ab_error(err, first_err, "%s", first_what);
-	if (b->n_what > 0 && !acked[b->n_what - 1])
+	if (b->n_what > 0 && !last_acked)
 		return ab_error(err, EPROTO, "%s: no acknowledgement from the kernel", b->what[b->n_what - 1]);
 	return 0;
 }
