@@ -47,14 +47,15 @@ run_unit() {
 	tally unit "$log"
 }
 
+# run_bats NAME DIR [SECONDS]: one bats suite, killed after SECONDS (900)
 run_bats() {
-	local name=$1 dir=$2
+	local name=$1 dir=$2 limit=${3:-900}
 	local log=$logdir/$name.log
 	if ! ls "$dir"/*.bats >/dev/null 2>&1; then
 		echo "== $name: no tests in $dir"
 		return
 	fi
-	timeout 900 bats --tap "$dir" >"$log" 2>&1
+	timeout "$limit" bats --tap "$dir" >"$log" 2>&1
 	local rc=$?
 	[ $rc -eq 0 ] || [ $rc -eq 1 ] || echo "not ok 0 $name: bats exited with status $rc" >>"$log"
 	tally "$name" "$log"
@@ -110,10 +111,7 @@ run_sanitize() {
 	fi
 	AGENTBOX_SANITIZED=1 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:exitcode=23} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-	RUNTIME=$tree/agentbox timeout 1200 bats --tap tests/integration >"$log" 2>&1
-	local rc=$?
-	[ $rc -eq 0 ] || [ $rc -eq 1 ] || echo "not ok 0 sanitize: bats exited with status $rc" >>"$log"
-	tally "sanitize (integration under ASan/UBSan/LSan)" "$log"
+	RUNTIME=$tree/agentbox run_bats sanitize tests/integration 1200
 	rm -rf "$tree"
 }
 
