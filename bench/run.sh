@@ -204,7 +204,8 @@ density() {
 	before=$(mem_used)
 	printf 'case %s\nstep run-d %s run -d --bundle %s d{round}\n' "$c" "$(rt_cmd "$c")" "$WORK/bundle-sleep" >"$plan"
 	rounds "density-$c" "$plan" "$n" 0
-	sleep 1
+	# at rest: a sentry gives back what it inherited after its first quiet second
+	sleep 2
 	after=$(mem_used)
 	$(rt_cmd "$c") list --format json >"$WORK/density-$c-list.json" 2>>"$WORK/logs/density-$c.log"
 	scan=$(python3 "$HERE/memscan.py" "$WORK/state/$c" "$WORK/density-$c-list.json") || scan='{}'

@@ -130,7 +130,18 @@ struct egress_sentry_params {
 	bool wait_go;                     /* spawned before the ruleset went in: ... */
 	int go_fd;                        /* ... one byte here says it did (read before the
 					   * sets are touched; EOF: it did not) */
+	int listen_fd[4];                 /* from egress_listeners_open, or all -1: bind them */
+	void (*release_more)(void);       /* the caller's memory to give back with the
+					   * sentry's own, once idle; NULL = none */
 };
+
+/* The sentry's DNS listeners (UDP and TCP on 127.0.0.1 and ::1, port PORT),
+ * bound in the netns NETNS_FD with its loopback brought up, for the caller to
+ * hand to the sentry. Bound before the container's program can run, they queue
+ * its first queries while the sentry still sets itself up. FD[] gets udp4,
+ * tcp4, udp6, tcp6; the IPv6 pair is -1 when the netns has IPv6 disabled. */
+int egress_listeners_open(int netns_fd, uint16_t port, int fd[4], struct ab_err *err);
+void egress_listeners_close(int fd[4]);
 
 /* Body of the sentry process (the runtime forks, the child calls this and
  * _exits with its result). Enters the netns, binds its sockets, forks a tiny

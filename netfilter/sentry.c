@@ -131,30 +131,13 @@ static int empty_root(struct ab_err *err)
  * its stack, and every page of library code it ran (page faults map up to 16
  * pages around each one). None of that is needed to serve DNS. */
 
-struct stack_range {
-	uintptr_t lo, hi;
-};
-static struct stack_range inherited_stack;
-
-/* Where the stack is: read before the chroot (no /proc afterwards). */
-static void find_stack(struct stack_range *st)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[256];
-	st->lo = st->hi = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f))
-		if (strstr(line, "[stack]")) {
-			unsigned long lo, hi;
-			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-				st->lo = lo;
-				st->hi = hi;
-			}
-			break;
-		}
-	fclose(f);
-}
+/* How far below the serving frames the runtime's dead ones are looked for. The
+ * kernel keeps other mappings at least stack_guard_gap (1 MiB by default) below
+ * a stack, so this window only ever covers the stack; madvise skips the part
+ * of it that is not mapped (and says ENOMEM, which is fine). Read no
+ * /proc/self/maps for it: after the chroot there is no /proc, and before, it
+ * costs more than the release itself. */
+#define STACK_RELEASE_WINDOW (512 * 1024)
 
 /* Code and read-only data of the binary and every library: dropping the
  * mappings' pages is safe (they are the files' pages, faulted in again when
@@ -209,18 +192,20 @@ static void *zpages(size_t len)
 	return p;
 }
 
+static void (*release_more)(void);
+
 /* noinline: its frame must lie below the caller's for the stack cut */
 static __attribute__((noinline)) void release_inherited(void)
 {
-	const struct stack_range *st = &inherited_stack;
+	if (release_more)
+		release_more();
 	struct text_ranges t = { 0 };
 	(void)malloc_trim(0);
 	(void)dl_iterate_phdr(text_cb, &t);
 	/* the runtime's dead stack frames, below ours (with room for this one) */
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t cut = ((uintptr_t)__builtin_frame_address(0) - 16384) & ~(page - 1);
-	if (st->lo && cut > st->lo && cut < st->hi)
-		raw_dontneed(st->lo, cut - st->lo);
+	raw_dontneed(cut - STACK_RELEASE_WINDOW, STACK_RELEASE_WINDOW);
 	for (size_t i = 0; i < t.n; i++)
 		raw_dontneed(t.v[i].lo, t.v[i].hi - t.v[i].lo);
 }
@@ -350,8 +335,9 @@ static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_
 		log_error("egress sentry helper: %s", err.msg);
 		_exit(1);
 	}
-	release_inherited();
-	bool released = true;
+	/* the first release waits for a quiet second like the later ones: a
+	 * short-lived container never pays for it */
+	bool released = false;
 	uint32_t seq = (uint32_t)time(NULL) << 8;
 	for (;;) {
 		struct hreq q;
@@ -1175,6 +1161,56 @@ static int loopback_up(struct ab_err *err)
 	return 0;
 }
 
+/* In the current netns: lo up, then the four listeners (udp/tcp[0] IPv4, [1] IPv6). */
+static int bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *err)
+{
+	int r;
+	if ((r = loopback_up(err)) < 0)
+		return r;
+	if ((r = bind_listener(AF_INET, SOCK_DGRAM, port, &udp[0], err)) < 0 ||
+	    (r = bind_listener(AF_INET, SOCK_STREAM, port, &tcp[0], err)) < 0)
+		return r;
+	/* IPv6 may be disabled in the namespace; then there is no ::1 to serve */
+	struct ab_err e6;
+	if (bind_listener(AF_INET6, SOCK_DGRAM, port, &udp[1], &e6) < 0 ||
+	    bind_listener(AF_INET6, SOCK_STREAM, port, &tcp[1], &e6) < 0) {
+		log_debug("egress sentry: no IPv6 listener: %s", e6.msg);
+		if (udp[1] >= 0)
+			close(udp[1]);
+		udp[1] = -1;
+	}
+	return 0;
+}
+
+void egress_listeners_close(int fd[4])
+{
+	for (int i = 0; i < 4; i++)
+		if (fd[i] >= 0) {
+			close(fd[i]);
+			fd[i] = -1;
+		}
+}
+
+int egress_listeners_open(int netns_fd, uint16_t port, int fd[4], struct ab_err *err)
+{
+	int udp[2] = {-1, -1}, tcp[2] = {-1, -1};
+	_cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return ab_error(err, errno, "open /proc/self/ns/net");
+	if (setns(netns_fd, CLONE_NEWNET) < 0)
+		return ab_error(err, errno, "enter the container network namespace");
+	int r = bind_listeners(port, udp, tcp, err);
+	if (setns(self, CLONE_NEWNET) < 0)
+		abort(); /* we hold the fd and the capability: going on in the wrong netns is worse */
+	fd[0] = udp[0];
+	fd[1] = tcp[0];
+	fd[2] = udp[1];
+	fd[3] = tcp[1];
+	if (r < 0)
+		egress_listeners_close(fd);
+	return r;
+}
+
 static bool is_sentry_addr(const struct egress_upstream *u)
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
@@ -1277,16 +1313,13 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		for (size_t i = 0; i < sp->n_upstream; i++)
 			if (is_sentry_addr(&sp->upstream[i]) && sp->upstream[i].port == sp->port)
 				return ab_error(err, 0, "the upstream resolver is the sentry's own address");
-		if ((r = loopback_up(err)) < 0)
+		if (sp->listen_fd[0] >= 0) {
+			s->udp[0] = sp->listen_fd[0];
+			s->tcp[0] = sp->listen_fd[1];
+			s->udp[1] = sp->listen_fd[2];
+			s->tcp[1] = sp->listen_fd[3];
+		} else if ((r = bind_listeners(sp->port, s->udp, s->tcp, err)) < 0)
 			return r;
-		if ((r = bind_listener(AF_INET, SOCK_DGRAM, sp->port, &s->udp[0], err)) < 0 ||
-		    (r = bind_listener(AF_INET, SOCK_STREAM, sp->port, &s->tcp[0], err)) < 0)
-			return r;
-		/* IPv6 may be disabled in the namespace; then there is no ::1 to serve */
-		struct ab_err e6;
-		if (bind_listener(AF_INET6, SOCK_DGRAM, sp->port, &s->udp[1], &e6) < 0 ||
-		    bind_listener(AF_INET6, SOCK_STREAM, sp->port, &s->tcp[1], &e6) < 0)
-			log_debug("egress sentry: no IPv6 listener: %s", e6.msg);
 	}
 	if ((r = nflog_open(EGRESS_NFLOG_GROUP, &s->nflog, err)) < 0)
 		return r;
@@ -1408,6 +1441,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	int r;
 	s->sp = sp;
 	s->p = sp->policy;
+	release_more = sp->release_more;
 	s->ttl_min = sp->ttl_min ? sp->ttl_min : EGRESS_TTL_MIN;
 	s->ttl_max = sp->ttl_max ? sp->ttl_max : EGRESS_TTL_MAX;
 	s->log_max = sp->log_max_bytes ? sp->log_max_bytes : LOG_MAX_DEFAULT;
@@ -1424,8 +1458,8 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		s->tc[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 
-	find_stack(&inherited_stack);
-	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(), sp->wait_go ? sp->go_fd : -1 };
+	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(), sp->wait_go ? sp->go_fd : -1,
+		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3] };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {
@@ -1444,8 +1478,11 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		goto out;
 	}
 	s->buf = zpages(BUF_SIZE);
-	release_inherited();
-	s->released = true;
+	/* given back after the first quiet second (serve), not now: start-up
+	 * is on the container's critical path, and a short-lived container
+	 * never needs it */
+	s->active_at = now_ms();
+	s->released = false;
 	if (sp->ready_fd >= 0) {
 		(void)write(sp->ready_fd, "1", 1);
 		close(sp->ready_fd);

@@ -615,7 +615,9 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	fault_point(7);
 	if (sentry_after_hooks && policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, false, err) < 0)
 		return -1;
-	if (policy_wait_sentry(&cc->policy, st, err) < 0)
+	/* run waits for the sentry only once the program runs (container_run,
+	 * forward_until_exit): its listeners are bound, lookups queue until it serves */
+	if (!run_mode && policy_wait_sentry(&cc->policy, err) < 0)
 		return -1;
 	fault_point(8);
 
@@ -890,12 +892,20 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	bool timed_out = false;
+	int r = 0;
 	for (;;) {
 		struct signalfd_siginfo si;
-		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}};
+		struct pollfd p[4] = {{.fd = sfd, .events = POLLIN}};
 		int n = 1;
 		if (have_tty)
 			n += tty_proxy_pollfds(&proxy, p + 1);
+		/* the DNS sentry says ready (or why not) while the program already
+		 * runs; a program that is done first never waits for it */
+		int sentry_slot = -1, sentry_fd = policy_sentry_ready_fd(&cc->policy);
+		if (sentry_fd >= 0) {
+			sentry_slot = n;
+			p[n++] = (struct pollfd){.fd = sentry_fd, .events = POLLIN};
+		}
 		int wait_ms = -1;
 		if (cc->o->timeout_ms > 0 && !timed_out) {
 			struct timespec now;
@@ -917,6 +927,10 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 		}
 		if (have_tty)
 			tty_proxy_handle(&proxy, p + 1);
+		if (sentry_slot >= 0 && p[sentry_slot].revents && policy_wait_sentry(&cc->policy, err) < 0) {
+			r = -1;   /* the caller kills and removes the container */
+			break;
+		}
 		if (!(p[0].revents & POLLIN))
 			continue;
 		if (read(sfd, &si, sizeof si) != sizeof si)
@@ -942,9 +956,12 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 		kill(cc->pid, (int)si.ssi_signo);
 	}
 	if (have_tty) {
-		tty_proxy_drain(&proxy);
+		if (r == 0)
+			tty_proxy_drain(&proxy);
 		tty_proxy_stop(&proxy);
 	}
+	if (r < 0)
+		return r;
 	cc->pid = 0;
 	*ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return 0;
@@ -996,7 +1013,7 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		close(cc.state_dirfd);
 		cc.state_dirfd = -1;
 		r = container_start(g, o->id, err);
-		if (r < 0) {
+		if (r < 0 || (r = policy_wait_sentry(&cc.policy, err)) < 0) {
 			cc.pid = pid;
 			goto fail;
 		}

@@ -527,12 +527,21 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		return -1;
 	if (snprintf(log_path, sizeof log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof log_path)
 		return ab_error(err, ENAMETOOLONG, "egress log path");
+	/* bound now, before the container's program can run: its first lookups
+	 * wait in them until the sentry serves, so nobody needs to wait for that */
+	for (int i = 0; i < 4; i++)
+		sp.listen_fd[i] = -1;
+	if (sp.dns && egress_listeners_open(netns, EGRESS_SENTRY_PORT, sp.listen_fd, err) < 0)
+		return ab_wrap(err, "egress: DNS sentry");
 	int ready[2], go[2] = {-1, -1};
-	if (pipe2(ready, O_CLOEXEC) < 0)
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		egress_listeners_close(sp.listen_fd);
 		return ab_error(err, errno, "egress: pipe");
+	}
 	if (before_ruleset && pipe2(go, O_CLOEXEC) < 0) {
 		close(ready[0]);
 		close(ready[1]);
+		egress_listeners_close(sp.listen_fd);
 		return ab_error(err, errno, "egress: pipe");
 	}
 	sp.wait_go = before_ruleset;
@@ -545,6 +554,7 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 			close(go[0]);
 			close(go[1]);
 		}
+		egress_listeners_close(sp.listen_fd);
 		return ab_error(err, errno, "egress: fork the DNS sentry");
 	}
 	if (pid == 0) {
@@ -552,11 +562,15 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		for (int fd = 0; fd < 3 && null >= 0; fd++)
 			dup2(null, fd);
-		int keep[] = {ready[1], netns, go[0]};
+		int keep[] = {ready[1], netns, go[0], sp.listen_fd[0], sp.listen_fd[1], sp.listen_fd[2], sp.listen_fd[3]};
 		close_fds_from(3, keep, ARRAY_SIZE(keep));
 		process_reset_signals();
 		setsid();
-		cgroup_host_release();   /* the sentry lives as long as the container */
+		/* tests/integration/policy.bats: a slow sentry must cost the container nothing */
+		const char *delay = getenv("AGENTBOX_FAULT_SENTRY_DELAY_MS");
+		if (delay)
+			usleep((useconds_t)atoi(delay) * 1000u);
+		sp.release_more = cgroup_host_release;   /* the sentry lives as long as the container */
 		sp.ready_fd = ready[1];
 		sp.log_path = log_path;
 		struct ab_err serr = {0};
@@ -566,9 +580,16 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 		_exit(r < 0 ? 1 : 0);
 	}
 	close(ready[1]);
+	egress_listeners_close(sp.listen_fd);
 	p->sentry_pid = pid;
 	p->sentry_ready_fd = ready[0];
 	p->sentry_pending = true;
+	/* in the state from now on, so that delete finds it even before it serves */
+	st->sentry_pid = pid;
+	(void)proc_start_time(pid, &st->sentry_start_time);
+	char *text = egress_policy_to_string(&p->egress);
+	st->egress_policy = arena_strdup(&st->arena, text);
+	free(text);
 	if (before_ruleset) {
 		close(go[0]);
 		p->sentry_go_fd = go[1];
@@ -586,11 +607,15 @@ void policy_sentry_go(struct agent_policy *p)
 	p->sentry_go_pending = false;
 }
 
-int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err)
+int policy_sentry_ready_fd(const struct agent_policy *p)
+{
+	return p->sentry_pending ? p->sentry_ready_fd : -1;
+}
+
+int policy_wait_sentry(struct agent_policy *p, struct ab_err *err)
 {
 	if (!p->sentry_pending)
 		return 0;
-	pid_t pid = p->sentry_pid;
 	char msg[AB_ERR_MSG_MAX];
 	ssize_t n;
 	do
@@ -602,11 +627,6 @@ int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struc
 		msg[n > 0 ? n : 0] = 0;
 		return ab_error(err, 0, "egress: the DNS sentry did not start%s%s", n > 1 ? ": " : "", n > 1 ? msg : "");
 	}
-	st->sentry_pid = pid;
-	(void)proc_start_time(pid, &st->sentry_start_time);
-	char *text = egress_policy_to_string(&p->egress);
-	st->egress_policy = arena_strdup(&st->arena, text);
-	free(text);
 	return 0;
 }
 

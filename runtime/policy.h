@@ -49,14 +49,19 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 /* The DNS sentry, forked without waiting for it: its upstream resolvers come
  * from the container's resolv.conf, which a hook may rewrite (Docker's
  * libnetwork-setkey puts its embedded 127.0.0.11 there), so with hooks it is
- * spawned after them, else before the ruleset goes in (a new netns only). policy_wait_sentry waits for
- * it to say ready (or why not) and records it in the state. */
+ * spawned after them, else before the ruleset goes in (a new netns only). Its
+ * DNS listeners are bound before the fork, so the container's first lookups
+ * queue until it serves; it goes into the state at once. policy_wait_sentry
+ * waits for it to say ready (or why not): create before it returns, run only
+ * after the program started. */
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			int state_dirfd, bool before_ruleset, struct ab_err *err);
 /* A sentry spawned before_ruleset sets itself up (netns, listeners, nflog,
  * helper) and waits for this before it touches the table's sets. */
 void policy_sentry_go(struct agent_policy *p);
-int policy_wait_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);
+int policy_wait_sentry(struct agent_policy *p, struct ab_err *err);
+/* What policy_wait_sentry reads, to poll on; -1 once waited for (or none). */
+int policy_sentry_ready_fd(const struct agent_policy *p);
 /* Undo policy_install and the sentry after a failed create. */
 void policy_cleanup(struct agent_policy *p, struct container_state *st);
 /* On delete: stop the sentry. */

@@ -186,6 +186,37 @@ floor: {refuse_host_network: false}'
 	[ -z "$st" ] || [ "$st" = Z ]
 }
 
+@test "egress: the DNS sentry's listeners are bound before the program starts: a lookup at once is answered" {
+	# run does not wait for the sentry to serve: the runtime binds its sockets
+	# in the container's netns first, and the first queries wait in them.
+	# The upstream is never asked (the name is refused); on lo it is routable.
+	echo "nameserver 127.0.0.2" >"$BUNDLE/rootfs/etc/resolv.conf"
+	RUNTIME_ARGS=(--egress-allow "allowed.test")
+	# a sentry that takes a second to start serving (test-only delay)
+	export AGENTBOX_FAULT_SENTRY_DELAY_MS=1000
+	in_container sh -c 'cat /proc/net/udp /proc/net/tcp; nslookup denied.test'
+	# 127.0.0.1:53, UDP and TCP (the TCP one listening: state 0A)
+	assert_output_contains ' 0100007F:0035 00000000:0000 07 '
+	assert_output_contains ' 0100007F:0035 00000000:0000 0A '
+	# refused by the sentry itself, not "connection refused" from an empty port
+	assert_output_contains "denied.test: REFUSED"
+}
+
+@test "egress: a DNS sentry that fails once the program runs takes the container down, run and run -d; nothing left" {
+	# run no longer waits for the sentry before the start: its failure comes
+	# later and must still end the run with one line and no container
+	echo "nameserver 127.0.0.1" >"$BUNDLE/rootfs/etc/resolv.conf"
+	in_container abtest pause
+	assert_failure 1
+	assert_one_error_line 'DNS sentry did not start.*the sentry.s own address'
+	assert_nothing_left
+	set_args abtest pause
+	run_container dd --detach
+	assert_failure 1
+	assert_one_error_line 'DNS sentry did not start.*the sentry.s own address'
+	assert_nothing_left
+}
+
 @test "egress: an annotation may only narrow the allowlist" {
 	update_config '.annotations["agentbox.egress.allow"] = "example.com"'
 	in_container abtest true
