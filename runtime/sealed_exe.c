@@ -1,9 +1,10 @@
 /* CVE-2019-5736: a container whose entrypoint is "#!/proc/self/exe" makes the kernel
  * run /proc/self/exe of the init — the runtime's binary, since init is a clone of
  * the runtime — and from inside it can open that binary for writing. Before any
- * command that starts container processes, the runtime moves itself into a sealed
- * memfd copy (re-executing once), so /proc/self/exe is a file nobody can write —
- * unless the binary already is such a file, on a read-only mount. */
+ * command that starts container processes, the runtime re-executes itself from a
+ * file nobody can write: the same file seen through a private read-only overlay
+ * mount (Linux 6.8+), else a sealed memfd copy — unless the binary already is on
+ * a read-only mount. */
 #include "sealed_exe.h"
 #include "log.h"
 #include "util.h"
@@ -11,13 +12,18 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+extern bool util_force_fallbacks;
 
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
@@ -58,6 +64,70 @@ static off_t loadable_size(int fd, off_t file_size, Elf64_Ehdr *eh)
 #endif
 }
 
+/* An empty read-only tmpfs, detached: overlayfs wants two lower layers when it
+ * has no upper one, and they must not overlap. */
+static int empty_tmpfs(void)
+{
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	int mnt = -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
+	close(fs);
+	return mnt;
+}
+
+/* Re-execute through an overlay of the binary's own directory (over an empty
+ * layer) with no upper layer, mounted detached (no mount table sees it; it goes
+ * with the last process mapping it): every open for writing gets EROFS, and nothing is copied —
+ * all containers share the binary's page cache, where a memfd copy stays pinned
+ * by each container's DNS sentry. Only where overlayfs takes "lowerdir+" (Linux
+ * 6.8, the release since which /proc/PID/map_files of such a mapping also name
+ * the overlay file, not the writable one below). Returns only on failure, for
+ * the memfd copy to take over. */
+static void exec_via_overlay(int src, char **argv)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+	if (n <= 0)
+		return;
+	path[n] = 0;
+	char *slash = strrchr(path, '/');
+	if (path[0] != '/' || !slash || strstr(path, " (deleted)"))
+		return;   /* replaced since we started: the memfd copies what we run */
+	*slash = 0;
+	const char *dir = slash == path ? "/" : path, *base = slash + 1;
+	_cleanup_close_ int empty = empty_tmpfs();
+	if (empty < 0)
+		return;
+	char empty_path[32];
+	snprintf(empty_path, sizeof empty_path, "/proc/self/fd/%d", empty);
+	int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return;
+	int mnt = -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", dir, 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", empty_path, 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fs);
+	if (mnt < 0)
+		return;
+	_cleanup_close_ int fd = openat(mnt, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	close(mnt);
+	struct stat a, b;
+	/* the very file we run, not one renamed over it in between */
+	if (fd < 0 || fstat(fd, &a) < 0 || fstat(src, &b) < 0 || a.st_ino != b.st_ino || a.st_size != b.st_size ||
+	    a.st_mtim.tv_sec != b.st_mtim.tv_sec || a.st_mtim.tv_nsec != b.st_mtim.tv_nsec)
+		return;
+	syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+	log_debug("re-execute through a read-only overlay: %s; using a sealed memfd copy", strerror(errno));
+}
+
 int sealed_exe_ensure(char **argv, struct ab_err *err)
 {
 	if (running_sealed())
@@ -73,6 +143,8 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 		log_debug("runtime binary is on a read-only mount: no sealed copy needed");
 		return 0;
 	}
+	if (!util_force_fallbacks)
+		exec_via_overlay(src, argv);
 	struct stat st;
 	if (fstat(src, &st) < 0)
 		return ab_error(err, errno, "stat /proc/self/exe");

@@ -1,4 +1,4 @@
-/* Run from a sealed memfd copy of ourselves (CVE-2019-5736); see sealed_exe.c. */
+/* Run from an unwritable view or copy of ourselves (CVE-2019-5736); see sealed_exe.c. */
 #ifndef AGENTBOX_SEALED_EXE_H
 #define AGENTBOX_SEALED_EXE_H
 

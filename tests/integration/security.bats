@@ -93,6 +93,50 @@ hijack_probe() {
 	fi
 }
 
+# exe_probe PID: how /proc/PID/exe resolves, and what opening it for writing
+# (from the host, as root) gives
+exe_probe() {
+	python3 - "$1" <<'PY'
+import os, sys
+exe = "/proc/%s/exe" % sys.argv[1]
+print(os.readlink(exe))
+try:
+    os.close(os.open(exe, os.O_WRONLY))
+    print("WRITABLE")
+except OSError as e:
+    print("refused:", os.strerror(e.errno))
+PY
+}
+
+# bats test_tags=agentbox-only
+@test "CVE-2019-5736: the created init runs the runtime from a read-only overlay (Linux 6.8+) or a sealed memfd; even host root cannot write it" {
+	set_args abtest true
+	runtime --debug create --bundle "$BUNDLE" ct
+	assert_success
+	local pid
+	pid=$(state_field ct .pid)
+	run exe_probe "$pid"
+	echo "$output" >&2
+	refute_output_contains WRITABLE
+	if [ "$(stat -f -c %T "/proc/$pid/exe")" = overlayfs ]; then
+		# the binary's own file, seen through the overlay: no copy
+		[ "${lines[0]}" = "/$(basename "$RUNTIME_REAL")" ]
+		[ "$(stat -L -c %i "/proc/$pid/exe")" = "$(stat -c %i "$RUNTIME_REAL")" ]
+		assert_output_contains "refused: Read-only file system"
+	else
+		[[ "${lines[0]}" == "/memfd:agentbox"* ]]
+	fi
+	runtime delete --force ct
+	# the fallback: a sealed memfd copy
+	AGENTBOX_FORCE_FALLBACKS=1 runtime create --bundle "$BUNDLE" ct2
+	assert_success
+	pid=$(state_field ct2 .pid)
+	run exe_probe "$pid"
+	echo "$output" >&2
+	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
+	refute_output_contains WRITABLE
+}
+
 @test "the runtime's binary and its directory are not visible in the container" {
 	set_args sh -c "abtest stat '$RUNTIME_REAL'; abtest stat '$(dirname "$RUNTIME_REAL")'; abtest mountinfo"
 	run_container ct
