@@ -130,18 +130,25 @@ struct egress_sentry_params {
 	bool wait_go;                     /* spawned before the ruleset went in: ... */
 	int go_fd;                        /* ... one byte here says it did (read before the
 					   * sets are touched; EOF: it did not) */
-	int listen_fd[4];                 /* from egress_listeners_open, or all -1: bind them */
+	int listen_fd[4];                 /* from egress_sentry_sockets_open, or all -1: bind them */
+	int nflog_fd;                     /* likewise; -1: open it */
 	void (*release_more)(void);       /* the caller's memory to give back with the
 					   * sentry's own, once idle; NULL = none */
+	uintptr_t dead_stack_hi;          /* runs on a stack of its own: everything of the
+					   * original stack below this is dead (0: it
+					   * runs on that stack, below its caller's frames) */
 };
 
-/* The sentry's DNS listeners (UDP and TCP on 127.0.0.1 and ::1, port PORT),
- * bound in the netns NETNS_FD with its loopback brought up, for the caller to
- * hand to the sentry. Bound before the container's program can run, they queue
- * its first queries while the sentry still sets itself up. FD[] gets udp4,
- * tcp4, udp6, tcp6; the IPv6 pair is -1 when the netns has IPv6 disabled. */
-int egress_listeners_open(int netns_fd, uint16_t port, int fd[4], struct ab_err *err);
-void egress_listeners_close(int fd[4]);
+/* The sentry's sockets, made in the netns NETNS_FD for the caller to hand to
+ * the sentry (sp->listen_fd, sp->nflog_fd): with DNS, its listeners (UDP and
+ * TCP on 127.0.0.1 and ::1, port PORT; loopback brought up first; udp4, tcp4,
+ * udp6, tcp6, the IPv6 pair -1 when the netns has IPv6 disabled), and always
+ * its socket on the ruleset's log group. Made before the container's program
+ * can run, they hold its first queries and log records while the sentry still
+ * sets itself up. */
+int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
+			       struct ab_err *err);
+void egress_sentry_sockets_close(struct egress_sentry_params *sp);
 
 /* Body of the sentry process (the runtime forks, the child calls this and
  * _exits with its result). Enters the netns, binds its sockets, forks a tiny

@@ -193,6 +193,7 @@ static void *zpages(size_t len)
 }
 
 static void (*release_more)(void);
+static uintptr_t dead_stack_hi;
 
 /* noinline: its frame must lie below the caller's for the stack cut */
 static __attribute__((noinline)) void release_inherited(void)
@@ -204,7 +205,8 @@ static __attribute__((noinline)) void release_inherited(void)
 	(void)dl_iterate_phdr(text_cb, &t);
 	/* the runtime's dead stack frames, below ours (with room for this one) */
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t cut = ((uintptr_t)__builtin_frame_address(0) - 16384) & ~(page - 1);
+	uintptr_t cut = dead_stack_hi ? dead_stack_hi & ~(page - 1)
+				      : ((uintptr_t)__builtin_frame_address(0) - 16384) & ~(page - 1);
 	raw_dontneed(cut - STACK_RELEASE_WINDOW, STACK_RELEASE_WINDOW);
 	for (size_t i = 0; i < t.n; i++)
 		raw_dontneed(t.v[i].lo, t.v[i].hi - t.v[i].lo);
@@ -1182,16 +1184,21 @@ static int bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *
 	return 0;
 }
 
-void egress_listeners_close(int fd[4])
+void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 {
 	for (int i = 0; i < 4; i++)
-		if (fd[i] >= 0) {
-			close(fd[i]);
-			fd[i] = -1;
+		if (sp->listen_fd[i] >= 0) {
+			close(sp->listen_fd[i]);
+			sp->listen_fd[i] = -1;
 		}
+	if (sp->nflog_fd >= 0) {
+		close(sp->nflog_fd);
+		sp->nflog_fd = -1;
+	}
 }
 
-int egress_listeners_open(int netns_fd, uint16_t port, int fd[4], struct ab_err *err)
+int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
+			       struct ab_err *err)
 {
 	int udp[2] = {-1, -1}, tcp[2] = {-1, -1};
 	_cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -1199,15 +1206,17 @@ int egress_listeners_open(int netns_fd, uint16_t port, int fd[4], struct ab_err 
 		return ab_error(err, errno, "open /proc/self/ns/net");
 	if (setns(netns_fd, CLONE_NEWNET) < 0)
 		return ab_error(err, errno, "enter the container network namespace");
-	int r = bind_listeners(port, udp, tcp, err);
+	int r = dns ? bind_listeners(port, udp, tcp, err) : 0;
+	if (r == 0)
+		r = nflog_open(EGRESS_NFLOG_GROUP, &sp->nflog_fd, err);
 	if (setns(self, CLONE_NEWNET) < 0)
 		abort(); /* we hold the fd and the capability: going on in the wrong netns is worse */
-	fd[0] = udp[0];
-	fd[1] = tcp[0];
-	fd[2] = udp[1];
-	fd[3] = tcp[1];
+	sp->listen_fd[0] = udp[0];
+	sp->listen_fd[1] = tcp[0];
+	sp->listen_fd[2] = udp[1];
+	sp->listen_fd[3] = tcp[1];
 	if (r < 0)
-		egress_listeners_close(fd);
+		egress_sentry_sockets_close(sp);
 	return r;
 }
 
@@ -1321,7 +1330,9 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		} else if ((r = bind_listeners(sp->port, s->udp, s->tcp, err)) < 0)
 			return r;
 	}
-	if ((r = nflog_open(EGRESS_NFLOG_GROUP, &s->nflog, err)) < 0)
+	if (sp->nflog_fd >= 0)
+		s->nflog = sp->nflog_fd;
+	else if ((r = nflog_open(EGRESS_NFLOG_GROUP, &s->nflog, err)) < 0)
 		return r;
 	if ((r = eg_nl_open(-1, nl, err)) < 0)
 		return r;
@@ -1442,6 +1453,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->sp = sp;
 	s->p = sp->policy;
 	release_more = sp->release_more;
+	dead_stack_hi = sp->dead_stack_hi;
 	s->ttl_min = sp->ttl_min ? sp->ttl_min : EGRESS_TTL_MIN;
 	s->ttl_max = sp->ttl_max ? sp->ttl_max : EGRESS_TTL_MAX;
 	s->log_max = sp->log_max_bytes ? sp->log_max_bytes : LOG_MAX_DEFAULT;
@@ -1459,7 +1471,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	signal(SIGPIPE, SIG_IGN);
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(), sp->wait_go ? sp->go_fd : -1,
-		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3] };
+		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {

@@ -109,8 +109,11 @@ static const struct option global_options[] = {
 	{0},
 };
 
+extern uintptr_t util_main_frame;
+
 int main(int argc, char **argv)
 {
+	util_main_frame = (uintptr_t)__builtin_frame_address(0);
 	struct global_opts g = {.root = DEFAULT_STATE_ROOT};
 	const char *log_path = NULL;
 	bool log_json = false, debug = false;

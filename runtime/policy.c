@@ -9,6 +9,9 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/capability.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -492,6 +495,81 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 	return 0;
 }
 
+extern uintptr_t util_main_frame;
+
+struct sentry_child {
+	struct egress_sentry_params sp;
+	const char *log_path;
+	int ready_w, netns;
+	bool own_stack;
+};
+
+#define SENTRY_STACK (256 * 1024)
+
+/* The sentry's body, on a stack of its own: everything it keeps is copied off
+ * the runtime's stack first, so that stack is dead from the start and goes back
+ * whole once the sentry is idle (it held ~80 KiB of the runtime's live frames). */
+static int sentry_child(void *arg)
+{
+	const struct sentry_child *a = arg;
+	/* the sentry keeps nothing of ours: not the state lock, not the engine's pipes */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	int keep[] = {a->ready_w, a->netns, a->sp.go_fd, a->sp.listen_fd[0], a->sp.listen_fd[1],
+		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd};
+	close_fds_from(3, keep, ARRAY_SIZE(keep));
+	process_reset_signals();
+	setsid();
+	/* tests/integration/policy.bats: a slow sentry must cost the container nothing */
+	const char *delay = getenv("AGENTBOX_FAULT_SENTRY_DELAY_MS");
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000u);
+	struct egress_sentry_params *sp = malloc(sizeof *sp);
+	struct egress_policy *policy = malloc(sizeof *policy);
+	char *log_path = strdup(a->log_path);
+	if (!sp || !policy || !log_path)
+		_exit(1);
+	*sp = a->sp;
+	*policy = *a->sp.policy;   /* its entries are on the heap */
+	sp->policy = policy;
+	sp->log_path = log_path;
+	sp->release_more = cgroup_host_release;   /* the sentry lives as long as the container */
+	sp->dead_stack_hi = a->own_stack ? util_main_frame : 0;
+	sp->ready_fd = a->ready_w;
+	struct ab_err serr = {0};
+	int r = egress_sentry_run(sp, &serr);
+	if (r < 0)
+		(void)!write(a->ready_w, serr.msg, strlen(serr.msg));
+	_exit(r < 0 ? 1 : 0);
+}
+
+/* fork, with the child on a fresh stack (a guard page below it) */
+static pid_t fork_sentry(struct sentry_child *child)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	child->own_stack = false;
+	if (!util_main_frame) {   /* not the runtime's main (never): a plain fork */
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(sentry_child(child));
+		return pid;
+	}
+	char *stk = mmap(NULL, SENTRY_STACK + page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stk == MAP_FAILED)
+		return -1;
+	if (mprotect(stk + page, SENTRY_STACK, PROT_READ | PROT_WRITE) < 0) {
+		munmap(stk, SENTRY_STACK + page);
+		return -1;
+	}
+	child->own_stack = true;
+	pid_t pid = clone(sentry_child, stk + page + SENTRY_STACK, SIGCHLD, child);
+	int e = errno;
+	munmap(stk, SENTRY_STACK + page);   /* ours; the child has its own copy */
+	errno = e;
+	return pid;
+}
+
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			int state_dirfd, bool before_ruleset, struct ab_err *err)
 {
@@ -531,22 +609,24 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	 * wait in them until the sentry serves, so nobody needs to wait for that */
 	for (int i = 0; i < 4; i++)
 		sp.listen_fd[i] = -1;
-	if (sp.dns && egress_listeners_open(netns, EGRESS_SENTRY_PORT, sp.listen_fd, err) < 0)
+	sp.nflog_fd = -1;
+	if (egress_sentry_sockets_open(netns, sp.dns, EGRESS_SENTRY_PORT, &sp, err) < 0)
 		return ab_wrap(err, "egress: DNS sentry");
 	int ready[2], go[2] = {-1, -1};
 	if (pipe2(ready, O_CLOEXEC) < 0) {
-		egress_listeners_close(sp.listen_fd);
+		egress_sentry_sockets_close(&sp);
 		return ab_error(err, errno, "egress: pipe");
 	}
 	if (before_ruleset && pipe2(go, O_CLOEXEC) < 0) {
 		close(ready[0]);
 		close(ready[1]);
-		egress_listeners_close(sp.listen_fd);
+		egress_sentry_sockets_close(&sp);
 		return ab_error(err, errno, "egress: pipe");
 	}
 	sp.wait_go = before_ruleset;
 	sp.go_fd = go[0];
-	pid_t pid = fork();
+	struct sentry_child child = {.sp = sp, .log_path = log_path, .ready_w = ready[1], .netns = netns};
+	pid_t pid = fork_sentry(&child);
 	if (pid < 0) {
 		close(ready[0]);
 		close(ready[1]);
@@ -554,33 +634,11 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 			close(go[0]);
 			close(go[1]);
 		}
-		egress_listeners_close(sp.listen_fd);
+		egress_sentry_sockets_close(&sp);
 		return ab_error(err, errno, "egress: fork the DNS sentry");
 	}
-	if (pid == 0) {
-		/* the sentry keeps nothing of ours: not the state lock, not the engine's pipes */
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int fd = 0; fd < 3 && null >= 0; fd++)
-			dup2(null, fd);
-		int keep[] = {ready[1], netns, go[0], sp.listen_fd[0], sp.listen_fd[1], sp.listen_fd[2], sp.listen_fd[3]};
-		close_fds_from(3, keep, ARRAY_SIZE(keep));
-		process_reset_signals();
-		setsid();
-		/* tests/integration/policy.bats: a slow sentry must cost the container nothing */
-		const char *delay = getenv("AGENTBOX_FAULT_SENTRY_DELAY_MS");
-		if (delay)
-			usleep((useconds_t)atoi(delay) * 1000u);
-		sp.release_more = cgroup_host_release;   /* the sentry lives as long as the container */
-		sp.ready_fd = ready[1];
-		sp.log_path = log_path;
-		struct ab_err serr = {0};
-		int r = egress_sentry_run(&sp, &serr);
-		if (r < 0)
-			(void)!write(ready[1], serr.msg, strlen(serr.msg));
-		_exit(r < 0 ? 1 : 0);
-	}
 	close(ready[1]);
-	egress_listeners_close(sp.listen_fd);
+	egress_sentry_sockets_close(&sp);
 	p->sentry_pid = pid;
 	p->sentry_ready_fd = ready[0];
 	p->sentry_pending = true;

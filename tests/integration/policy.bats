@@ -299,7 +299,7 @@ floor: {refuse_host_network: false}'
 		[[ "$stdout" == *198.18.77.9* ]] && break
 		sleep 0.1
 	done
-	jq -e 'select(.dst == "198.18.77.9") | select(.port == 8080) | select(.proto == "tcp")' <<<"$stdout" >/dev/null
+	jq -se 'map(select(.dst == "198.18.77.9" and .port == 8080 and .proto == "tcp")) | length > 0' <<<"$stdout" >/dev/null
 	runtime egress log eg
 	assert_success
 	[[ "$stdout" == *"198.18.77.9:8080"* ]]
@@ -320,6 +320,31 @@ join_netns_of() {
 run_alone() {
 	update_config '.linux.cgroupsPath = $cg' --arg cg "$CGROUP_PATH-$1"
 	run_container "$@"
+}
+
+@test "egress log: a connection refused at once, while the sentry still starts, is logged all the same" {
+	# the runtime opens the sentry's log socket before the program runs; the
+	# sentry (delayed 1 s here) reads what queued there
+	local ns=ablog$$
+	ip netns add "$ns"
+	defer ip netns delete "$ns"
+	# a veth pair inside that netns: the packet has a route and meets the firewall
+	ip -n "$ns" link add abv0 type veth peer name abv1
+	ip -n "$ns" addr add 198.18.77.1/24 dev abv0
+	ip -n "$ns" link set abv0 up
+	ip -n "$ns" link set abv1 up
+	update_config '(.linux.namespaces[] | select(.type == "network")) .path = "/run/netns/'"$ns"'"'
+	export AGENTBOX_FAULT_SENTRY_DELAY_MS=1000
+	# one SYN only (nc is killed before TCP sends it again), while the sentry
+	# cannot read yet
+	set_args sh -c 'nc -w 5 198.18.77.9 8080 </dev/null & sleep 0.2; kill $!; sleep 1.5'
+	run_container eg --keep
+	runtime egress log --json eg
+	assert_success
+	jq -se 'map(select(.dst == "198.18.77.9" and .port == 8080 and .proto == "tcp")) | length > 0' \
+		<<<"$stdout" >/dev/null || fail "not in the log: $stdout"
+	runtime delete eg
+	assert_success
 }
 
 @test "egress: a container joining a policed netns: the same policy or a narrower one (warned), never a wider one" {
