@@ -127,9 +127,6 @@ struct egress_sentry_params {
 	bool no_pidfd;                    /* force the /proc polling fallback (tests) */
 	uint32_t ttl_min, ttl_max;        /* 0 = EGRESS_TTL_MIN / EGRESS_TTL_MAX */
 	int ready_fd;                     /* gets one byte once serving; -1 = none */
-	bool wait_go;                     /* spawned before the ruleset went in: ... */
-	int go_fd;                        /* ... one byte here says it did (read before the
-					   * sets are touched; EOF: it did not) */
 	int listen_fd[4];                 /* from egress_sentry_sockets_open, or all -1: bind them */
 	int nflog_fd;                     /* likewise; -1: open it */
 	void (*release_more)(void);       /* the caller's memory to give back with the

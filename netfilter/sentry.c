@@ -1336,17 +1336,6 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		return r;
 	if ((r = eg_nl_open(-1, nl, err)) < 0)
 		return r;
-	if (sp->wait_go) {
-		/* everything above needs no table: it ran while the runtime installed it */
-		char go;
-		ssize_t n;
-		do
-			n = read(sp->go_fd, &go, 1);
-		while (n < 0 && errno == EINTR);
-		close(sp->go_fd);
-		if (n != 1)
-			return ab_error(err, 0, "the runtime did not install the ruleset");
-	}
 	if (sp->dns && (r = add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return empty_root(err);
@@ -1470,7 +1459,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		s->tc[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 
-	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(), sp->wait_go ? sp->go_fd : -1,
+	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 

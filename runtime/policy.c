@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <string.h>
@@ -496,6 +497,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 }
 
 extern uintptr_t util_main_frame;
+extern bool util_force_fallbacks;
 
 struct sentry_child {
 	struct egress_sentry_params sp;
@@ -516,7 +518,7 @@ static int sentry_child(void *arg)
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);
-	int keep[] = {a->ready_w, a->netns, a->sp.go_fd, a->sp.listen_fd[0], a->sp.listen_fd[1],
+	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
 		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
@@ -571,7 +573,7 @@ static pid_t fork_sentry(struct sentry_child *child)
 }
 
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, bool before_ruleset, struct ab_err *err)
+			int state_dirfd, struct ab_err *err)
 {
 	if (!p->egress_enforced || p->egress_shared)
 		return 0;
@@ -612,33 +614,23 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	sp.nflog_fd = -1;
 	if (egress_sentry_sockets_open(netns, sp.dns, EGRESS_SENTRY_PORT, &sp, err) < 0)
 		return ab_wrap(err, "egress: DNS sentry");
-	int ready[2], go[2] = {-1, -1};
+	/* init cannot be gone yet (it waits for start): a pidfd now means the
+	 * sentry never mistakes a reaped, fast container for a setup failure */
+	_cleanup_close_ int init_pidfd = util_force_fallbacks ? -1 : (int)syscall(SYS_pidfd_open, st->pid, 0);
+	sp.init_pidfd = init_pidfd;
+	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		egress_sentry_sockets_close(&sp);
 		return ab_error(err, errno, "egress: pipe");
 	}
-	if (before_ruleset && pipe2(go, O_CLOEXEC) < 0) {
-		close(ready[0]);
-		close(ready[1]);
-		egress_sentry_sockets_close(&sp);
-		return ab_error(err, errno, "egress: pipe");
-	}
-	sp.wait_go = before_ruleset;
-	sp.go_fd = go[0];
 	struct sentry_child child = {.sp = sp, .log_path = log_path, .ready_w = ready[1], .netns = netns};
 	pid_t pid = fork_sentry(&child);
-	if (pid < 0) {
-		close(ready[0]);
-		close(ready[1]);
-		if (before_ruleset) {
-			close(go[0]);
-			close(go[1]);
-		}
-		egress_sentry_sockets_close(&sp);
-		return ab_error(err, errno, "egress: fork the DNS sentry");
-	}
 	close(ready[1]);
 	egress_sentry_sockets_close(&sp);
+	if (pid < 0) {
+		close(ready[0]);
+		return ab_error(err, errno, "egress: fork the DNS sentry");
+	}
 	p->sentry_pid = pid;
 	p->sentry_ready_fd = ready[0];
 	p->sentry_pending = true;
@@ -648,21 +640,7 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	char *text = egress_policy_to_string(&p->egress);
 	st->egress_policy = arena_strdup(&st->arena, text);
 	free(text);
-	if (before_ruleset) {
-		close(go[0]);
-		p->sentry_go_fd = go[1];
-		p->sentry_go_pending = true;
-	}
 	return 0;
-}
-
-void policy_sentry_go(struct agent_policy *p)
-{
-	if (!p->sentry_go_pending)
-		return;
-	(void)!write(p->sentry_go_fd, "1", 1);
-	close(p->sentry_go_fd);
-	p->sentry_go_pending = false;
 }
 
 int policy_sentry_ready_fd(const struct agent_policy *p)
@@ -744,10 +722,6 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
-	if (p->sentry_go_pending) {
-		close(p->sentry_go_fd);   /* EOF: the sentry gives up */
-		p->sentry_go_pending = false;
-	}
 	if (p->sentry_pending) {
 		close(p->sentry_ready_fd);
 		p->sentry_pending = false;

@@ -24,8 +24,6 @@ struct agent_policy {
 	pid_t sentry_pid;                   /* started by policy_spawn_sentry */
 	bool sentry_pending;                /* spawned, policy_wait_sentry not yet called */
 	int sentry_ready_fd;                /* its "ready" pipe while pending */
-	bool sentry_go_pending;             /* spawned before the ruleset: waits for ... */
-	int sentry_go_fd;                   /* ... a byte here (policy_sentry_go) */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
 };
@@ -46,19 +44,15 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 /* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err);
-/* The DNS sentry, forked without waiting for it: its upstream resolvers come
- * from the container's resolv.conf, which a hook may rewrite (Docker's
- * libnetwork-setkey puts its embedded 127.0.0.11 there), so with hooks it is
- * spawned after them, else before the ruleset goes in (a new netns only). Its
- * DNS listeners are bound before the fork, so the container's first lookups
- * queue until it serves; it goes into the state at once. policy_wait_sentry
- * waits for it to say ready (or why not): create before it returns, run only
- * after the program started. */
+/* The DNS sentry, forked (after the ruleset and the hooks: its upstream
+ * resolvers come from the container's resolv.conf, which Docker's
+ * libnetwork-setkey hook rewrites to its embedded 127.0.0.11) without waiting
+ * for it. Its DNS listeners and log socket are made before the fork, so the
+ * container's first lookups and refused packets queue until it serves; it goes
+ * into the state at once. policy_wait_sentry waits for it to say ready (or why
+ * not): create before it returns, run only after the program started. */
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, bool before_ruleset, struct ab_err *err);
-/* A sentry spawned before_ruleset sets itself up (netns, listeners, nflog,
- * helper) and waits for this before it touches the table's sets. */
-void policy_sentry_go(struct agent_policy *p);
+			int state_dirfd, struct ab_err *err);
 int policy_wait_sentry(struct agent_policy *p, struct ab_err *err);
 /* What policy_wait_sentry reads, to poll on; -1 once waited for (or none). */
 int policy_sentry_ready_fd(const struct agent_policy *p);
