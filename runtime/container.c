@@ -603,7 +603,10 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	 * which Docker's prestart hook rewrites, and forking it earlier only takes
 	 * CPU from init's set-up, the longest leg of create (measured: +2 ms on a
 	 * 2-core host). Its sockets are made before the program can run. */
-	if (policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+	/* run (in the foreground) forks it only once the program runs */
+	bool fork_after_start = run_mode && !o->detach;
+	if ((fork_after_start ? policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err)
+			      : policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, err)) < 0)
 		return -1;
 	/* run waits for the sentry only once the program runs (container_run,
 	 * forward_until_exit): its listeners are bound, lookups queue until it serves */
@@ -1026,6 +1029,12 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 			goto fail;
 		}
 		run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config);
+		/* its sockets already hold whatever the program sends before it serves */
+		if (cc.policy.sentry_prep && (policy_fork_sentry(&cc.policy, &cc.st, err) < 0 ||
+					      state_write(cc.state_dirfd, &cc.st, err) < 0)) {
+			r = -1;
+			goto fail;
+		}
 	}
 	int status = 0;
 	/* the state lock must not be held while the container runs */

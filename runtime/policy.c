@@ -499,12 +499,25 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 extern uintptr_t util_main_frame;
 extern bool util_force_fallbacks;
 
+/* A sentry made ready to fork: its sockets, pipe and init pidfd are open. */
 struct sentry_child {
 	struct egress_sentry_params sp;
-	const char *log_path;
-	int ready_w, netns;
+	char log_path[PATH_MAX + 16];
+	int ready_r, ready_w, netns;
 	bool own_stack;
 };
+
+static void sentry_child_free(struct sentry_child *a)
+{
+	if (!a)
+		return;
+	egress_sentry_sockets_close(&a->sp);
+	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(a);
+}
 
 #define SENTRY_STACK (256 * 1024)
 
@@ -529,7 +542,7 @@ static int sentry_child(void *arg)
 		usleep((useconds_t)atoi(delay) * 1000u);
 	struct egress_sentry_params *sp = malloc(sizeof *sp);
 	struct egress_policy *policy = malloc(sizeof *policy);
-	char *log_path = strdup(a->log_path);
+	char *log_path = strdup(a->log_path);   /* copies: the runtime's stack is dead here */
 	if (!sp || !policy || !log_path)
 		_exit(1);
 	*sp = a->sp;
@@ -572,75 +585,102 @@ static pid_t fork_sentry(struct sentry_child *child)
 	return pid;
 }
 
-int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, struct ab_err *err)
+int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+			  int state_dirfd, struct ab_err *err)
 {
 	if (!p->egress_enforced || p->egress_shared)
 		return 0;
-	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
-	if (netns < 0)
-		return -1;
-	struct egress_sentry_params sp = {
-		.netns_fd = netns,
-		.policy = &p->egress,
-		.container_id = st->id,
-		.dns = true,
-		.port = EGRESS_SENTRY_PORT,
-		.init_pid = st->pid,
-		.init_pidfd = -1,
-		.ready_fd = -1,
-	};
+	struct sentry_child *a = calloc(1, sizeof *a);
+	if (!a)
+		return ab_error(err, ENOMEM, "egress: DNS sentry");
+	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = -1;
+	for (int i = 0; i < 4; i++)
+		a->sp.listen_fd[i] = -1;
+	a->netns = open_container_netns(c, st->pid, err);
+	if (a->netns < 0)
+		goto fail;
+	struct egress_sentry_params *sp = &a->sp;
+	sp->netns_fd = a->netns;
+	sp->policy = &p->egress;
+	sp->container_id = st->id;
+	sp->dns = true;
+	sp->port = EGRESS_SENTRY_PORT;
+	sp->init_pid = st->pid;
+	sp->ready_fd = -1;
 	char resolv[PATH_MAX];
 	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
 	struct ab_err e;
-	if (egress_upstream_from_resolv_conf(resolv, sp.upstream, &sp.n_upstream, &e) < 0) {
-		sp.n_upstream = 0;
-	}
-	if (sp.n_upstream == 0) {
+	if (egress_upstream_from_resolv_conf(resolv, sp->upstream, &sp->n_upstream, &e) < 0)
+		sp->n_upstream = 0;
+	if (sp->n_upstream == 0) {
 		/* nothing to forward to: the sentry only logs, and lookups fail closed */
 		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
-		sp.dns = false;
+		sp->dns = false;
 	}
-	char log_path[PATH_MAX + 16];
 	char dir[PATH_MAX];
 	if (state_dir_path(state_dirfd, dir, sizeof dir, err) < 0)
-		return -1;
-	if (snprintf(log_path, sizeof log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof log_path)
-		return ab_error(err, ENAMETOOLONG, "egress log path");
-	/* bound now, before the container's program can run: its first lookups
-	 * wait in them until the sentry serves, so nobody needs to wait for that */
-	for (int i = 0; i < 4; i++)
-		sp.listen_fd[i] = -1;
-	sp.nflog_fd = -1;
-	if (egress_sentry_sockets_open(netns, sp.dns, EGRESS_SENTRY_PORT, &sp, err) < 0)
-		return ab_wrap(err, "egress: DNS sentry");
-	/* init cannot be gone yet (it waits for start): a pidfd now means the
-	 * sentry never mistakes a reaped, fast container for a setup failure */
-	_cleanup_close_ int init_pidfd = util_force_fallbacks ? -1 : (int)syscall(SYS_pidfd_open, st->pid, 0);
-	sp.init_pidfd = init_pidfd;
+		goto fail;
+	if (snprintf(a->log_path, sizeof a->log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof a->log_path) {
+		ab_error(err, ENAMETOOLONG, "egress log path");
+		goto fail;
+	}
+	/* made now, before the container's program can run: its first lookups and
+	 * refused packets wait in them until the sentry serves */
+	if (egress_sentry_sockets_open(a->netns, sp->dns, EGRESS_SENTRY_PORT, sp, err) < 0) {
+		ab_wrap(err, "egress: DNS sentry");
+		goto fail;
+	}
+	/* init cannot be gone yet (it waits for start, and nobody reaps it before
+	 * the fork): with a pidfd the sentry never mistakes a fast container for a
+	 * setup failure */
+	sp->init_pidfd = util_force_fallbacks ? -1 : (int)syscall(SYS_pidfd_open, st->pid, 0);
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0) {
-		egress_sentry_sockets_close(&sp);
-		return ab_error(err, errno, "egress: pipe");
+		ab_error(err, errno, "egress: pipe");
+		goto fail;
 	}
-	struct sentry_child child = {.sp = sp, .log_path = log_path, .ready_w = ready[1], .netns = netns};
-	pid_t pid = fork_sentry(&child);
-	close(ready[1]);
-	egress_sentry_sockets_close(&sp);
+	a->ready_r = ready[0];
+	a->ready_w = ready[1];
+	char *text = egress_policy_to_string(&p->egress);
+	st->egress_policy = arena_strdup(&st->arena, text);
+	free(text);
+	p->sentry_prep = a;
+	return 0;
+fail:
+	sentry_child_free(a);
+	return -1;
+}
+
+int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err)
+{
+	struct sentry_child *a = p->sentry_prep;
+	if (!a)
+		return 0;
+	p->sentry_prep = NULL;
+	pid_t pid = fork_sentry(a);
+	int e = errno;
+	int ready_r = a->ready_r;
+	a->ready_r = -1;
+	sentry_child_free(a);   /* the child has its copies */
 	if (pid < 0) {
-		close(ready[0]);
-		return ab_error(err, errno, "egress: fork the DNS sentry");
+		close(ready_r);
+		return ab_error(err, e, "egress: fork the DNS sentry");
 	}
 	p->sentry_pid = pid;
-	p->sentry_ready_fd = ready[0];
+	p->sentry_ready_fd = ready_r;
 	p->sentry_pending = true;
 	/* in the state from now on, so that delete finds it even before it serves */
 	st->sentry_pid = pid;
 	(void)proc_start_time(pid, &st->sentry_start_time);
-	char *text = egress_policy_to_string(&p->egress);
-	st->egress_policy = arena_strdup(&st->arena, text);
-	free(text);
 	return 0;
+}
+
+int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+			int state_dirfd, struct ab_err *err)
+{
+	if (policy_prepare_sentry(p, c, st, state_dirfd, err) < 0)
+		return -1;
+	return policy_fork_sentry(p, st, err);
 }
 
 int policy_sentry_ready_fd(const struct agent_policy *p)
@@ -722,6 +762,8 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
+	sentry_child_free(p->sentry_prep);
+	p->sentry_prep = NULL;
 	if (p->sentry_pending) {
 		close(p->sentry_ready_fd);
 		p->sentry_pending = false;

@@ -21,6 +21,7 @@ struct agent_policy {
 	const char *seccomp_profile;        /* "agent", "default" or "none" */
 	bool egress_enforced;               /* false only when an admin turned it off */
 	struct egress_policy egress;
+	struct sentry_child *sentry_prep;   /* policy_prepare_sentry made it ready to fork */
 	pid_t sentry_pid;                   /* started by policy_spawn_sentry */
 	bool sentry_pending;                /* spawned, policy_wait_sentry not yet called */
 	int sentry_ready_fd;                /* its "ready" pipe while pending */
@@ -53,6 +54,11 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
  * not): create before it returns, run only after the program started. */
 int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			int state_dirfd, struct ab_err *err);
+/* The two halves of policy_spawn_sentry: run makes the sentry's sockets before
+ * the start and forks it only once the program runs, off its critical path. */
+int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+			  int state_dirfd, struct ab_err *err);
+int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);
 int policy_wait_sentry(struct agent_policy *p, struct ab_err *err);
 /* What policy_wait_sentry reads, to poll on; -1 once waited for (or none). */
 int policy_sentry_ready_fd(const struct agent_policy *p);
