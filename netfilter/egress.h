@@ -121,6 +121,8 @@ struct egress_sentry_params {
 	struct egress_upstream upstream[EGRESS_MAX_UPSTREAMS];
 	size_t n_upstream;
 	const char *log_path;             /* deny log, JSON lines, appended; NULL = none */
+	int log_fd;                       /* the deny log opened by the caller (O_APPEND), or
+					   * -1: open log_path */
 	uint64_t log_max_bytes;           /* stop logging past this size; 0 = 16 MiB */
 	pid_t init_pid;                   /* exit when it exits */
 	int init_pidfd;                   /* -1: pidfd_open(init_pid) */

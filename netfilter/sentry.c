@@ -1306,8 +1306,9 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 			return ab_error(err, errno, "enter the container network namespace");
 		close(sp->netns_fd);   /* our copy (forked): no way back to the runtime's netns */
 	}
-	if (sp->log_path) {
-		s->logfd = open(sp->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sp->log_fd >= 0 || sp->log_path) {
+		s->logfd = sp->log_fd >= 0 ? sp->log_fd
+					   : open(sp->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (s->logfd < 0)
 			return ab_error(err, errno, "open deny log %s", sp->log_path);
 		struct stat st;
@@ -1460,7 +1461,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	signal(SIGPIPE, SIG_IGN);
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
-		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd };
+		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->log_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {

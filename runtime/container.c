@@ -602,8 +602,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* The sentry comes once init is ready: it reads the container's resolv.conf,
 	 * which Docker's prestart hook rewrites, and forking it earlier only takes
 	 * CPU from init's set-up, the longest leg of create (measured: +2 ms on a
-	 * 2-core host). Its sockets are made before the program can run. */
-	/* run (in the foreground) forks it only once the program runs */
+	 * 2-core host). Its sockets are made now, before the program can run; run
+	 * (in the foreground) forks it only once the program runs. */
 	bool fork_after_start = run_mode && !o->detach;
 	if ((fork_after_start ? policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err)
 			      : policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, err)) < 0)

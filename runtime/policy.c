@@ -502,7 +502,6 @@ extern bool util_force_fallbacks;
 /* A sentry made ready to fork: its sockets, pipe and init pidfd are open. */
 struct sentry_child {
 	struct egress_sentry_params sp;
-	char log_path[PATH_MAX + 16];
 	int ready_r, ready_w, netns;
 	bool own_stack;
 };
@@ -512,7 +511,7 @@ static void sentry_child_free(struct sentry_child *a)
 	if (!a)
 		return;
 	egress_sentry_sockets_close(&a->sp);
-	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd};
+	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -532,7 +531,7 @@ static int sentry_child(void *arg)
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
-		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd};
+		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.log_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -542,13 +541,11 @@ static int sentry_child(void *arg)
 		usleep((useconds_t)atoi(delay) * 1000u);
 	struct egress_sentry_params *sp = malloc(sizeof *sp);
 	struct egress_policy *policy = malloc(sizeof *policy);
-	char *log_path = strdup(a->log_path);   /* copies: the runtime's stack is dead here */
-	if (!sp || !policy || !log_path)
+	if (!sp || !policy)   /* copies: the runtime's stack is dead here */
 		_exit(1);
 	*sp = a->sp;
 	*policy = *a->sp.policy;   /* its entries are on the heap */
 	sp->policy = policy;
-	sp->log_path = log_path;
 	sp->release_more = cgroup_host_release;   /* the sentry lives as long as the container */
 	sp->dead_stack_hi = a->own_stack ? util_main_frame : 0;
 	sp->ready_fd = a->ready_w;
@@ -593,7 +590,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	struct sentry_child *a = calloc(1, sizeof *a);
 	if (!a)
 		return ab_error(err, ENOMEM, "egress: DNS sentry");
-	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = -1;
+	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.log_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
 	a->netns = open_container_netns(c, st->pid, err);
@@ -617,11 +614,11 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
 		sp->dns = false;
 	}
-	char dir[PATH_MAX];
-	if (state_dir_path(state_dirfd, dir, sizeof dir, err) < 0)
-		goto fail;
-	if (snprintf(a->log_path, sizeof a->log_path, "%s/%s", dir, EGRESS_LOG) >= (int)sizeof a->log_path) {
-		ab_error(err, ENAMETOOLONG, "egress log path");
+	/* opened here, not by the sentry: a sentry still starting when run's
+	 * delete empties the state dir must not create a file in it again */
+	sp->log_fd = openat(state_dirfd, EGRESS_LOG, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sp->log_fd < 0) {
+		ab_error(err, errno, "egress: open the deny log %s", EGRESS_LOG);
 		goto fail;
 	}
 	/* made now, before the container's program can run: its first lookups and
