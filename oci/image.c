@@ -404,6 +404,19 @@ static int archive_fail(struct archive *ar, const char *what, const char *hex, c
 			msg ? msg : "corrupt archive");
 }
 
+/* The next entry of a layer: 1 with *e set, 0 at its end, -1 (err set) when
+ * the archive is damaged. */
+static int next_entry(struct archive *ar, struct archive_entry **e, const char *what, const char *hex,
+		      struct ab_err *err)
+{
+	int s = la.archive_read_next_header(ar, e);
+	if (s == ARCHIVE_EOF)
+		return 0;
+	if (s < ARCHIVE_WARN)
+		return archive_fail(ar, what, hex, NULL, err);
+	return 1;
+}
+
 /* A reader of one layer blob: tar, under whatever compression libarchive knows.
  * Both passes read through it, so pass 1 checks exactly what pass 2 writes. */
 static struct archive *open_layer(int fd, const char *what, const char *hex, struct ab_err *err)
@@ -432,11 +445,7 @@ static int scan_layer(int fd, const char *what, const char *hex, struct arena *a
 	struct whiteout *w = arena_alloc(a, cap * sizeof *w);
 	struct archive_entry *e;
 	int s;
-	while ((s = la.archive_read_next_header(ar, &e)) != ARCHIVE_EOF) {
-		if (s < ARCHIVE_WARN) {
-			archive_fail(ar, what, hex, NULL, err);
-			goto out;
-		}
+	while ((s = next_entry(ar, &e, what, hex, err)) > 0) {
 		const char *name = la.archive_entry_pathname(e);
 		char *p = name ? clean_path(a, name) : NULL;
 		if (!p) {
@@ -471,6 +480,8 @@ static int scan_layer(int fd, const char *what, const char *hex, struct arena *a
 			goto out;
 		}
 	}
+	if (s < 0)
+		goto out;
 	*ret = w;
 	*ret_n = n;
 	r = 0;
@@ -496,11 +507,7 @@ static int extract_layer(int fd, const char *what, const char *hex, struct arena
 	int r = -1;
 	struct archive_entry *e;
 	int s;
-	while ((s = la.archive_read_next_header(ar, &e)) != ARCHIVE_EOF) {
-		if (s < ARCHIVE_WARN) {
-			archive_fail(ar, what, hex, NULL, err);
-			goto out;
-		}
+	while ((s = next_entry(ar, &e, what, hex, err)) > 0) {
 		char *p = clean_path(a, la.archive_entry_pathname(e));
 		const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
 		unsigned type = la.archive_entry_filetype(e);
@@ -522,6 +529,8 @@ static int extract_layer(int fd, const char *what, const char *hex, struct arena
 			goto out;
 		}
 	}
+	if (s < 0)
+		goto out;
 	/* directories' modes and times are set at close */
 	if (la.archive_write_close(disk) != ARCHIVE_OK) {
 		archive_fail(disk, what, hex, NULL, err);
