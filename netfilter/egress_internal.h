@@ -52,6 +52,11 @@ size_t eg_entry_protos(const struct egress_entry *e, uint8_t protos[2]);
 
 /* A NETLINK_NETFILTER socket created inside netns_fd (-1: the current one). */
 int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err);
+/* Into the netns NETNS_FD for a moment (sockets made there stay bound to it):
+ * returns an fd of ours to hand to eg_netns_leave, which goes back (or aborts:
+ * going on in the wrong netns is worse) and keeps errno. */
+int eg_netns_enter(int netns_fd, struct ab_err *err);
+void eg_netns_leave(int self);
 
 struct eg_batch {
 	char *buf;

@@ -99,22 +99,39 @@ size_t eg_key(const struct eg_set *s, const uint8_t *addr, uint8_t proto, uint16
 	return n;
 }
 
+int eg_netns_enter(int netns_fd, struct ab_err *err)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return ab_error(err, errno, "open /proc/self/ns/net");
+	if (setns(netns_fd, CLONE_NEWNET) < 0) {
+		int e = errno;
+		close(self);
+		return ab_error(err, e, "enter the container network namespace");
+	}
+	return self;
+}
+
+void eg_netns_leave(int self)
+{
+	int e = errno;
+	if (setns(self, CLONE_NEWNET) < 0)
+		abort(); /* we hold the fd and the capability: continuing in the wrong netns is worse */
+	close(self);
+	errno = e;
+}
+
 int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err)
 {
-	_cleanup_close_ int self = -1;
-	if (netns_fd >= 0) {
-		self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (self < 0)
-			return ab_error(err, errno, "open /proc/self/ns/net");
-		if (setns(netns_fd, CLONE_NEWNET) < 0)
-			return ab_error(err, errno, "enter the container network namespace");
-	}
+	int self = -1;
+	if (netns_fd >= 0 && (self = eg_netns_enter(netns_fd, err)) < 0)
+		return self;
 	/* A netlink socket talks to the namespace it was created in, so create
 	 * it now and go back at once. */
 	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	int e = errno;
-	if (self >= 0 && setns(self, CLONE_NEWNET) < 0)
-		abort(); /* we hold the fd and the capability: continuing in the wrong netns is worse */
+	if (self >= 0)
+		eg_netns_leave(self);
 	if (!nl)
 		return ab_error(err, e, "open netlink socket");
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {

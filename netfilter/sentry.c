@@ -1201,16 +1201,13 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 			       struct ab_err *err)
 {
 	int udp[2] = {-1, -1}, tcp[2] = {-1, -1};
-	_cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int self = eg_netns_enter(netns_fd, err);
 	if (self < 0)
-		return ab_error(err, errno, "open /proc/self/ns/net");
-	if (setns(netns_fd, CLONE_NEWNET) < 0)
-		return ab_error(err, errno, "enter the container network namespace");
+		return self;
 	int r = dns ? bind_listeners(port, udp, tcp, err) : 0;
 	if (r == 0)
 		r = nflog_open(EGRESS_NFLOG_GROUP, &sp->nflog_fd, err);
-	if (setns(self, CLONE_NEWNET) < 0)
-		abort(); /* we hold the fd and the capability: going on in the wrong netns is worse */
+	eg_netns_leave(self);
 	sp->listen_fd[0] = udp[0];
 	sp->listen_fd[1] = tcp[0];
 	sp->listen_fd[2] = udp[1];
