@@ -93,6 +93,12 @@ int egress_install_new(int netns_fd, const struct egress_policy *p, const char *
 int egress_table_owner(int netns_fd, char *id, size_t len, struct ab_err *err);
 /* Delete the table; a missing table is not an error. */
 int egress_remove(int netns_fd, struct ab_err *err);
+/* Where the hook anchor is pinned (netfilter/anchor.c). */
+#define EGRESS_HOOK_ANCHOR "/run/agentbox-netfilter/anchor"
+/* Make sure a network namespace holding the egress ruleset is pinned at pin, so
+ * that netfilter's hook static keys stay on between containers. Idempotent and
+ * safe to race; on error nothing is pinned and containers work as before. */
+int egress_hook_anchor_ensure(const char *pin, struct ab_err *err);
 
 /* ---- DNS sentry ---- */
 

@@ -16,6 +16,7 @@ static void defaults(struct agent_config *c)
 	*c = (struct agent_config){
 		.seccomp_profile = "agent",
 		.egress_enforce = true,
+		.egress_hook_anchor = true,
 		.refuse_privileged = true,
 		.refuse_host_devices = true,
 		.refuse_host_network = true,
@@ -69,7 +70,7 @@ static int load_seccomp(const struct yml_node *n, struct agent_config *c, struct
 static int load_egress(struct arena *a, const struct yml_node *n, struct agent_config *c,
 		       struct ab_err *err)
 {
-	static const char *const keys[] = {"enforce", "allow", "deny", "annotations_may_widen", NULL};
+	static const char *const keys[] = {"enforce", "allow", "deny", "annotations_may_widen", "hook_anchor", NULL};
 	if (yml_check_map(n, "egress", keys, err) < 0)
 		return -1;
 	const struct yml_node *v;
@@ -81,6 +82,9 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		return -1;
 	if ((v = yml_map_get(n, "annotations_may_widen")) &&
 	    yml_get_bool(v, "egress.annotations_may_widen", &c->egress_annotations_may_widen, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "hook_anchor")) &&
+	    yml_get_bool(v, "egress.hook_anchor", &c->egress_hook_anchor, err) < 0)
 		return -1;
 	return 0;
 }

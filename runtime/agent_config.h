@@ -21,6 +21,7 @@ struct agent_config {
 	const char *egress_allow;         /* comma-joined, NULL = none */
 	const char *egress_deny;
 	bool egress_annotations_may_widen;
+	bool egress_hook_anchor;          /* pin the netfilter hook anchor (netfilter/anchor.c) */
 	/* floor */
 	bool refuse_privileged;
 	uint64_t allowed_capabilities;    /* exempt from refuse_privileged */

@@ -470,6 +470,11 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		}
 		return r == 0 ? 0 : check_joined(p, fd, net->path, st->id, state_dirfd, err);
 	}
+	if (p->config.egress_hook_anchor) {
+		struct ab_err e;
+		if (egress_hook_anchor_ensure(EGRESS_HOOK_ANCHOR, &e) < 0)
+			log_debug("egress: %s (the ruleset works without it, only its install is slower)", e.msg);
+	}
 	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
 		return -1;

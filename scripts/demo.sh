@@ -14,6 +14,11 @@ ns=abdemo-$$
 veth=abdemo$$
 work=$(mktemp -d /tmp/agentbox-demo.XXXXXX)
 allowed=198.18.201.10 refused=198.18.201.11
+# agentbox pins a netfilter hook anchor (agentbox-egress(7)); the demo leaves
+# none behind that was not there before
+anchor=/run/agentbox-netfilter/anchor
+anchor_pinned() { [ "$(stat -f -c %T "$anchor" 2>/dev/null)" = nsfs ]; }
+anchor_pinned && anchor_before=yes || anchor_before=no
 
 cleanup() {
 	set +e
@@ -22,6 +27,9 @@ cleanup() {
 	ip link del "$veth" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
 	rm -rf "$work"
+	if [ "$anchor_before" = no ] && anchor_pinned; then
+		umount "$anchor" && rm -rf "$(dirname "$anchor")"
+	fi
 }
 trap cleanup EXIT
 

@@ -14,6 +14,11 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit sanitize netfilter kits engines reliability fuzz)
 
 logdir=$(mktemp -d /tmp/agentbox-tests.XXXXXX)
+# the netfilter hook anchor (agentbox-egress(7)) the tests make is removed at the end
+# unless it was there before
+anchor=/run/agentbox-netfilter/anchor
+anchor_pinned() { [ "$(stat -f -c %T "$anchor" 2>/dev/null)" = nsfs ]; }
+anchor_pinned && anchor_before=yes || anchor_before=no
 passed=0 failed=0 skipped=0
 failures=()
 
@@ -130,6 +135,9 @@ for s in "${suites[@]}"; do
 	esac
 done
 
+if [ "$anchor_before" = no ] && anchor_pinned; then
+	umount "$anchor" && rm -rf "$(dirname "$anchor")"
+fi
 echo "logs: $logdir"
 [ ${#failures[@]} -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped (${SECONDS} s)"

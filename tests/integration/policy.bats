@@ -126,6 +126,14 @@ floor: {refuse_host_network: false}'
 	assert_one_error_line 'agent\.yaml:1:.*egress\.enforce'
 }
 
+@test "config: egress.hook_anchor takes only a boolean" {
+	write_config 'egress: {hook_anchor: sometimes}'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'agent\.yaml:1:.*egress\.hook_anchor'
+	assert_nothing_left
+}
+
 @test "config: --config FILE that does not exist is an error" {
 	RUNTIME_ARGS=(--config "$TEST_DIR/nope.yaml")
 	in_container abtest true
@@ -184,6 +192,38 @@ floor: {refuse_host_network: false}'
 	local st
 	st=$(awk '{ print $3 }' "/proc/$sentry/stat" 2>/dev/null || true)
 	[ -z "$st" ] || [ "$st" = Z ]
+}
+
+ANCHOR=/run/agentbox-netfilter/anchor
+anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
+
+@test "egress: the hook anchor: pinned once, holds the ruleset's hooks and no working interface" {
+	in_container abtest true
+	assert_success
+	anchor_pinned || fail "no network namespace pinned at $ANCHOR"
+	local ino
+	ino=$(stat -L -c %i "$ANCHOR")
+	nsenter --net="$ANCHOR" nft list chain inet agentbox output | grep -q 'type filter hook output'
+	nsenter --net="$ANCHOR" nft list chain inet agentbox dns | grep -q 'type nat hook output'
+	# only lo, and it is down: nothing can ever send from there
+	[ "$(nsenter --net="$ANCHOR" ip -o link | wc -l)" -eq 1 ]
+	! nsenter --net="$ANCHOR" ip -o link show lo | grep -q '<[^>]*,UP'
+	in_container abtest true
+	assert_success
+	[ "$(stat -L -c %i "$ANCHOR")" = "$ino" ] || fail "a second anchor was pinned"
+	[ "$(grep -c " $ANCHOR " /proc/self/mountinfo)" -eq 1 ]
+}
+
+@test "egress: hook_anchor false makes no anchor; the next policed container pins it again" {
+	if anchor_pinned; then umount "$ANCHOR"; fi
+	write_config 'egress: {hook_anchor: false}'
+	in_container abtest true
+	assert_success
+	! anchor_pinned || fail "an anchor was pinned with egress.hook_anchor: false"
+	RUNTIME_ARGS=()
+	in_container abtest true
+	assert_success
+	anchor_pinned || fail "no anchor pinned again after it was unmounted"
 }
 
 @test "egress: the DNS sentry's listeners are bound before the program starts: a lookup at once is answered" {
