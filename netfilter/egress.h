@@ -137,6 +137,8 @@ struct egress_sentry_params {
 	int ready_fd;                     /* gets one byte once serving; -1 = none */
 	int listen_fd[4];                 /* from egress_sentry_sockets_open, or all -1: bind them */
 	int nflog_fd;                     /* likewise; -1: open it */
+	bool upstreams_added;             /* egress_sentry_sockets_open put the upstream
+					   * and guard elements in */
 	void (*release_more)(void);       /* the caller's memory to give back with the
 					   * sentry's own, once idle; NULL = none */
 	uintptr_t dead_stack_hi;          /* runs on a stack of its own: everything of the
@@ -149,8 +151,9 @@ struct egress_sentry_params {
  * TCP on 127.0.0.1 and ::1, port PORT; loopback brought up first; udp4, tcp4,
  * udp6, tcp6, the IPv6 pair -1 when the netns has IPv6 disabled), and always
  * its socket on the ruleset's log group. Made before the container's program
- * can run, they hold its first queries and log records while the sentry still
- * sets itself up. */
+ * can run, they hold its first queries and log records until the sentry serves.
+ * With DNS, the upstream resolvers of sp->upstream go into the ruleset's sets
+ * too (loopback ones guarded from everyone but the sentry). */
 int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
 			       struct ab_err *err);
 void egress_sentry_sockets_close(struct egress_sentry_params *sp);

@@ -1197,6 +1197,8 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 	}
 }
 
+static int add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
+
 int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
 			       struct ab_err *err)
 {
@@ -1207,6 +1209,17 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 	int r = dns ? bind_listeners(port, udp, tcp, err) : 0;
 	if (r == 0)
 		r = nflog_open(EGRESS_NFLOG_GROUP, &sp->nflog_fd, err);
+	/* the loopback resolvers are guarded before the program runs, not once the
+	 * sentry (which may start later) gets to it */
+	if (r == 0 && dns && sp->n_upstream > 0) {
+		struct mnl_socket *nl;
+		if ((r = eg_nl_open(-1, &nl, err)) == 0) {
+			if ((r = add_upstreams(nl, sp, err)) < 0)
+				ab_wrap(err, "add upstream resolvers");
+			mnl_socket_close(nl);
+		}
+		sp->upstreams_added = r == 0;
+	}
 	eg_netns_leave(self);
 	sp->listen_fd[0] = udp[0];
 	sp->listen_fd[1] = tcp[0];
@@ -1334,7 +1347,7 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		return r;
 	if ((r = eg_nl_open(-1, nl, err)) < 0)
 		return r;
-	if (sp->dns && (r = add_upstreams(*nl, sp, err)) < 0)
+	if (sp->dns && !sp->upstreams_added && (r = add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return empty_root(err);
 }
@@ -1389,8 +1402,11 @@ static void serve(struct sentry *s)
 		int r = poll(pf, ARRAY_SIZE(pf), next == UINT64_MAX ? -1 : next > now ? (int)(next - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return;
-		if (!init_alive(s))
+		if (!init_alive(s)) {
+			/* what the container was refused just before it ended */
+			handle_nflog(s);
 			return;
+		}
 		if (r > 0) {
 			s->active_at = now_ms();
 			s->released = false;

@@ -870,6 +870,43 @@ int container_print_state(const struct global_opts *g, const char *id, struct ab
 
 /* ---- run: create + start in the foreground ---- */
 
+/* How long a foreground run goes without its DNS sentry when nothing asks for
+ * it first: a program done sooner (a build step, a test) never needs one. */
+#define SENTRY_LAZY_MS 100
+
+/* Any lookup or refused packet waiting for a sentry not forked yet? */
+static bool sentry_has_input(const struct agent_policy *p)
+{
+	int fds[5];
+	size_t n = policy_sentry_wake_fds(p, fds);
+	struct pollfd pf[5];
+	for (size_t i = 0; i < n; i++)
+		pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+	return n > 0 && poll(pf, (nfds_t)n, 0) > 0;
+}
+
+/* The sentry of a foreground run, forked once needed; into the state (read
+ * afresh under the lock: the container runs, others may have written it). */
+static int fork_sentry_late(struct create_ctx *cc, struct ab_err *err)
+{
+	if (policy_fork_sentry(&cc->policy, &cc->st, err) < 0)
+		return -1;
+	_cleanup_close_ int dirfd = -1;
+	struct container_state now;
+	struct ab_err e;
+	if (state_dir_open(cc->g->root, cc->o->id, true, &dirfd, &e) < 0 ||
+	    state_read(dirfd, cc->o->id, &now, &e) < 0) {
+		log_debug("record the DNS sentry: %s", e.msg);
+		return 0;
+	}
+	now.sentry_pid = cc->st.sentry_pid;
+	now.sentry_start_time = cc->st.sentry_start_time;
+	if (state_write(dirfd, &now, &e) < 0)
+		log_debug("record the DNS sentry: %s", e.msg);
+	state_free(&now);
+	return 0;
+}
+
 static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
 {
 	sigset_t all;
@@ -888,10 +925,14 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 	int r = 0;
 	for (;;) {
 		struct signalfd_siginfo si;
-		struct pollfd p[4] = {{.fd = sfd, .events = POLLIN}};
+		struct pollfd p[12] = {{.fd = sfd, .events = POLLIN}};
 		int n = 1;
 		if (have_tty)
 			n += tty_proxy_pollfds(&proxy, p + 1);
+		int wake[5], wake_slot = n;
+		size_t n_wake = policy_sentry_wake_fds(&cc->policy, wake);
+		for (size_t i = 0; i < n_wake; i++)
+			p[n++] = (struct pollfd){.fd = wake[i], .events = POLLIN};
 		/* the DNS sentry says ready (or why not) while the program already
 		 * runs; a program that is done first never waits for it */
 		int sentry_slot = -1, sentry_fd = policy_sentry_ready_fd(&cc->policy);
@@ -906,9 +947,30 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 			wait_ms = spent >= cc->o->timeout_ms ? 0 : (int)(cc->o->timeout_ms - spent);
 		}
+		int lazy_ms = -1;
+		if (n_wake) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+			lazy_ms = spent >= SENTRY_LAZY_MS ? 0 : (int)(SENTRY_LAZY_MS - spent);
+			if (wait_ms < 0 || lazy_ms < wait_ms)
+				wait_ms = lazy_ms;
+		}
 		int ready = poll(p, (nfds_t)n, wait_ms);
 		if (ready < 0 && errno != EINTR)
 			return ab_error(err, errno, "poll");
+		if (n_wake) {
+			bool wanted = ready == 0 && wait_ms == lazy_ms;
+			for (size_t i = 0; i < n_wake && ready > 0; i++)
+				wanted |= p[wake_slot + i].revents != 0;
+			if (wanted) {
+				if (fork_sentry_late(cc, err) < 0) {
+					r = -1;
+					break;
+				}
+				continue;
+			}
+		}
 		if (ready == 0 && wait_ms >= 0) {
 			/* out of time: everything in the container goes, not just its init */
 			timed_out = true;
@@ -972,9 +1034,7 @@ static void report_refused_egress(const char *root, const char *id)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s/%s", root, id, EGRESS_LOG);
-	/* the sentry writes its last records as the init exits: give it a moment */
-	struct timespec ts = {0, 50 * 1000 * 1000};
-	nanosleep(&ts, NULL);
+	/* the sentry has written its last records: run waited for it to exit */
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	if (!f)
 		return;
@@ -1029,12 +1089,8 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 			goto fail;
 		}
 		run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config);
-		/* its sockets already hold whatever the program sends before it serves */
-		if (cc.policy.sentry_prep && (policy_fork_sentry(&cc.policy, &cc.st, err) < 0 ||
-					      state_write(cc.state_dirfd, &cc.st, err) < 0)) {
-			r = -1;
-			goto fail;
-		}
+		/* the DNS sentry comes when the program needs it (forward_until_exit):
+		 * its sockets hold whatever the program sends until then */
 	}
 	int status = 0;
 	/* the state lock must not be held while the container runs */
@@ -1043,6 +1099,13 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 	r = forward_until_exit(&cc, &status, err);
 	if (r < 0)
 		goto fail;
+	/* refused just before the end and not logged yet: a sentry logs it now */
+	if (sentry_has_input(&cc.policy)) {
+		struct ab_err e;
+		if (fork_sentry_late(&cc, &e) < 0)
+			log_warn("%s", e.msg);
+	}
+	policy_sentry_finish(&cc.policy, 2000);
 	if (o->report_egress)
 		report_refused_egress(g->root, o->id);
 	if (!o->keep) {

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/capability.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -669,6 +670,9 @@ int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struc
 		return ab_error(err, e, "egress: fork the DNS sentry");
 	}
 	p->sentry_pid = pid;
+	/* ours to reap, so the pid cannot be reused before this */
+	if (p->sentry_pidfd < 0)
+		p->sentry_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	p->sentry_ready_fd = ready_r;
 	p->sentry_pending = true;
 	/* in the state from now on, so that delete finds it even before it serves */
@@ -683,6 +687,37 @@ int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, stru
 	if (policy_prepare_sentry(p, c, st, state_dirfd, err) < 0)
 		return -1;
 	return policy_fork_sentry(p, st, err);
+}
+
+size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5])
+{
+	const struct sentry_child *a = p->sentry_prep;
+	if (!a)
+		return 0;
+	size_t n = 0;
+	for (int i = 0; i < 4; i++)
+		if (a->sp.listen_fd[i] >= 0)
+			fds[n++] = a->sp.listen_fd[i];
+	if (a->sp.nflog_fd >= 0)
+		fds[n++] = a->sp.nflog_fd;
+	return n;
+}
+
+void policy_sentry_finish(struct agent_policy *p, int timeout_ms)
+{
+	if (p->sentry_pid <= 0)
+		return;
+	if (p->sentry_pidfd >= 0) {
+		struct pollfd pf = {.fd = p->sentry_pidfd, .events = POLLIN};
+		while (poll(&pf, 1, timeout_ms) < 0 && errno == EINTR)
+			;
+	}
+	if (waitpid(p->sentry_pid, NULL, WNOHANG) == 0)
+		return;   /* still there: delete's teardown kills it */
+	p->sentry_pid = 0;
+	if (p->sentry_pidfd >= 0)
+		close(p->sentry_pidfd);
+	p->sentry_pidfd = -1;
 }
 
 int policy_sentry_ready_fd(const struct agent_policy *p)
@@ -712,6 +747,7 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 		   struct agent_policy *ret, struct ab_err *err)
 {
 	memset(ret, 0, sizeof *ret);
+	ret->sentry_pidfd = -1;
 	if (agent_config_load(g->config_path, &ret->arena, &ret->config, err) < 0)
 		return -1;
 	/* with nothing selected anywhere every container gets the agent profile */
@@ -794,6 +830,8 @@ void policy_teardown(const struct container_state *s)
 
 void policy_free(struct agent_policy *p)
 {
+	if (p->sentry_pid > 0 && p->sentry_pidfd >= 0)
+		close(p->sentry_pidfd);
 	egress_policy_free(&p->egress);
 	arena_free(&p->arena);
 }

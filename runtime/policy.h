@@ -25,6 +25,7 @@ struct agent_policy {
 	pid_t sentry_pid;                   /* started by policy_spawn_sentry */
 	bool sentry_pending;                /* spawned, policy_wait_sentry not yet called */
 	int sentry_ready_fd;                /* its "ready" pipe while pending */
+	int sentry_pidfd;                   /* of the forked sentry, -1: none */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
 };
@@ -60,6 +61,13 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 			  int state_dirfd, struct ab_err *err);
 int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);
 int policy_wait_sentry(struct agent_policy *p, struct ab_err *err);
+/* A sentry prepared and not forked yet: the fds whose first input calls for it
+ * (its DNS listeners and log socket) into fds, their count; 0 when there is none
+ * to fork. */
+size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5]);
+/* Forked and not yet reaped: wait (at most timeout_ms) for it to exit, which it
+ * does once init has, after logging what init was refused last. */
+void policy_sentry_finish(struct agent_policy *p, int timeout_ms);
 /* What policy_wait_sentry reads, to poll on; -1 once waited for (or none). */
 int policy_sentry_ready_fd(const struct agent_policy *p);
 /* Undo policy_install and the sentry after a failed create. */

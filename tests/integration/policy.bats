@@ -362,29 +362,93 @@ run_alone() {
 	run_container "$@"
 }
 
-@test "egress log: a connection refused at once, while the sentry still starts, is logged all the same" {
-	# the runtime opens the sentry's log socket before the program runs; the
-	# sentry (delayed 1 s here) reads what queued there
+# routed_netns: the container joins a netns of its own with a route to
+# 198.18.77.0/24 (a veth pair inside it), so a packet there meets the firewall
+routed_netns() {
 	local ns=ablog$$
 	ip netns add "$ns"
 	defer ip netns delete "$ns"
-	# a veth pair inside that netns: the packet has a route and meets the firewall
 	ip -n "$ns" link add abv0 type veth peer name abv1
 	ip -n "$ns" addr add 198.18.77.1/24 dev abv0
 	ip -n "$ns" link set abv0 up
 	ip -n "$ns" link set abv1 up
 	update_config '(.linux.namespaces[] | select(.type == "network")) .path = "/run/netns/'"$ns"'"'
+}
+
+# assert_logged DST PORT: `egress log --json eg` holds a tcp record for DST:PORT
+assert_logged() {
+	runtime egress log --json eg
+	assert_success
+	jq -se --arg d "$1" --argjson p "$2" 'map(select(.dst == $d and .port == $p and .proto == "tcp")) | length > 0' \
+		<<<"$stdout" >/dev/null || fail "not in the log: $stdout"
+}
+
+@test "egress log: a connection refused at once, while the sentry still starts, is logged all the same" {
+	# the runtime opens the sentry's log socket before the program runs; the
+	# sentry (delayed 1 s here) reads what queued there
+	routed_netns
 	export AGENTBOX_FAULT_SENTRY_DELAY_MS=1000
 	# one SYN only (nc is killed before TCP sends it again), while the sentry
 	# cannot read yet
 	set_args sh -c 'nc -w 5 198.18.77.9 8080 </dev/null & sleep 0.2; kill $!; sleep 1.5'
 	run_container eg --keep
-	runtime egress log --json eg
-	assert_success
-	jq -se 'map(select(.dst == "198.18.77.9" and .port == 8080 and .proto == "tcp")) | length > 0' \
-		<<<"$stdout" >/dev/null || fail "not in the log: $stdout"
+	assert_logged 198.18.77.9 8080
 	runtime delete eg
 	assert_success
+}
+
+@test "egress log: a connection refused just before the program ends is logged before run returns" {
+	# the program is gone long before its sentry (delayed 0.6 s) reads: the
+	# sentry still logs what queued, and run waits for that
+	routed_netns
+	export AGENTBOX_FAULT_SENTRY_DELAY_MS=600
+	set_args sh -c 'nc -w 5 198.18.77.9 8081 </dev/null & sleep 0.1; kill $!'
+	run_container eg --keep
+	assert_logged 198.18.77.9 8081
+	runtime delete eg
+	assert_success
+}
+
+@test "egress: a foreground run forks its DNS sentry only when needed: a lookup, or 100 ms of running" {
+	echo "nameserver 127.0.0.2" >"$BUNDLE/rootfs/etc/resolv.conf"
+	RUNTIME_ARGS=(--egress-allow "allowed.test")
+	sentry_of() { jq -r '.sentryPid // 0' "$ROOT/$1/state.json"; }
+	# done at once, nothing asked: no sentry at all
+	set_args abtest true
+	run_container quick --keep
+	assert_success
+	[ "$(sentry_of quick)" = 0 ] || fail "a sentry was forked for a program that needed none"
+	# a lookup at once: answered by a sentry forked for it
+	set_args nslookup denied.test
+	run_container asks --keep
+	assert_output_contains "denied.test: REFUSED"
+	[ "$(sentry_of asks)" -gt 0 ]
+	# quiet but longer: it comes anyway
+	set_args sh -c 'sleep 0.5'
+	run_container slow --keep
+	assert_success
+	[ "$(sentry_of slow)" -gt 0 ]
+	local id
+	for id in quick asks slow; do runtime delete "$id"; done
+	assert_nothing_left
+}
+
+@test "egress: a loopback resolver of resolv.conf is guarded from the program's first packet" {
+	# Docker's 127.0.0.11: only the sentry may reach it, on any port; the
+	# runtime puts the guard in before the start, not the (here delayed) sentry.
+	# Another loopback address, not a resolver, is the control: lo is up and
+	# the listeners answer.
+	echo "nameserver 127.0.0.11" >"$BUNDLE/rootfs/etc/resolv.conf"
+	export AGENTBOX_FAULT_SENTRY_DELAY_MS=1000
+	RUNTIME_ARGS=(--egress-allow "allowed.test")
+	set_args sh -c 'cd /dev/shm; nc -l -p 5353 >resolver & nc -l -p 5354 >other & sleep 0.1
+		echo leaked | nc -w 1 127.0.0.11 5353; echo reached | nc -w 1 127.0.0.12 5354
+		sleep 0.1; cat resolver other; echo end'
+	run_container guarded
+	assert_output_contains end
+	assert_output_contains reached
+	[[ "$stdout" != *leaked* ]] || fail "reached the loopback resolver: $stdout"
+	assert_nothing_left
 }
 
 @test "egress: a container joining a policed netns: the same policy or a narrower one (warned), never a wider one" {
