@@ -830,6 +830,9 @@ void policy_teardown(const struct container_state *s)
 
 void policy_free(struct agent_policy *p)
 {
+	/* a foreground run whose program never needed its sentry */
+	sentry_child_free(p->sentry_prep);
+	p->sentry_prep = NULL;
 	if (p->sentry_pid > 0 && p->sentry_pidfd >= 0)
 		close(p->sentry_pidfd);
 	egress_policy_free(&p->egress);
