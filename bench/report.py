@@ -23,7 +23,7 @@ SECTION_TITLES = {
 CASE_ORDER = ["agentbox", "agentbox-ro", "agentbox-agent", "agentbox-plain", "runc", "crun", "floor"]
 CASE_NOTES = {
     "agentbox": "defaults: agent seccomp profile, default-deny egress + DNS sentry",
-    "agentbox-ro": "defaults, the binary on a read-only bind mount (no sealed re-exec, see agentbox(8))",
+    "agentbox-ro": "defaults, the binary on a read-only bind mount (no detach from the binary, see agentbox(8))",
     "agentbox-agent": "--seccomp-profile agent --egress-allow <20 entries>",
     "agentbox-plain": "--seccomp-profile none --egress-allow all",
     "floor": "bench/floor.c: unshare 6 ns + fork + mount proc + chroot + exec",

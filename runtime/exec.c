@@ -6,6 +6,7 @@
 #include "log.h"
 #include "policy.h"
 #include "process.h"
+#include "sealed_exe.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -67,6 +68,9 @@ static bool same_ns(pid_t pid, const char *name)
 static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, struct ab_err *err)
 {
 	struct sync_msg msg;
+	/* first: we are in the container's pid namespace already */
+	if (sealed_exe_detach(err) < 0)
+		return -1;
 	if (sync_recv(x->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
 		return -1;
 	for (size_t i = 0; i < x->n_ns; i++)

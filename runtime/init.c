@@ -7,6 +7,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "process.h"
+#include "sealed_exe.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "util.h"
@@ -94,6 +95,9 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	const struct oci_process *p = ctx->process;
 	struct sync_msg msg;
 
+	/* while the parent writes the id maps and places us in the cgroup */
+	if (sealed_exe_detach(err) < 0)
+		return -1;
 	/* 1. the parent has written the id maps and placed us in the cgroup */
 	if (sync_recv(ctx->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
 		return -1;

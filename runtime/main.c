@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 		log_error("unknown command \"%s\"; see agentbox --help", name);
 		return 1;
 	}
-	/* commands that start container processes run from a sealed copy of the binary */
+	/* commands that start container processes: no image of our binary may enter a container */
 	if (streq(name, "create") || streq(name, "run") || streq(name, "exec") || streq(name, "kit")) {
 		if (sealed_exe_ensure(argv, &err) < 0) {
 			log_error("%s", err.msg);

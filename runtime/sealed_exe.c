@@ -1,10 +1,15 @@
 /* CVE-2019-5736: a container whose entrypoint is "#!/proc/self/exe" makes the kernel
  * run /proc/self/exe of the init — the runtime's binary, since init is a clone of
- * the runtime — and from inside it can open that binary for writing. Before any
- * command that starts container processes, the runtime re-executes itself from a
- * file nobody can write: the same file seen through a private read-only overlay
- * mount (Linux 6.8+), else a sealed memfd copy — unless the binary already is on
- * a read-only mount. */
+ * the runtime — and from inside it can open that binary for writing.
+ *
+ * So no process that a container can see may be an image of the host's binary.
+ * Each child that enters a container (init, exec's process) first detaches
+ * itself: its code and constants are mapped again from a sealed memfd copy, what
+ * was written (RELRO, .data) moves to anonymous memory, and PR_SET_MM_MAP points
+ * /proc/self/exe at the copy. Where that prctl is missing (no
+ * CONFIG_CHECKPOINT_RESTORE) or not allowed, the runtime re-executes itself from
+ * the sealed copy before it starts anything, as runc does. A binary on a
+ * read-only mount needs neither: nothing can open it for writing. */
 #include "sealed_exe.h"
 #include "log.h"
 #include "util.h"
@@ -12,14 +17,18 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/mount.h>
+#include <linux/capability.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sysmacros.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,68 +73,65 @@ static off_t loadable_size(int fd, off_t file_size, Elf64_Ehdr *eh)
 #endif
 }
 
-/* An empty read-only tmpfs, detached: overlayfs wants two lower layers when it
- * has no upper one, and they must not overlap. */
-static int empty_tmpfs(void)
+/* A sealed memfd holding what execve and mmap need of the binary open as src. */
+static int sealed_copy(int src, const struct stat *st, struct ab_err *err)
 {
-	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return -1;
-	int mnt = -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
-	close(fs);
-	return mnt;
+	int mfd = memfd_create("agentbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return ab_error(err, errno, "memfd_create");
+	Elf64_Ehdr eh;
+	off_t size = loadable_size(src, st->st_size, &eh);
+	bool trimmed = size > 0;
+	if (!trimmed)
+		size = st->st_size;
+	off_t off = 0;
+	while (off < size) {
+		ssize_t n = sendfile(mfd, src, &off, (size_t)(size - off));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ab_error(err, n < 0 ? errno : EIO, "copy the runtime binary to a sealed memfd");
+			goto fail;
+		}
+	}
+	if (trimmed) {
+		/* the copy ends before the section headers: say there are none */
+		eh.e_shoff = 0;
+		eh.e_shnum = 0;
+		eh.e_shstrndx = SHN_UNDEF;
+		if (pwrite(mfd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh) {
+			ab_error(err, errno, "copy the runtime binary to a sealed memfd");
+			goto fail;
+		}
+	}
+	if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0) {
+		ab_error(err, errno, "seal the runtime's memfd");
+		goto fail;
+	}
+	return mfd;
+fail:
+	close(mfd);
+	return -1;
 }
 
-/* Re-execute through an overlay of the binary's own directory (over an empty
- * layer) with no upper layer, mounted detached (no mount table sees it; it goes
- * with the last process mapping it): every open for writing gets EROFS, and nothing is copied —
- * all containers share the binary's page cache, where a memfd copy stays pinned
- * by each container's DNS sentry. Only where overlayfs takes "lowerdir+" (Linux
- * 6.8, the release since which /proc/PID/map_files of such a mapping also name
- * the overlay file, not the writable one below). Returns only on failure, for
- * the memfd copy to take over. */
-static void exec_via_overlay(int src, char **argv)
+/* Set by sealed_exe_ensure: this process runs the host's binary, and each child
+ * that enters a container detaches itself from it (sealed_exe_detach). */
+static bool detach_in_children;
+
+/* PR_SET_MM_MAP can point /proc/self/exe elsewhere: the kernel has it
+ * (CONFIG_CHECKPOINT_RESTORE) and we may use it (CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE, here in our own user namespace). */
+static bool exe_switch_allowed(void)
 {
-	char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0)
-		return;
-	path[n] = 0;
-	char *slash = strrchr(path, '/');
-	if (path[0] != '/' || !slash || strstr(path, " (deleted)"))
-		return;   /* replaced since we started: the memfd copies what we run */
-	*slash = 0;
-	const char *dir = slash == path ? "/" : path, *base = slash + 1;
-	_cleanup_close_ int empty = empty_tmpfs();
-	if (empty < 0)
-		return;
-	char empty_path[32];
-	snprintf(empty_path, sizeof empty_path, "/proc/self/fd/%d", empty);
-	int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return;
-	int mnt = -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", dir, 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", empty_path, 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	close(fs);
-	if (mnt < 0)
-		return;
-	_cleanup_close_ int fd = openat(mnt, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	close(mnt);
-	struct stat a, b;
-	/* the very file we run, not one renamed over it in between */
-	if (fd < 0 || fstat(fd, &a) < 0 || fstat(src, &b) < 0 || a.st_ino != b.st_ino || a.st_size != b.st_size ||
-	    a.st_mtim.tv_sec != b.st_mtim.tv_sec || a.st_mtim.tv_nsec != b.st_mtim.tv_nsec)
-		return;
-	syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
-	log_debug("re-execute through a read-only overlay: %s; using a sealed memfd copy", strerror(errno));
+	unsigned int size = 0;
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, (unsigned long)&size, 0, 0) < 0 || size != sizeof(struct prctl_mm_map))
+		return false;
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	uint64_t effective = data[0].effective | (uint64_t)data[1].effective << 32;
+	return effective & (1ULL << CAP_SYS_ADMIN | 1ULL << CAP_CHECKPOINT_RESTORE);
 }
 
 int sealed_exe_ensure(char **argv, struct ab_err *err)
@@ -143,37 +149,149 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 		log_debug("runtime binary is on a read-only mount: no sealed copy needed");
 		return 0;
 	}
-	if (!util_force_fallbacks)
-		exec_via_overlay(src, argv);
+	/* a second execve of ourselves costs ~2.5 ms on a VM, and a DNS sentry
+	 * forked from a re-executed runtime keeps its copy in memory: detaching each
+	 * child costs less and happens while the parent sets up the cgroups */
+	if (!util_force_fallbacks && exe_switch_allowed()) {
+		detach_in_children = true;
+		return 0;
+	}
 	struct stat st;
 	if (fstat(src, &st) < 0)
 		return ab_error(err, errno, "stat /proc/self/exe");
-	_cleanup_close_ int mfd = memfd_create("agentbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	_cleanup_close_ int mfd = sealed_copy(src, &st, err);
 	if (mfd < 0)
-		return ab_error(err, errno, "memfd_create");
-	Elf64_Ehdr eh;
-	off_t size = loadable_size(src, st.st_size, &eh);
-	bool trimmed = size > 0;
-	if (!trimmed)
-		size = st.st_size;
-	off_t off = 0;
-	while (off < size) {
-		ssize_t n = sendfile(mfd, src, &off, (size_t)(size - off));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return ab_error(err, n < 0 ? errno : EIO, "copy the runtime binary to a sealed memfd");
-	}
-	if (trimmed) {
-		/* the copy ends before the section headers: say there are none */
-		eh.e_shoff = 0;
-		eh.e_shnum = 0;
-		eh.e_shstrndx = SHN_UNDEF;
-		if (pwrite(mfd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-			return ab_error(err, errno, "copy the runtime binary to a sealed memfd");
-	}
-	if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
-		return ab_error(err, errno, "seal the runtime's memfd");
+		return -1;
 	syscall(SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
 	return ab_error(err, errno, "re-execute from the sealed memfd");
+}
+
+struct exe_range {
+	uintptr_t start, end;
+	off_t offset;
+	int prot;
+	bool written;   /* holds what the loader or the program wrote: not the file's bytes */
+};
+
+/* The file-backed pages of our own binary as loaded, from its program headers:
+ * cheaper than reading /proc/self/maps. RELRO is read-only now but was written
+ * by the dynamic loader; the rest of its segment is .data. */
+static size_t exe_ranges(struct exe_range *r, size_t max)
+{
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
+	size_t phnum = getauxval(AT_PHNUM), n = 0;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = 0, relro_end = 0;
+#define PAGE_DOWN(x) ((x) & ~(page - 1))
+#define PAGE_UP(x) PAGE_DOWN((x) + page - 1)
+	for (size_t i = 0; ph && i < phnum; i++)
+		if (ph[i].p_type == PT_PHDR)
+			base = (uintptr_t)ph - ph[i].p_vaddr;
+	for (size_t i = 0; ph && i < phnum; i++)
+		if (ph[i].p_type == PT_GNU_RELRO)
+			relro_end = PAGE_DOWN(base + ph[i].p_vaddr + ph[i].p_memsz);
+	for (size_t i = 0; ph && i < phnum && n + 2 <= max; i++) {
+		if (ph[i].p_type != PT_LOAD || ph[i].p_filesz == 0)
+			continue;
+		uintptr_t start = PAGE_DOWN(base + ph[i].p_vaddr), end = PAGE_UP(base + ph[i].p_vaddr + ph[i].p_filesz);
+		off_t offset = (off_t)(ph[i].p_offset - (base + ph[i].p_vaddr - start));
+		int prot = (ph[i].p_flags & PF_R ? PROT_READ : 0) | (ph[i].p_flags & PF_W ? PROT_WRITE : 0) |
+			   (ph[i].p_flags & PF_X ? PROT_EXEC : 0);
+		bool written = ph[i].p_flags & PF_W;
+		if (written && relro_end > start && relro_end <= end) {
+			r[n++] = (struct exe_range){start, relro_end, offset, prot & ~PROT_WRITE, true};
+			offset += (off_t)(relro_end - start);
+			start = relro_end;
+		}
+		if (start < end)
+			r[n++] = (struct exe_range){start, end, offset, prot, written};
+	}
+#undef PAGE_DOWN
+#undef PAGE_UP
+	return n;
+}
+
+/* Word by word and uninstrumented: the source holds the sanitizers' redzones. */
+__attribute__((no_sanitize_address)) static void copy_words(volatile uint64_t *dst, const volatile uint64_t *src,
+							    size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* Replace a mapping by an anonymous copy of what it holds now, in one step. */
+static int move_to_anonymous(const struct exe_range *v)
+{
+	size_t len = v->end - v->start;
+	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -1;
+	if (!(v->prot & PROT_READ) && mprotect((void *)v->start, len, v->prot | PROT_READ) < 0)
+		goto fail;
+	copy_words(tmp, (const void *)v->start, len / sizeof(uint64_t));
+	if (mprotect(tmp, len, v->prot) < 0 ||
+	    mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)v->start) == MAP_FAILED)
+		goto fail;
+	return 0;
+fail:
+	munmap(tmp, len);
+	return -1;
+}
+
+/* The fields of PR_SET_MM_MAP other than exe_fd, as they are: from /proc/self/stat. */
+static int current_mm_map(struct prctl_mm_map *m, struct ab_err *err)
+{
+	char buf[1024];
+	_cleanup_close_ int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (n <= 0)
+		return ab_error(err, errno, "read /proc/self/stat");
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return ab_error(err, 0, "/proc/self/stat: unexpected format");
+	unsigned long long f[53] = {0};
+	int field = 3;
+	for (char *tok = strtok(p + 1, " \n"); tok && field < 53; tok = strtok(NULL, " \n"))
+		f[field++] = strtoull(tok, NULL, 10);
+	if (field < 52)
+		return ab_error(err, 0, "/proc/self/stat: only %d fields", field - 1);
+	*m = (struct prctl_mm_map){
+		.start_code = f[26], .end_code = f[27], .start_stack = f[28],
+		.start_data = f[45], .end_data = f[46], .start_brk = f[47], .brk = (uint64_t)syscall(SYS_brk, 0),
+		.arg_start = f[48], .arg_end = f[49], .env_start = f[50], .env_end = f[51],
+	};
+	return 0;
+}
+
+int sealed_exe_detach(struct ab_err *err)
+{
+	if (!detach_in_children)
+		return 0;
+	_cleanup_close_ int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (src < 0 || fstat(src, &st) < 0)
+		return ab_error(err, errno, "open /proc/self/exe");
+	_cleanup_close_ int mfd = sealed_copy(src, &st, err);
+	if (mfd < 0)
+		return -1;
+	struct exe_range v[16];
+	size_t n = exe_ranges(v, ARRAY_SIZE(v));
+	if (n == 0)
+		return ab_error(err, 0, "detach from the runtime binary: no program headers");
+	for (size_t i = 0; i < n; i++) {
+		/* code and constants: the same bytes from the copy, so nothing is copied
+		 * twice; mapping over the code running now is fine, it does not change */
+		if (v[i].written ? move_to_anonymous(&v[i]) < 0
+				 : mmap((void *)v[i].start, v[i].end - v[i].start, v[i].prot, MAP_PRIVATE | MAP_FIXED, mfd,
+					v[i].offset) == MAP_FAILED)
+			return ab_error(err, errno, "detach from the runtime binary: remap %#lx-%#lx",
+					(unsigned long)v[i].start, (unsigned long)v[i].end);
+	}
+	struct prctl_mm_map m;
+	if (current_mm_map(&m, err) < 0)
+		return -1;
+	m.exe_fd = (uint32_t)mfd;
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&m, sizeof m, 0) < 0)
+		return ab_error(err, errno, "detach from the runtime binary: point /proc/self/exe at a sealed copy");
+	return 0;
 }

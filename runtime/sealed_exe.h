@@ -4,7 +4,13 @@
 
 #include "error.h"
 
-/* Returns 0 when already sealed; otherwise re-executes (does not return) or fails. */
+/* Chooses how: returns 0 when nothing is needed or children will detach
+ * themselves; otherwise re-executes from a sealed copy (does not return) or fails. */
 int sealed_exe_ensure(char **argv, struct ab_err *err);
+
+/* In a child about to enter a container, when sealed_exe_ensure chose not to
+ * re-execute: afterwards no page of this process and not /proc/self/exe is the
+ * host's binary. Call before anything in the container can see the process. */
+int sealed_exe_detach(struct ab_err *err);
 
 #endif

@@ -37,10 +37,11 @@ teardown() {
 	[ "$(stat -L -c %d:%i "/proc/$pid/exe")" != "$(stat -c %d:%i "$RUNTIME_REAL")" ]
 }
 
-# hijack_probe BINARY: a container whose entrypoint is '#!/proc/self/exe' runs
-# the runtime's binary in the container (with our ld.so standing in for the
-# rootfs's, see cve-2019-5736-interp.c), which tries to reopen it for writing.
-hijack_probe() {
+# evil_entrypoint: /bin/evil is '#!/proc/self/exe'; run from a process whose
+# /proc/self/exe is the runtime's binary or a copy of it, the kernel starts that
+# binary in the container with our ld.so (cve-2019-5736-interp.c), which tries
+# to reopen it for writing.
+evil_entrypoint() {
 	local bin=$1
 	readelf -l "$bin" 2>/dev/null | grep -q 'program interpreter: /lib64/ld-linux-x86-64.so.2' ||
 		skip "the runtime is not a dynamically linked x86-64 binary; the probe needs its interpreter"
@@ -49,6 +50,26 @@ hijack_probe() {
 		-o "$BUNDLE/rootfs/lib64/ld-linux-x86-64.so.2" "$INTEGRATION_ROOT/cve-2019-5736-interp.c"
 	printf '#!/proc/self/exe\n' >"$BUNDLE/rootfs/bin/evil"
 	chmod 755 "$BUNDLE/rootfs/bin/evil"
+}
+
+# assert_not_hijacked BINARY OUTPUT: the probe ran, and got no writable binary
+assert_not_hijacked() {
+	local bin=$1 out=$2
+	cat "$out" >&2
+	grep -q "^hijack: interpreter running" "$out" ||
+		fail "the probe did not run: the test proves nothing"
+	# the probe reports either how the reopen failed or WRITABLE with the
+	# file's path; the runtime's own binary must never be writable
+	! grep -q "^hijack: WRITABLE $bin" "$out" ||
+		fail "a container process could open the runtime's binary ($bin) for writing"
+	# refused, or a sealed memfd copy: opening one for writing works, writing does not
+	grep -qE "^hijack: (E[A-Z]+ |WRITABLE /memfd:agentbox)" "$out" || fail "the probe reached another file"
+}
+
+# hijack_probe BINARY: a container whose entrypoint is /bin/evil
+hijack_probe() {
+	local bin=$1
+	evil_entrypoint "$bin"
 	local before
 	before=$(sha256sum "$bin" | cut -d' ' -f1)
 
@@ -56,11 +77,7 @@ hijack_probe() {
 	run_container ct --detach
 	local out=$RT_STDOUT
 	wait_for_status ct stopped 15 || true
-	cat "$out" >&2
-	# the probe reports either how the reopen failed or WRITABLE with the
-	# file's path; the runtime's own binary must never be writable
-	! grep -q "^hijack: WRITABLE $bin" "$out" ||
-		fail "a container process could open the runtime's binary ($bin) for writing"
+	assert_not_hijacked "$bin" "$out"
 	[ "$(sha256sum "$bin" | cut -d' ' -f1)" = "$before" ]
 	runtime delete --force ct
 }
@@ -68,6 +85,23 @@ hijack_probe() {
 @test "CVE-2019-5736: '#!/proc/self/exe' entrypoint cannot reach the runtime's binary" {
 	requires cc
 	hijack_probe "$RUNTIME_REAL"
+}
+
+@test "CVE-2019-5736: '#!/proc/self/exe' run by exec cannot reach the runtime's binary" {
+	requires cc
+	evil_entrypoint "$RUNTIME_REAL"
+	local before
+	before=$(sha256sum "$RUNTIME_REAL" | cut -d' ' -f1)
+	set_args abtest pause ready
+	run_container ct --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	# detached: the probe waits for every runtime process to exit
+	runtime exec --detach ct /bin/evil
+	assert_success
+	wait_for_line "$RT_STDOUT" '^hijack: [EW]' 15
+	assert_not_hijacked "$RUNTIME_REAL" "$RT_STDOUT"
+	[ "$(sha256sum "$RUNTIME_REAL" | cut -d' ' -f1)" = "$before" ]
 }
 
 # bats test_tags=agentbox-only
@@ -109,7 +143,7 @@ PY
 }
 
 # bats test_tags=agentbox-only
-@test "CVE-2019-5736: the created init runs the runtime from a read-only overlay (Linux 6.8+) or a sealed memfd; even host root cannot write it" {
+@test "CVE-2019-5736: the created init maps no page of the runtime's binary and its exe is a sealed copy; even host root cannot write it" {
 	set_args abtest true
 	runtime --debug create --bundle "$BUNDLE" ct
 	assert_success
@@ -117,17 +151,17 @@ PY
 	pid=$(state_field ct .pid)
 	run exe_probe "$pid"
 	echo "$output" >&2
-	refute_output_contains WRITABLE
-	if [ "$(stat -f -c %T "/proc/$pid/exe")" = overlayfs ]; then
-		# the binary's own file, seen through the overlay: no copy
-		[ "${lines[0]}" = "/$(basename "$RUNTIME_REAL")" ]
-		[ "$(stat -L -c %i "/proc/$pid/exe")" = "$(stat -c %i "$RUNTIME_REAL")" ]
-		assert_output_contains "refused: Read-only file system"
-	else
-		[[ "${lines[0]}" == "/memfd:agentbox"* ]]
-	fi
+	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
+	assert_output_contains "refused:"
+	# /proc/PID/maps names each mapping's device and inode: none is the binary's
+	local dev ino
+	dev=$(printf '%02x:%02x' "$(stat -c %Hd "$RUNTIME_REAL")" "$(stat -c %Ld "$RUNTIME_REAL")")
+	ino=$(stat -c %i "$RUNTIME_REAL")
+	grep -q memfd:agentbox "/proc/$pid/maps" || fail "the init maps no copy: $(cat "/proc/$pid/maps")"
+	! awk -v dev="$dev" -v ino="$ino" '$4 == dev && $5 == ino' "/proc/$pid/maps" | grep -q . ||
+		fail "the init still maps the runtime's binary: $(cat "/proc/$pid/maps")"
 	runtime delete --force ct
-	# the fallback: a sealed memfd copy
+	# the fallback (a kernel without PR_SET_MM_MAP): the runtime re-executes itself from the copy
 	AGENTBOX_FORCE_FALLBACKS=1 runtime create --bundle "$BUNDLE" ct2
 	assert_success
 	pid=$(state_field ct2 .pid)
@@ -135,6 +169,8 @@ PY
 	echo "$output" >&2
 	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
 	refute_output_contains WRITABLE
+	! awk -v dev="$dev" -v ino="$ino" '$4 == dev && $5 == ino' "/proc/$pid/maps" | grep -q . ||
+		fail "the init still maps the runtime's binary: $(cat "/proc/$pid/maps")"
 }
 
 @test "the runtime's binary and its directory are not visible in the container" {
