@@ -410,6 +410,16 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 }
 
 /* create and run share everything up to the child saying READY. */
+static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
+{
+	const struct oci_config *c = cc->config;
+	if (cgroup_create(&cc->st.cgroup, c->linux_.has_resources ? &c->linux_.resources : NULL, err) < 0)
+		return -1;
+	cc->cgroup_created = true;
+	fault_point(4);
+	return 0;
+}
+
 static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 {
 	const struct create_opts *o = cc->o;
@@ -484,10 +494,12 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (state_write(cc->state_dirfd, st, err) < 0)
 		return -1;
 	add_default_device_rules(c);
-	if (cgroup_create(&st->cgroup, c->linux_.has_resources ? &c->linux_.resources : NULL, err) < 0)
+	/* With cgroup v2 the init is cloned straight into its cgroup, which must
+	 * exist first. Elsewhere it joins after the clone anyway: make the
+	 * directories then, while the init detaches from our binary (~2 ms less). */
+	bool cgroup_after_clone = st->cgroup.mode != CGROUP_MODE_V2;
+	if (!cgroup_after_clone && create_cgroup(cc, err) < 0)
 		return -1;
-	cc->cgroup_created = true;
-	fault_point(4);
 
 	/* 5. clone the init into its namespaces */
 	bool new_userns;
@@ -577,6 +589,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	st->pid = pid;
 	if (proc_start_time(pid, &st->pid_start_time) < 0)
 		return ab_error(err, errno, "read start time of init %d", pid);
+	if (cgroup_after_clone && create_cgroup(cc, err) < 0)
+		return -1;
 	if (state_write(cc->state_dirfd, st, err) < 0)
 		return -1;
 	fault_point(5);
