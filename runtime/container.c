@@ -409,7 +409,6 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 	}
 }
 
-/* create and run share everything up to the child saying READY. */
 static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
 {
 	const struct oci_config *c = cc->config;
@@ -420,6 +419,7 @@ static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
 	return 0;
 }
 
+/* create and run share everything up to the child saying READY. */
 static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 {
 	const struct create_opts *o = cc->o;
@@ -496,7 +496,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	add_default_device_rules(c);
 	/* With cgroup v2 the init is cloned straight into its cgroup, which must
 	 * exist first. Elsewhere it joins after the clone anyway: make the
-	 * directories then, while the init detaches from our binary (~2 ms less). */
+	 * directories then, while the init detaches from our binary. */
 	bool cgroup_after_clone = st->cgroup.mode != CGROUP_MODE_V2;
 	if (!cgroup_after_clone && create_cgroup(cc, err) < 0)
 		return -1;
