@@ -442,7 +442,32 @@ static void put_icmpv6_rule(struct eg_batch *b, uint8_t type_lo, uint8_t type_hi
 	put_rule(b, r, "add rule to chain output");
 }
 
-static void put_output_rules(struct eg_batch *b)
+/* The sets this policy can put anything in. The others are left out, with the
+ * rules that would look them up: each set and rule is kernel work at every
+ * create, and the default policy (no entries) needs none of the 24 address sets. */
+static void sets_in_use(const struct egress_policy *p, bool used[EG_N_SETS])
+{
+	static const int fams[2] = { AF_INET, AF_INET6 };
+	memset(used, 0, EG_N_SETS * sizeof *used);
+	for (int deny = 0; deny < 2; deny++) {
+		const struct egress_list *l = deny ? &p->deny : &p->allow;
+		for (size_t i = 0; i < l->n; i++) {
+			const struct egress_entry *e = &l->v[i];
+			enum eg_shape shape = eg_entry_shape(e);
+			if (e->kind == EGRESS_CIDR4 || e->kind == EGRESS_CIDR6)
+				used[eg_set_index(EG_STATIC, deny, e->kind == EGRESS_CIDR4 ? AF_INET : AF_INET6, shape)] = true;
+			else   /* a name resolves to both families */
+				for (int f = 0; f < 2; f++)
+					used[eg_set_index(EG_DYNAMIC, deny, fams[f], shape)] = true;
+		}
+	}
+	for (int f = 0; f < 2; f++) {   /* the sentry fills these whatever the policy */
+		used[eg_set_index(EG_UPSTREAM, false, fams[f], EG_SHAPE_ANY)] = true;
+		used[eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY)] = true;
+	}
+}
+
+static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
 	const char *what = "add rule to chain output";
@@ -526,9 +551,11 @@ static void put_output_rules(struct eg_batch *b)
 		for (int kind = EG_STATIC; kind <= EG_DYNAMIC; kind++)
 			for (int f = 0; f < 2; f++)
 				for (int shape = 0; shape < EG_N_SHAPES; shape++) {
+					unsigned idx = eg_set_index((enum eg_kind)kind, deny, fams[f], (enum eg_shape)shape);
+					if (!used[idx])
+						continue;
 					r = rule_new("output");
-					x_set_match(r, eg_set_index((enum eg_kind)kind, deny, fams[f],
-								    (enum eg_shape)shape));
+					x_set_match(r, idx);
 					if (deny)
 						x_verdict(r, NFT_GOTO, "deny");
 					else
@@ -595,12 +622,15 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 	put_chain(&b, "deny_dns", NULL, 0, 0, 0);
 	put_chain(&b, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
 	put_chain(&b, "dns", "nat", NF_INET_LOCAL_OUT, NAT_PRIORITY, NF_ACCEPT);
+	bool used[EG_N_SETS];
+	sets_in_use(p, used);
 	for (unsigned i = 0; i < EG_N_SETS; i++)
-		put_set(&b, i);
+		if (used[i])
+			put_set(&b, i);
 	put_static_elements(&b, p);
 	put_log_chain(&b, "deny", "deny");
 	put_log_chain(&b, "deny_dns", "dns");
-	put_output_rules(&b);
+	put_output_rules(&b, used);
 	put_nat_rules(&b, sentry_port);
 
 	int r = send_batch(netns_fd, &b, err);
