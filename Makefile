@@ -102,6 +102,10 @@ FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_
 FLAGS_STAMP := build/flags
 $(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
 $(OBJS) agentbox $(UNIT_BINS) tests/netfilter/egress-driver: $(FLAGS_STAMP)
+# `agentbox --version` names the commit it was built from: main.o follows HEAD.
+COMMIT_STAMP := build/commit
+$(shell echo "$(COMMIT)" | cmp -s - $(COMMIT_STAMP) || echo "$(COMMIT)" > $(COMMIT_STAMP))
+runtime/main.o: $(COMMIT_STAMP)
 
 # Under sanitizers every run of the runtime also checks for leaks, and an
 # undefined-behaviour report stops it (tests see the failure).
