@@ -19,6 +19,7 @@ allowed=198.18.201.10 refused=198.18.201.11
 anchor=/run/agentbox-netfilter/anchor
 anchor_pinned() { [ "$(stat -f -c %T "$anchor" 2>/dev/null)" = nsfs ]; }
 anchor_pinned && anchor_before=yes || anchor_before=no
+[ -e "${anchor%/*}" ] && anchor_dir_before=yes || anchor_dir_before=no
 
 cleanup() {
 	set +e
@@ -27,9 +28,9 @@ cleanup() {
 	ip link del "$veth" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
 	rm -rf "$work"
-	if [ "$anchor_before" = no ] && anchor_pinned; then
-		umount "$anchor" && rm -rf "$(dirname "$anchor")"
-	fi
+	[ "$anchor_before" = no ] && anchor_pinned && umount "$anchor"
+	# (a run in a private mount namespace leaves only the empty pin file)
+	[ "$anchor_dir_before" = no ] && ! anchor_pinned && rm -rf "${anchor%/*}"
 }
 trap cleanup EXIT
 

@@ -19,6 +19,7 @@ logdir=$(mktemp -d /tmp/agentbox-tests.XXXXXX)
 anchor=/run/agentbox-netfilter/anchor
 anchor_pinned() { [ "$(stat -f -c %T "$anchor" 2>/dev/null)" = nsfs ]; }
 anchor_pinned && anchor_before=yes || anchor_before=no
+[ -e "${anchor%/*}" ] && anchor_dir_before=yes || anchor_dir_before=no
 passed=0 failed=0 skipped=0
 failures=()
 
@@ -135,9 +136,9 @@ for s in "${suites[@]}"; do
 	esac
 done
 
-if [ "$anchor_before" = no ] && anchor_pinned; then
-	umount "$anchor" && rm -rf "$(dirname "$anchor")"
-fi
+[ "$anchor_before" = no ] && anchor_pinned && umount "$anchor"
+# (a run in a private mount namespace leaves only the empty pin file)
+[ "$anchor_dir_before" = no ] && ! anchor_pinned && rm -rf "${anchor%/*}"
 echo "logs: $logdir"
 [ ${#failures[@]} -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped (${SECONDS} s)"
