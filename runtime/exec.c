@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -36,7 +37,8 @@ struct ns_join {
 
 /* Order matters: the user namespace first (it decides what we may join next), the
  * mount namespace last (it changes what paths mean). pid and time apply to
- * children only: the parent joins those before clone. */
+ * children only: the middle child joins those first, then the rest, and only
+ * then forks the process into them (exec_child_main). */
 static const struct {
 	const char *name;
 	int flag;
@@ -49,6 +51,8 @@ struct exec_child {
 	const struct oci_process *p;
 	struct ns_join ns[ARRAY_SIZE(ns_order)];
 	size_t n_ns;
+	struct ns_join child_ns[2];   /* pid and time: for the grandchild */
+	size_t n_child_ns;
 	int sync_fd;
 	int preserve_fds;
 	struct seccomp_prog *seccomp;
@@ -65,19 +69,54 @@ static bool same_ns(pid_t pid, const char *name)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
-static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, struct ab_err *err)
+/* The middle child, in our pid namespace where nothing of the container sees
+ * it: detach from our binary, join every namespace, then fork the process into
+ * the container's pid namespace as our parent's child (CLONE_PARENT). The
+ * container's processes never see a process of ours that is still outside its
+ * mount namespace, or still an image of the runtime's binary.
+ * Returns the grandchild's pid in the middle, 0 in the grandchild. */
+static pid_t exec_middle(struct exec_child *x, int *ret_gate, struct ab_err *err)
 {
 	struct sync_msg msg;
-	/* first: we are in the container's pid namespace already */
 	if (sealed_exe_detach(err) < 0)
 		return -1;
 	if (sync_recv(x->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
 		return -1;
+	/* tests/integration/security.bats: stretch the time outside the container */
+	const char *delay = getenv("AGENTBOX_FAULT_EXEC_DELAY_MS");
+	if (delay)
+		usleep((useconds_t)atoi(delay) * 1000u);
+	for (size_t i = 0; i < x->n_child_ns; i++)
+		if (setns(x->child_ns[i].fd, x->child_ns[i].flag) < 0)
+			return ab_error(err, errno, "join the container's %s namespace", x->child_ns[i].name);
 	for (size_t i = 0; i < x->n_ns; i++)
 		if (setns(x->ns[i].fd, x->ns[i].flag) < 0)
 			return ab_error(err, errno, "join the container's %s namespace", x->ns[i].name);
 	if (x->joined_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		return ab_error(err, errno, "become root in the container's user namespace");
+	/* the grandchild speaks on the sync socket only once we are gone, so the
+	 * parent reads our SYNC_PID first */
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		return ab_error(err, errno, "pipe");
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_PARENT, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		close(gate[0]);
+		close(gate[1]);
+		return ab_error(err, errno, "clone the process into the container");
+	}
+	if (pid == 0) {
+		close(gate[1]);
+		*ret_gate = gate[0];
+		return 0;
+	}
+	close(gate[0]);
+	*ret_gate = gate[1];
+	return pid;
+}
+
+static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, struct ab_err *err)
+{
 	const struct oci_process *p = x->p;
 	if (p->terminal && process_setup_console("/", p, x->sync_fd, false, err) < 0)
 		return -1;
@@ -101,6 +140,20 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
 	struct ab_err err = {0};
 	char exec_path[PATH_MAX];
 	struct sync_msg msg;
+	int gate = -1;
+	pid_t pid = exec_middle(x, &gate, &err);
+	if (pid < 0)
+		goto fail;
+	if (pid > 0) {
+		if (sync_send(x->sync_fd, SYNC_PID, pid, NULL, -1, &err) < 0)
+			kill(pid, SIGKILL);
+		close(gate);   /* now, not once our memory is gone */
+		_exit(0);
+	}
+	char c;
+	while (read(gate, &c, 1) < 0 && errno == EINTR)
+		;
+	close(gate);
 	if (exec_child_run(x, exec_path, sizeof exec_path, &err) < 0)
 		goto fail;
 	process_reset_signals();
@@ -237,22 +290,6 @@ static int send_console_fd(const char *socket_path, int master, struct ab_err *e
 	return sync_send_raw_fd(fd, "/dev/ptmx", master, err);
 }
 
-/* Back to our own pid and time namespaces for children once the exec'd
- * process is cloned: nothing this process forks later (LeakSanitizer's tracer
- * at exit, say) may be born in the container's. */
-static void return_child_ns(int own[2])
-{
-	static const int flags[2] = {CLONE_NEWPID, CLONE_NEWTIME};
-	for (int i = 0; i < 2; i++) {
-		if (own[i] < 0)
-			continue;
-		if (setns(own[i], flags[i]) < 0)
-			log_debug("exec: return to our own namespace for children: %s", strerror(errno));
-		close(own[i]);
-		own[i] = -1;
-	}
-}
-
 int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_err *err)
 {
 	struct container_state s;
@@ -268,7 +305,6 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	int master = -1;
 	pid_t pid = -1;
 	int cgfd = -1;
-	int own_child_ns[2] = {-1, -1};   /* ours, to return to after the clone */
 	int r = -1;
 
 	enum container_status st = state_status(&s);
@@ -350,15 +386,14 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s.pid, child_ns[i].name);
 		if (same_ns(s.pid, child_ns[i].name))
 			continue;
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			snprintf(path, sizeof path, "/proc/self/ns/%s_for_children", child_ns[i].name);
-			own_child_ns[i] = open(path, O_RDONLY | O_CLOEXEC);
-		}
-		if (fd >= 0 && setns(fd, child_ns[i].flag) < 0) {
-			ab_error(err, errno, "join the container's %s namespace", child_ns[i].name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && child_ns[i].flag == CLONE_NEWPID) {
+			ab_error(err, errno, "open %s", path);
 			goto out;
 		}
+		if (fd >= 0)   /* (no time namespaces before Linux 5.6) */
+			x.child_ns[x.n_child_ns++] =
+				(struct ns_join){.fd = fd, .flag = child_ns[i].flag, .name = child_ns[i].name};
 	}
 	/* the init may have died while we looked: never join a recycled pid's namespaces */
 	if (!state_init_alive(&s)) {
@@ -397,13 +432,23 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		close(fds[0]);
 		exec_child_main(&x);
 	}
-	return_child_ns(own_child_ns);
 	close(fds[1]);
 	fds[1] = -1;
 	if (!in_cgroup && s.cgroup.mode != CGROUP_MODE_DISABLED && cgroup_enter(&s.cgroup, pid, err) < 0)
 		goto out;
 	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		goto out;
+	{
+		/* the middle child names the process it forked into the container, ours now */
+		struct sync_msg pm;
+		int rr = sync_recv(fds[0], SYNC_PID, &pm, NULL, err);
+		pid_t middle = pid;
+		while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+			;
+		pid = rr < 0 ? -1 : (pid_t)pm.code;
+		if (rr < 0)
+			goto out;
+	}
 	for (;;) {
 		struct sync_msg msg;
 		int fd = -1;
@@ -458,7 +503,6 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	pid = -1;
 	r = status;
 out:
-	return_child_ns(own_child_ns);
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -473,6 +517,8 @@ out:
 			close(fds[i]);
 	for (size_t i = 0; i < x.n_ns; i++)
 		close(x.ns[i].fd);
+	for (size_t i = 0; i < x.n_child_ns; i++)
+		close(x.child_ns[i].fd);
 	for (size_t i = 0; i < n_progs; i++)
 		seccomp_prog_free(&progs[i]);
 	policy_free(&policy);

@@ -173,6 +173,31 @@ PY
 		fail "the init still maps the runtime's binary: $(cat "/proc/$pid/maps")"
 }
 
+# bats test_tags=agentbox-only
+@test "exec: the new process shows in the container only once it is in all its namespaces" {
+	# CVE-2016-9962's lesson: a container process allowed to ptrace must never
+	# find a process of the runtime's still outside the container's mounts
+	local config=$TEST_DIR/agentbox.yaml
+	printf 'floor: {allow_capabilities: [CAP_SYS_PTRACE]}\n' >"$config"
+	RUNTIME_ARGS=(--config "$config")
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"])'
+	# the watcher reports every process whose mount namespace is not its own
+	set_args sh -c 'own=$(readlink /proc/self/ns/mnt); echo ready
+		while :; do for p in /proc/[0-9]*; do
+			m=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+			[ "$m" = "$own" ] || echo "FOREIGN ${p#/proc/} $m"
+		done; done'
+	run_container ct --detach
+	assert_success
+	local out=$RT_STDOUT
+	wait_for_line "$out" '^ready$'
+	# (the watcher does see processes: its own subshells come and go)
+	AGENTBOX_FAULT_EXEC_DELAY_MS=400 runtime exec ct true
+	assert_success
+	sleep 0.2
+	! grep -q FOREIGN "$out" || fail "a process outside the container's mount namespace was visible: $(grep FOREIGN "$out" | head -3)"
+}
+
 @test "the runtime's binary and its directory are not visible in the container" {
 	set_args sh -c "abtest stat '$RUNTIME_REAL'; abtest stat '$(dirname "$RUNTIME_REAL")'; abtest mountinfo"
 	run_container ct
