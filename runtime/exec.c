@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -70,12 +71,16 @@ static bool same_ns(pid_t pid, const char *name)
 }
 
 /* The middle child, in our pid namespace where nothing of the container sees
- * it: detach from our binary, join every namespace, then fork the process into
+ * it: detach from our binary, join every namespace, then clone the process into
  * the container's pid namespace as our parent's child (CLONE_PARENT). The
  * container's processes never see a process of ours that is still outside its
- * mount namespace, or still an image of the runtime's binary.
- * Returns the grandchild's pid in the middle, 0 in the grandchild. */
-static pid_t exec_middle(struct exec_child *x, int *ret_gate, struct ab_err *err)
+ * mount namespace, or still an image of the runtime's binary. The process
+ * shares our memory (nothing is copied) and runs on a stack of its own while we
+ * wait (CLONE_VFORK) until it execs or exits. */
+#define EXEC_STACK (1024 * 1024)
+static int exec_process(void *arg);
+
+static int exec_middle(struct exec_child *x, struct ab_err *err)
 {
 	struct sync_msg msg;
 	if (sealed_exe_detach(err) < 0)
@@ -94,25 +99,12 @@ static pid_t exec_middle(struct exec_child *x, int *ret_gate, struct ab_err *err
 			return ab_error(err, errno, "join the container's %s namespace", x->ns[i].name);
 	if (x->joined_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		return ab_error(err, errno, "become root in the container's user namespace");
-	/* the grandchild speaks on the sync socket only once we are gone, so the
-	 * parent reads our SYNC_PID first */
-	int gate[2];
-	if (pipe2(gate, O_CLOEXEC) < 0)
-		return ab_error(err, errno, "pipe");
-	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)CLONE_PARENT, NULL, NULL, NULL, NULL);
-	if (pid < 0) {
-		close(gate[0]);
-		close(gate[1]);
+	char *stack = mmap(NULL, EXEC_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return ab_error(err, errno, "mmap a stack");
+	if (clone(exec_process, stack + EXEC_STACK, CLONE_VM | CLONE_VFORK | CLONE_PARENT, x) < 0)
 		return ab_error(err, errno, "clone the process into the container");
-	}
-	if (pid == 0) {
-		close(gate[1]);
-		*ret_gate = gate[0];
-		return 0;
-	}
-	close(gate[0]);
-	*ret_gate = gate[1];
-	return pid;
+	return 0;
 }
 
 static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, struct ab_err *err)
@@ -135,26 +127,16 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1, err);
 }
 
-__attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
+/* exec's process. Its first message tells the parent its pid: the kernel adds
+ * the sender's credentials, as a pid of the parent's namespace. */
+static int exec_process(void *arg)
 {
+	struct exec_child *x = arg;
 	struct ab_err err = {0};
 	char exec_path[PATH_MAX];
 	struct sync_msg msg;
-	int gate = -1;
-	pid_t pid = exec_middle(x, &gate, &err);
-	if (pid < 0)
-		goto fail;
-	if (pid > 0) {
-		if (sync_send(x->sync_fd, SYNC_PID, pid, NULL, -1, &err) < 0)
-			kill(pid, SIGKILL);
-		close(gate);   /* now, not once our memory is gone */
-		_exit(0);
-	}
-	char c;
-	while (read(gate, &c, 1) < 0 && errno == EINTR)
-		;
-	close(gate);
-	if (exec_child_run(x, exec_path, sizeof exec_path, &err) < 0)
+	if (sync_send(x->sync_fd, SYNC_PID, 0, NULL, -1, &err) < 0 ||
+	    exec_child_run(x, exec_path, sizeof exec_path, &err) < 0)
 		goto fail;
 	process_reset_signals();
 	if (sync_send(x->sync_fd, SYNC_READY, 0, NULL, -1, &err) < 0 ||
@@ -167,6 +149,16 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
 fail:
 	sync_send_error(x->sync_fd, &err);
 	_exit(127);
+}
+
+__attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
+{
+	struct ab_err err = {0};
+	if (exec_middle(x, &err) < 0) {
+		sync_send_error(x->sync_fd, &err);
+		_exit(127);
+	}
+	_exit(0);   /* once the process has exec'd or died */
 }
 
 /* runc's individual flags build the process from the container's own. */
@@ -303,7 +295,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	struct exec_child x = {.sync_fd = -1, .preserve_fds = o->preserve_fds};
 	int fds[2] = {-1, -1};
 	int master = -1;
-	pid_t pid = -1;
+	pid_t pid = -1, middle = -1;   /* exec's process, and the child that made it */
 	int cgfd = -1;
 	int r = -1;
 
@@ -406,6 +398,11 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	/* 4. clone into the cgroup, then let the child join the rest */
 	if (sync_socketpair(fds, err) < 0)
 		goto out;
+	int one = 1;   /* for SYNC_PID */
+	if (setsockopt(fds[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
+		ab_error(err, errno, "sync: SO_PASSCRED");
+		goto out;
+	}
 	if (fds[1] < 3 + o->preserve_fds) {
 		int n = fcntl(fds[1], F_DUPFD_CLOEXEC, 3 + o->preserve_fds);
 		close(fds[1]);
@@ -439,15 +436,13 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		goto out;
 	{
-		/* the middle child names the process it forked into the container, ours now */
+		/* the process the middle child cloned into the container, ours */
 		struct sync_msg pm;
-		int rr = sync_recv(fds[0], SYNC_PID, &pm, NULL, err);
-		pid_t middle = pid;
-		while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
-			;
-		pid = rr < 0 ? -1 : (pid_t)pm.code;
-		if (rr < 0)
+		middle = pid;
+		pid = -1;
+		if (sync_recv(fds[0], SYNC_PID, &pm, NULL, err) < 0)
 			goto out;
+		pid = (pid_t)pm.code;
 	}
 	for (;;) {
 		struct sync_msg msg;
@@ -493,6 +488,11 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	if (sync_send(fds[0], SYNC_START, 0, NULL, -1, err) < 0)
 		goto out;
 	if (o->detach) {
+		/* it exits as soon as the process has exec'd (in the foreground it is
+		 * reaped at the end, off the process's way) */
+		while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+			;
+		middle = -1;
 		pid = -1;   /* the engine, as subreaper, owns it now */
 		r = 0;
 		goto out;
@@ -506,6 +506,12 @@ out:
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (middle > 0) {
+		if (r < 0)
+			kill(middle, SIGKILL);
+		while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
 	if (master >= 0)

@@ -57,12 +57,14 @@ void sync_send_error(int fd, const struct ab_err *err)
 int sync_recv(int fd, enum sync_type want, struct sync_msg *msg, int *ret_fd, struct ab_err *err)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		/* an fd, and the sender's credentials where SO_PASSCRED is on */
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = msg, .iov_len = sizeof *msg};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			    .msg_controllen = sizeof u.buf};
+	struct ucred cred = {0};
 	if (ret_fd)
 		*ret_fd = -1;
 	ssize_t n;
@@ -86,7 +88,15 @@ int sync_recv(int fd, enum sync_type want, struct sync_msg *msg, int *ret_fd, st
 				*ret_fd = got;
 			else
 				close(got);
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+			memcpy(&cred, CMSG_DATA(c), sizeof cred);
 		}
+	}
+	/* the kernel's word for who sent it, as a pid of our namespace */
+	if (msg->type == SYNC_PID && want == SYNC_PID) {
+		if (cred.pid <= 0)
+			return ab_error(err, 0, "sync: a SYNC_PID message without the sender's credentials");
+		msg->code = cred.pid;
 	}
 	if (msg->type == SYNC_ERROR && want != SYNC_ERROR) {
 		err->code = msg->code;

@@ -19,7 +19,8 @@ enum sync_type {
 	SYNC_SECCOMP_NOTIFY,    /* child → parent: the seccomp listener fd (SCM_RIGHTS) */
 	SYNC_READY,             /* child → parent: blocked before exec, waiting for start */
 	SYNC_START,             /* parent → child: exec now (run, exec) */
-	SYNC_PID,               /* middle child → parent: pid of the grandchild (exec) */
+	SYNC_PID,               /* exec's process → parent: its pid is in the sender's
+	                         * credentials (SO_PASSCRED on the parent's end) */
 };
 
 struct sync_msg {
