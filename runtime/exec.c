@@ -39,7 +39,7 @@ struct ns_join {
 /* Order matters: the user namespace first (it decides what we may join next), the
  * mount namespace last (it changes what paths mean). pid and time apply to
  * children only: the middle child joins those first, then the rest, and only
- * then forks the process into them (exec_child_main). */
+ * then clones the process into them (exec_middle). */
 static const struct {
 	const char *name;
 	int flag;
