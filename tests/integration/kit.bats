@@ -492,6 +492,16 @@ assert_image_cache_count() {
 	assert_kit_run_clean
 }
 
+# procs_in_pidns NS: " PID:CMDLINE" for each process in the pid namespace NS
+# (as readlink /proc/PID/ns/pid names it)
+procs_in_pidns() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/ns/pid" 2>/dev/null)" != "$1" ] ||
+			printf ' %s:%s' "${p#/proc/}" "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
+	done
+}
+
 @test "kit run: a SIGKILLed kit run takes its box along; the next kit command removes what it left" {
 	kit k.yaml <<<'command: [sh, -c, "touch /workspace/up; exec sleep 300"]'
 	"$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/k.yaml" >"$TEST_DIR/k.out" 2>&1 3>&- &
@@ -504,6 +514,9 @@ assert_image_cache_count() {
 	[ -s "$dir/owner" ]
 	init=$(jq -r .pid "$ROOT/$id/state.json")
 	[ "$init" -gt 0 ]
+	local pidns
+	pidns=$(readlink "/proc/$init/ns/pid")
+	[ -n "$(procs_in_pidns "$pidns")" ] || fail "no process found in the box's pid namespace"
 	# the box's init runs as the kit's user: its parent-death signal survived the switch
 	kill -0 "$init"
 	kill -KILL "$pid"
@@ -514,7 +527,10 @@ assert_image_cache_count() {
 		sleep 0.02
 	done
 	! kill -0 "$init" 2>/dev/null || fail "the box's init $init outlived its kit run"
-	! pgrep -f "sleep 300" >/dev/null || fail "the box's sleep outlived its kit run"
+	# nothing is left in the box's pid namespace
+	local left
+	left=$(procs_in_pidns "$pidns")
+	[ -z "$left" ] || fail "processes of the box outlived its kit run:$left"
 	# what the killed run left is still there (nobody else cleans up) ...
 	[ -d "$dir" ]
 	[ -d "$ROOT/$id" ]
