@@ -258,18 +258,14 @@ done
 WORK=$(mktemp -d /tmp/agentbox-bench.XXXXXX) || die "mktemp"
 SAMPLER=
 ENGINES_DIR=
-# the netfilter hook anchor (agentbox-egress(7)) the Docker runs pin in the
-# host's mount namespace goes again at the end, unless it was there before
-ANCHOR=/run/agentbox-netfilter/anchor
-anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
-anchor_pinned && ANCHOR_BEFORE=1 || ANCHOR_BEFORE=
-[ -e "${ANCHOR%/*}" ] && ANCHOR_DIR_BEFORE=1 || ANCHOR_DIR_BEFORE=
+# the netfilter hook anchor the Docker runs pin in the host's mount namespace
+# goes again at the end, unless it was there before
+# shellcheck source=scripts/hook-anchor.sh
+. "$REPO/scripts/hook-anchor.sh"
 cleanup() {
 	[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 	[ -n "$ENGINES_DIR" ] && "$REPO/tests/engines/engines-down.sh" "$ENGINES_DIR" >/dev/null 2>&1
-	[ -z "$ANCHOR_BEFORE" ] && anchor_pinned && umount "$ANCHOR"
-	# (runs in the private mount namespace leave only its empty pin file)
-	[ -z "$ANCHOR_DIR_BEFORE" ] && ! anchor_pinned && rm -rf "${ANCHOR%/*}"
+	hook_anchor_cleanup
 	if [ -n "$KEEP" ]; then
 		say "work directory kept: $WORK"
 	else

@@ -14,12 +14,8 @@ ns=abdemo-$$
 veth=abdemo$$
 work=$(mktemp -d /tmp/agentbox-demo.XXXXXX)
 allowed=198.18.201.10 refused=198.18.201.11
-# agentbox pins a netfilter hook anchor (agentbox-egress(7)); the demo leaves
-# none behind that was not there before
-anchor=/run/agentbox-netfilter/anchor
-anchor_pinned() { [ "$(stat -f -c %T "$anchor" 2>/dev/null)" = nsfs ]; }
-anchor_pinned && anchor_before=yes || anchor_before=no
-[ -e "${anchor%/*}" ] && anchor_dir_before=yes || anchor_dir_before=no
+# the demo leaves no netfilter hook anchor behind that was not there before
+. "$top/scripts/hook-anchor.sh"
 
 cleanup() {
 	set +e
@@ -28,9 +24,7 @@ cleanup() {
 	ip link del "$veth" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
 	rm -rf "$work"
-	[ "$anchor_before" = no ] && anchor_pinned && umount "$anchor"
-	# (a run in a private mount namespace leaves only the empty pin file)
-	[ "$anchor_dir_before" = no ] && ! anchor_pinned && rm -rf "${anchor%/*}"
+	hook_anchor_cleanup
 }
 trap cleanup EXIT
 

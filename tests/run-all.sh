@@ -14,12 +14,8 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit sanitize netfilter kits engines reliability fuzz)
 
 logdir=$(mktemp -d /tmp/agentbox-tests.XXXXXX)
-# the netfilter hook anchor (agentbox-egress(7)) the tests make is removed at the end
-# unless it was there before
-anchor=/run/agentbox-netfilter/anchor
-anchor_pinned() { [ "$(stat -f -c %T "$anchor" 2>/dev/null)" = nsfs ]; }
-anchor_pinned && anchor_before=yes || anchor_before=no
-[ -e "${anchor%/*}" ] && anchor_dir_before=yes || anchor_dir_before=no
+# the netfilter hook anchor the tests make goes at the end, unless it was there before
+. scripts/hook-anchor.sh
 passed=0 failed=0 skipped=0
 failures=()
 
@@ -136,9 +132,7 @@ for s in "${suites[@]}"; do
 	esac
 done
 
-[ "$anchor_before" = no ] && anchor_pinned && umount "$anchor"
-# (a run in a private mount namespace leaves only the empty pin file)
-[ "$anchor_dir_before" = no ] && ! anchor_pinned && rm -rf "${anchor%/*}"
+hook_anchor_cleanup
 echo "logs: $logdir"
 [ ${#failures[@]} -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped (${SECONDS} s)"
