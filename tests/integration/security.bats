@@ -142,6 +142,16 @@ except OSError as e:
 PY
 }
 
+# refute_maps_runtime PID: /proc/PID/maps names each mapping's device and
+# inode; none may be the runtime's binary
+refute_maps_runtime() {
+	local dev ino
+	dev=$(printf '%02x:%02x' "$(stat -c %Hd "$RUNTIME_REAL")" "$(stat -c %Ld "$RUNTIME_REAL")")
+	ino=$(stat -c %i "$RUNTIME_REAL")
+	! awk -v dev="$dev" -v ino="$ino" '$4 == dev && $5 == ino' "/proc/$1/maps" | grep -q . ||
+		fail "process $1 still maps the runtime's binary: $(cat "/proc/$1/maps")"
+}
+
 # bats test_tags=agentbox-only
 @test "CVE-2019-5736: the created init maps no page of the runtime's binary and its exe is a sealed copy; even host root cannot write it" {
 	set_args abtest true
@@ -153,13 +163,8 @@ PY
 	echo "$output" >&2
 	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
 	assert_output_contains "refused:"
-	# /proc/PID/maps names each mapping's device and inode: none is the binary's
-	local dev ino
-	dev=$(printf '%02x:%02x' "$(stat -c %Hd "$RUNTIME_REAL")" "$(stat -c %Ld "$RUNTIME_REAL")")
-	ino=$(stat -c %i "$RUNTIME_REAL")
 	grep -q memfd:agentbox "/proc/$pid/maps" || fail "the init maps no copy: $(cat "/proc/$pid/maps")"
-	! awk -v dev="$dev" -v ino="$ino" '$4 == dev && $5 == ino' "/proc/$pid/maps" | grep -q . ||
-		fail "the init still maps the runtime's binary: $(cat "/proc/$pid/maps")"
+	refute_maps_runtime "$pid"
 	runtime delete --force ct
 	# the fallback (a kernel without PR_SET_MM_MAP): the runtime re-executes itself from the copy
 	AGENTBOX_FORCE_FALLBACKS=1 runtime create --bundle "$BUNDLE" ct2
@@ -169,8 +174,7 @@ PY
 	echo "$output" >&2
 	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
 	refute_output_contains WRITABLE
-	! awk -v dev="$dev" -v ino="$ino" '$4 == dev && $5 == ino' "/proc/$pid/maps" | grep -q . ||
-		fail "the init still maps the runtime's binary: $(cat "/proc/$pid/maps")"
+	refute_maps_runtime "$pid"
 }
 
 # bats test_tags=agentbox-only
