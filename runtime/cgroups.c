@@ -315,12 +315,16 @@ static bool word_in(const char *list, const char *word)
 
 bool cg_v2_root_has(const char *ctrl)
 {
-	const struct cg_host *h = cg_host_get();
-	_cleanup_free_ char *s = NULL;
-	struct ab_err e;
-	if (!h->unified[0] || cg_read(h->unified, "cgroup.controllers", &s, &e) < 0)
-		return false;
-	return word_in(s, ctrl);
+	/* read once per command: asked for each resource group the unified
+	 * hierarchy might handle */
+	static char *root_controllers;
+	if (!root_controllers) {
+		const struct cg_host *h = cg_host_get();
+		struct ab_err e;
+		if (!h->unified[0] || cg_read(h->unified, "cgroup.controllers", &root_controllers, &e) < 0)
+			return false;
+	}
+	return word_in(root_controllers, ctrl);
 }
 
 /* ------------------------------------------------------------------ file helpers */
@@ -873,10 +877,30 @@ static void made_dirs_forget(struct made_dirs *m)
 	m->n = 0;
 }
 
-/* mkdir each component of dir after its first root_len bytes, remembering what we made. */
+static void made_dirs_add(struct made_dirs *m, const char *dir)
+{
+	m->v = xrealloc(m->v, (m->n + 1) * sizeof *m->v);
+	m->v[m->n++] = xstrdup(dir);
+}
+
+/* mkdir each component of dir after its first root_len bytes, remembering what we
+ * made. The parents usually exist already: the leaf is tried first, which saves a
+ * failing mkdir per level and hierarchy on every create. A cpuset hierarchy is
+ * walked level by level, since each level must have cpus and mems before a
+ * process can join below it. */
 static int mkdir_tracked(const char *dir, size_t root_len, bool cpuset, struct made_dirs *m,
 			 struct ab_err *err)
 {
+	if (!cpuset) {
+		if (mkdir(dir, 0755) == 0) {
+			made_dirs_add(m, dir);
+			return 0;
+		}
+		if (errno == EEXIST)
+			return 0;
+		if (errno != ENOENT)
+			return ab_error(err, errno, "mkdir %s", dir);
+	}
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", dir);
 	for (char *p = buf + root_len + 1;; p++) {
@@ -884,13 +908,12 @@ static int mkdir_tracked(const char *dir, size_t root_len, bool cpuset, struct m
 			continue;
 		char c = *p;
 		*p = 0;
-		if (mkdir(buf, 0755) == 0) {
-			m->v = xrealloc(m->v, (m->n + 1) * sizeof *m->v);
-			m->v[m->n++] = xstrdup(buf);
-		} else if (errno != EEXIST) {
+		bool fresh = mkdir(buf, 0755) == 0;
+		if (fresh)
+			made_dirs_add(m, buf);
+		else if (errno != EEXIST)
 			return ab_error(err, errno, "mkdir %s", buf);
-		}
-		if (cpuset && cg_v1_cpuset_inherit(buf, err) < 0)
+		if (cpuset && cg_v1_cpuset_inherit(buf, fresh, err) < 0)
 			return -1;
 		*p = c;
 		if (!c)
@@ -912,6 +935,10 @@ static unsigned hybrid_v2_groups(void)
 
 /* ------------------------------------------------------------------ lifecycle */
 
+/* The cgroup whose unified directory cgroup_create_unified made and set up, which
+ * the cgroup_create that follows need not set up again. */
+static char unified_made_for[PATH_MAX];
+
 int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err)
 {
 	if (cg->mode == CGROUP_MODE_DISABLED)
@@ -926,9 +953,10 @@ int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, 
 	for (size_t i = 0; i < ds.n; i++) {
 		if (mkdir_tracked(ds.d[i].path, ds.d[i].root_len, ds.d[i].cpuset, &made, err) < 0)
 			goto fail;
-		if (ds.d[i].v2)
+		if (ds.d[i].v2 && !streq(unified_made_for, cg->path))
 			cg_v2_enable_controllers(cg->path);
 	}
+	unified_made_for[0] = 0;
 	if (res && cgroup_apply(cg, res, err) < 0)
 		goto fail;
 	made_dirs_forget(&made);
@@ -938,7 +966,26 @@ fail:
 	return ab_wrap(err, "create cgroup %s", cg->path);
 }
 
-int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
+int cgroup_create_unified(const struct cgroup_ref *cg, struct ab_err *err)
+{
+	char dir[PATH_MAX];
+	const struct cg_host *h = cg_host_get();
+	if (cg->mode != CGROUP_MODE_HYBRID || !h->unified[0])
+		return 0;
+	if (cg_v2_dir(cg->path, dir, sizeof dir) < 0)
+		return ab_error(err, ENAMETOOLONG, "cgroup path %s", cg->path);
+	struct made_dirs made = {0};
+	if (mkdir_tracked(dir, strlen(h->unified), false, &made, err) < 0) {
+		made_dirs_undo(&made);
+		return ab_wrap(err, "create cgroup %s", cg->path);
+	}
+	made_dirs_forget(&made);
+	cg_v2_enable_controllers(cg->path);
+	snprintf(unified_made_for, sizeof unified_made_for, "%s", cg->path);
+	return 0;
+}
+
+static int enter(const struct cgroup_ref *cg, pid_t pid, bool v1_only, struct ab_err *err)
 {
 	if (cg->mode == CGROUP_MODE_DISABLED)
 		return 0;
@@ -946,15 +993,25 @@ int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
 	if (cg_dirs_get(cg, &ds, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ds.n; i++)
-		if (cg_writef(ds.d[i].path, "cgroup.procs", err, "%d", (int)pid) < 0)
+		if (!(v1_only && ds.d[i].v2) && cg_writef(ds.d[i].path, "cgroup.procs", err, "%d", (int)pid) < 0)
 			return ab_wrap(err, "move process %d into cgroup %s", (int)pid, cg->path);
 	return 0;
+}
+
+int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
+{
+	return enter(cg, pid, false, err);
+}
+
+int cgroup_enter_v1(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
+{
+	return enter(cg, pid, true, err);
 }
 
 int cgroup_v2_dirfd(const struct cgroup_ref *cg)
 {
 	char dir[PATH_MAX];
-	if (cg->mode != CGROUP_MODE_V2 || cg_v2_dir(cg->path, dir, sizeof dir) < 0)
+	if ((cg->mode != CGROUP_MODE_V2 && cg->mode != CGROUP_MODE_HYBRID) || cg_v2_dir(cg->path, dir, sizeof dir) < 0)
 		return -1;
 	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
@@ -1135,9 +1192,15 @@ int cgroup_kill_all(const struct cgroup_ref *cg, int sig, struct ab_err *err)
 	return r;
 }
 
-/* rmdir dir after every cgroup below it. */
+/* rmdir dir after every cgroup below it. A cgroup with none goes at the first
+ * rmdir; only one that is busy is listed for sub-cgroups (a container may make
+ * them). */
 static int rmdir_tree(const char *dir, int depth)
 {
+	if (rmdir(dir) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EBUSY && errno != ENOTEMPTY)
+		return -errno;
 	if (depth < 32) {
 		_cleanup_closedir_ DIR *d = opendir(dir);
 		if (!d)

@@ -38,10 +38,16 @@ int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool 
 /* Create the cgroup in every hierarchy and apply resources (may be NULL).
  * On failure nothing created is left behind. */
 int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);
+/* Hybrid layout: create only the unified (cgroup2) directory, so a child can be
+ * cloned into it; cgroup_create makes the rest later. */
+int cgroup_create_unified(const struct cgroup_ref *cg, struct ab_err *err);
 /* Move pid into the cgroup (every hierarchy). */
 int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err);
-/* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1 when the
- * layout is not pure v2. */
+/* Move pid into the cgroup's v1 hierarchies only: it was cloned into the unified one. */
+int cgroup_enter_v1(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err);
+/* An O_DIRECTORY fd of the unified (cgroup2) directory for clone3(CLONE_INTO_CGROUP),
+ * on pure v2 and hybrid layouts; -1 otherwise. A hybrid host pays most of a cgroup
+ * move in the cgroup2 write (~0.3-0.6 ms here): cloning into it avoids that. */
 int cgroup_v2_dirfd(const struct cgroup_ref *cg);
 /* Apply (or update) resources on an existing cgroup. */
 int cgroup_apply(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);

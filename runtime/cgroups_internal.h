@@ -94,7 +94,7 @@ enum {
  * the unified hierarchy in hybrid mode). */
 int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, struct ab_err *err);
 /* cpuset dirs start empty in v1; give dir its parent's cpus/mems so tasks can join. */
-int cg_v1_cpuset_inherit(const char *dir, struct ab_err *err);
+int cg_v1_cpuset_inherit(const char *dir, bool fresh, struct ab_err *err);
 int cg_v1_freeze(const char *path, bool frozen, struct ab_err *err);
 int cg_v1_is_frozen(const char *path, struct ab_err *err);
 void cg_v1_stats(const char *path, struct json_out *o, bool hugetlb);

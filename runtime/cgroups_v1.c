@@ -26,7 +26,7 @@ static int write_i64(const char *dir, const char *file, int64_t v, struct ab_err
 	return cg_writef(dir, file, err, "%" PRId64, v);
 }
 
-int cg_v1_cpuset_inherit(const char *dir, struct ab_err *err)
+int cg_v1_cpuset_inherit(const char *dir, bool fresh, struct ab_err *err)
 {
 	static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
 	char parent[PATH_MAX];
@@ -37,10 +37,14 @@ int cg_v1_cpuset_inherit(const char *dir, struct ab_err *err)
 	*slash = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		_cleanup_free_ char *cur = NULL, *up = NULL;
-		if (cg_read(dir, files[i], &cur, err) < 0)
-			return -1;
-		if (cur[strspn(cur, " \n")] != 0)
-			continue;       /* already set */
+		/* a cpuset made a moment ago is empty (unless its parent has
+		 * cgroup.clone_children, and then the copy is harmless) */
+		if (!fresh) {
+			if (cg_read(dir, files[i], &cur, err) < 0)
+				return -1;
+			if (cur[strspn(cur, " \n")] != 0)
+				continue;       /* already set */
+		}
 		if (cg_read(parent, files[i], &up, err) < 0)
 			return -1;
 		up[strcspn(up, "\n")] = 0;

@@ -500,6 +500,12 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	bool cgroup_after_clone = st->cgroup.mode != CGROUP_MODE_V2;
 	if (!cgroup_after_clone && create_cgroup(cc, err) < 0)
 		return -1;
+	/* a hybrid host's unified directory comes first: the init is cloned into it */
+	if (cgroup_after_clone) {
+		if (cgroup_create_unified(&st->cgroup, err) < 0)
+			return -1;
+		cc->cgroup_created = true;
+	}
 
 	/* 5. clone the init into its namespaces */
 	bool new_userns;
@@ -601,7 +607,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		    write_id_map(pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
 			return -1;
 	}
-	if (!in_cgroup && cgroup_enter(&st->cgroup, pid, err) < 0)
+	if ((in_cgroup ? cgroup_enter_v1(&st->cgroup, pid, err) : cgroup_enter(&st->cgroup, pid, err)) < 0)
 		return -1;
 	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		return -1;

@@ -431,7 +431,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	}
 	close(fds[1]);
 	fds[1] = -1;
-	if (!in_cgroup && s.cgroup.mode != CGROUP_MODE_DISABLED && cgroup_enter(&s.cgroup, pid, err) < 0)
+	if ((in_cgroup ? cgroup_enter_v1(&s.cgroup, pid, err) : cgroup_enter(&s.cgroup, pid, err)) < 0)
 		goto out;
 	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		goto out;
