@@ -1,6 +1,7 @@
 /* Parent side of the lifecycle: create/run (clone the init, drive it through the
  * sync protocol, undo everything on failure), start, kill, delete, pause, state. */
 #include "container.h"
+#include "sealed_exe.h"
 #include "caps.h"
 #include "hooks.h"
 #include "json.h"
@@ -578,6 +579,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* learnt here, inherited by init: after pivot_root it may have no /proc/sys */
 	(void)caps_last_cap();
 	bool in_cgroup;
+	if (sealed_exe_prepare(err) < 0)
+		return -1;
 	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
 	if (pid < 0) {
 		close(fds[1]);

@@ -38,11 +38,8 @@ extern bool util_force_fallbacks;
 
 extern char **environ;
 
-static bool running_sealed(void)
+static bool is_sealed(int fd)
 {
-	_cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
 	int seals = fcntl(fd, F_GET_SEALS);
 	return seals >= 0 && (seals & SEALS) == SEALS;
 }
@@ -74,16 +71,16 @@ static off_t loadable_size(int fd, off_t file_size, Elf64_Ehdr *eh)
 }
 
 /* A sealed memfd holding what execve and mmap need of the binary open as src. */
-static int sealed_copy(int src, const struct stat *st, struct ab_err *err)
+static int sealed_copy(int src, off_t file_size, struct ab_err *err)
 {
 	int mfd = memfd_create("agentbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
 		return ab_error(err, errno, "memfd_create");
 	Elf64_Ehdr eh;
-	off_t size = loadable_size(src, st->st_size, &eh);
+	off_t size = loadable_size(src, file_size, &eh);
 	bool trimmed = size > 0;
 	if (!trimmed)
-		size = st->st_size;
+		size = file_size;
 	off_t off = 0;
 	while (off < size) {
 		ssize_t n = sendfile(mfd, src, &off, (size_t)(size - off));
@@ -115,8 +112,12 @@ fail:
 }
 
 /* Set by sealed_exe_ensure: this process runs the host's binary, and each child
- * that enters a container detaches itself from it (sealed_exe_detach). */
+ * that enters a container detaches itself from it (sealed_exe_detach). The
+ * binary stays open for them: a child opening /proc/self/exe again pays for it
+ * on the critical path of create. */
 static bool detach_in_children;
+static int host_exe_fd = -1;
+static off_t host_exe_size;
 
 /* PR_SET_MM_MAP can point /proc/self/exe elsewhere: the kernel has it
  * (CONFIG_CHECKPOINT_RESTORE) and we may use it (CAP_SYS_ADMIN or
@@ -136,11 +137,11 @@ static bool exe_switch_allowed(void)
 
 int sealed_exe_ensure(char **argv, struct ab_err *err)
 {
-	if (running_sealed())
-		return 0;
 	_cleanup_close_ int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (src < 0)
 		return ab_error(err, errno, "open /proc/self/exe");
+	if (is_sealed(src))
+		return 0;       /* re-executed from the sealed copy already */
 	/* On a read-only mount (an immutable /usr, or `mount --bind -o ro`) nobody in
 	 * a container can open the binary for writing: EROFS, and the container cannot
 	 * remount the host's mount. No copy and no second exec then. */
@@ -152,14 +153,17 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 	/* a second execve of ourselves costs ~2.5 ms on a VM, and a DNS sentry
 	 * forked from a re-executed runtime keeps its copy in memory: detaching each
 	 * child costs less and happens while the parent sets up the cgroups */
-	if (!util_force_fallbacks && exe_switch_allowed()) {
-		detach_in_children = true;
-		return 0;
-	}
 	struct stat st;
 	if (fstat(src, &st) < 0)
 		return ab_error(err, errno, "stat /proc/self/exe");
-	_cleanup_close_ int mfd = sealed_copy(src, &st, err);
+	if (!util_force_fallbacks && exe_switch_allowed()) {
+		detach_in_children = true;
+		host_exe_size = st.st_size;
+		host_exe_fd = src;
+		src = -1;
+		return 0;
+	}
+	_cleanup_close_ int mfd = sealed_copy(src, st.st_size, err);
 	if (mfd < 0)
 		return -1;
 	syscall(SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
@@ -218,26 +222,36 @@ __attribute__((no_sanitize_address)) static void copy_words(volatile uint64_t *d
 		dst[i] = src[i];
 }
 
-/* Replace a mapping by an anonymous copy of what it holds now, in one step. */
-static int move_to_anonymous(const struct exe_range *v)
+/* Replace the written ranges v[0..n) (adjacent: RELRO, then .data) by an anonymous
+ * copy of what they hold now: one new mapping moved over them in one step, then
+ * each part given back its protection. Each mm call costs a TLB flush, and on a
+ * VM a hypervisor exit, so fewer of them is what makes this cheap. */
+static int move_to_anonymous(const struct exe_range *v, size_t n)
 {
-	size_t len = v->end - v->start;
+	uintptr_t start = v[0].start, end = v[n - 1].end;
+	size_t len = end - start;
 	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -1;
-	if (!(v->prot & PROT_READ) && mprotect((void *)v->start, len, v->prot | PROT_READ) < 0)
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[i].prot & PROT_READ) && mprotect((void *)v[i].start, v[i].end - v[i].start, v[i].prot | PROT_READ) < 0)
+			goto fail;
+		copy_words((volatile uint64_t *)((char *)tmp + (v[i].start - start)), (const void *)v[i].start,
+			   (v[i].end - v[i].start) / sizeof(uint64_t));
+	}
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start) == MAP_FAILED)
 		goto fail;
-	copy_words(tmp, (const void *)v->start, len / sizeof(uint64_t));
-	if (mprotect(tmp, len, v->prot) < 0 ||
-	    mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)v->start) == MAP_FAILED)
-		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].prot != (PROT_READ | PROT_WRITE) && mprotect((void *)v[i].start, v[i].end - v[i].start, v[i].prot) < 0)
+			return -1;
 	return 0;
 fail:
 	munmap(tmp, len);
 	return -1;
 }
 
-/* The fields of PR_SET_MM_MAP other than exe_fd, as they are: from /proc/self/stat. */
+/* The fields of PR_SET_MM_MAP other than exe_fd and brk, as they are: from
+ * /proc/self/stat. A child has the same as its parent. */
 static int current_mm_map(struct prctl_mm_map *m, struct ab_err *err)
 {
 	char buf[1024];
@@ -257,9 +271,23 @@ static int current_mm_map(struct prctl_mm_map *m, struct ab_err *err)
 		return ab_error(err, 0, "/proc/self/stat: only %d fields", field - 1);
 	*m = (struct prctl_mm_map){
 		.start_code = f[26], .end_code = f[27], .start_stack = f[28],
-		.start_data = f[45], .end_data = f[46], .start_brk = f[47], .brk = (uint64_t)syscall(SYS_brk, 0),
+		.start_data = f[45], .end_data = f[46], .start_brk = f[47],
 		.arg_start = f[48], .arg_end = f[49], .env_start = f[50], .env_end = f[51],
 	};
+	return 0;
+}
+
+/* Read by the parent just before it clones a child that will detach. */
+static struct prctl_mm_map parent_mm_map;
+static bool parent_mm_map_read;
+
+int sealed_exe_prepare(struct ab_err *err)
+{
+	if (!detach_in_children || parent_mm_map_read)
+		return 0;
+	if (current_mm_map(&parent_mm_map, err) < 0)
+		return -1;
+	parent_mm_map_read = true;
 	return 0;
 }
 
@@ -267,29 +295,39 @@ int sealed_exe_detach(struct ab_err *err)
 {
 	if (!detach_in_children)
 		return 0;
-	_cleanup_close_ int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (src < 0 || fstat(src, &st) < 0)
-		return ab_error(err, errno, "open /proc/self/exe");
-	_cleanup_close_ int mfd = sealed_copy(src, &st, err);
+	/* ours from here: it must not reach the container */
+	_cleanup_close_ int src = host_exe_fd;
+	host_exe_fd = -1;
+	_cleanup_close_ int mfd = sealed_copy(src, host_exe_size, err);
 	if (mfd < 0)
 		return -1;
 	struct exe_range v[16];
 	size_t n = exe_ranges(v, ARRAY_SIZE(v));
 	if (n == 0)
 		return ab_error(err, 0, "detach from the runtime binary: no program headers");
-	for (size_t i = 0; i < n; i++) {
-		/* code and constants: the same bytes from the copy, so nothing is copied
-		 * twice; mapping over the code running now is fine, it does not change */
-		if (v[i].written ? move_to_anonymous(&v[i]) < 0
-				 : mmap((void *)v[i].start, v[i].end - v[i].start, v[i].prot, MAP_PRIVATE | MAP_FIXED, mfd,
-					v[i].offset) == MAP_FAILED)
+	for (size_t i = 0; i < n;) {
+		size_t k = 1;
+		int r;
+		if (v[i].written) {
+			while (i + k < n && v[i + k].written && v[i + k].start == v[i + k - 1].end)
+				k++;
+			r = move_to_anonymous(&v[i], k);
+		} else {
+			/* code and constants: the same bytes from the copy, so nothing is
+			 * copied twice; mapping over the code running now is fine, it does
+			 * not change */
+			r = mmap((void *)v[i].start, v[i].end - v[i].start, v[i].prot, MAP_PRIVATE | MAP_FIXED, mfd,
+				 v[i].offset) == MAP_FAILED ? -1 : 0;
+		}
+		if (r < 0)
 			return ab_error(err, errno, "detach from the runtime binary: remap %#lx-%#lx",
-					(unsigned long)v[i].start, (unsigned long)v[i].end);
+					(unsigned long)v[i].start, (unsigned long)v[i + k - 1].end);
+		i += k;
 	}
-	struct prctl_mm_map m;
-	if (current_mm_map(&m, err) < 0)
+	struct prctl_mm_map m = parent_mm_map;
+	if (!parent_mm_map_read && current_mm_map(&m, err) < 0)
 		return -1;
+	m.brk = (uint64_t)syscall(SYS_brk, 0);
 	m.exe_fd = (uint32_t)mfd;
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&m, sizeof m, 0) < 0)
 		return ab_error(err, errno, "detach from the runtime binary: point /proc/self/exe at a sealed copy");

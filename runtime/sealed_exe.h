@@ -12,5 +12,8 @@ int sealed_exe_ensure(char **argv, struct ab_err *err);
  * re-execute: afterwards no page of this process and not /proc/self/exe is the
  * host's binary. Call before anything in the container can see the process. */
 int sealed_exe_detach(struct ab_err *err);
+/* In the parent, just before cloning a child that will call sealed_exe_detach:
+ * reads what the child would otherwise read itself, on its critical path. */
+int sealed_exe_prepare(struct ab_err *err);
 
 #endif
