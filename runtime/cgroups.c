@@ -789,26 +789,43 @@ int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool 
 
 /* ------------------------------------------------------------------ directories */
 
-/* Every directory a cgroup has: one per v1 hierarchy it uses, plus the unified one. */
+/* Every directory a cgroup has: one per v1 hierarchy it uses, plus the unified one.
+ * The paths are packed into one buffer: a PATH_MAX array each put eleven pages of
+ * stack between them, and every page the runtime first writes after cloning the
+ * init costs a copy-on-write fault with a TLB flush (a hypervisor exit on a VM). */
 struct cg_dirs {
-	size_t n;
+	size_t n, used;
+	char buf[4 * PATH_MAX];
 	struct {
-		char path[PATH_MAX];
+		const char *path;
 		size_t root_len;    /* length of the hierarchy's mount part */
 		bool cpuset;
 		bool v2;
 	} d[CG_MAX_HIER + 1];
 };
 
+/* Append path (r: what making it returned) to ds->buf as entry ds->n. */
+static int cg_dirs_add(struct cg_dirs *ds, int r, const char *path)
+{
+	size_t len = strlen(path) + 1;
+	if (r < 0 || len > sizeof ds->buf - ds->used)
+		return -1;
+	memcpy(ds->buf + ds->used, path, len);
+	ds->d[ds->n].path = ds->buf + ds->used;
+	ds->used += len;
+	return 0;
+}
+
 static int cg_dirs_get(const struct cgroup_ref *cg, struct cg_dirs *ds, struct ab_err *err)
 {
 	const struct cg_host *h = cg_host_get();
-	ds->n = 0;
+	char dir[PATH_MAX];
+	ds->n = ds->used = 0;
 	if (cg->mode == CGROUP_MODE_V1 || cg->mode == CGROUP_MODE_HYBRID) {
 		for (size_t i = 0; i < h->n_hier; i++) {
 			if (!cg_hier_used(&h->hier[i]))
 				continue;
-			if (cg_hier_dir(&h->hier[i], cg->path, ds->d[ds->n].path, PATH_MAX) < 0)
+			if (cg_dirs_add(ds, cg_hier_dir(&h->hier[i], cg->path, dir, sizeof dir), dir) < 0)
 				return ab_error(err, ENAMETOOLONG, "cgroup path %s", cg->path);
 			ds->d[ds->n].root_len = strlen(h->hier[i].mnt);
 			ds->d[ds->n].cpuset = cg_hier_has(&h->hier[i], "cpuset");
@@ -817,7 +834,7 @@ static int cg_dirs_get(const struct cgroup_ref *cg, struct cg_dirs *ds, struct a
 		}
 	}
 	if ((cg->mode == CGROUP_MODE_HYBRID || cg->mode == CGROUP_MODE_V2) && h->unified[0]) {
-		if (cg_v2_dir(cg->path, ds->d[ds->n].path, PATH_MAX) < 0)
+		if (cg_dirs_add(ds, cg_v2_dir(cg->path, dir, sizeof dir), dir) < 0)
 			return ab_error(err, ENAMETOOLONG, "cgroup path %s", cg->path);
 		ds->d[ds->n].root_len = strlen(h->unified);
 		ds->d[ds->n].cpuset = false;
