@@ -581,6 +581,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	bool in_cgroup;
 	if (sealed_exe_prepare(err) < 0)
 		return -1;
+	stack_below_not_inherited();
 	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
 	if (pid < 0) {
 		close(fds[1]);

@@ -80,6 +80,9 @@ char proc_state(pid_t pid);
 int close_fds_from(int first, const int *keep, size_t n_keep);
 /* Mark every fd >= first close-on-exec. */
 int cloexec_fds_from(int first);
+/* Call right before a fork-like clone: the caller's stack below a small margin
+ * (dead data) is not inherited, see util.c. */
+void stack_below_not_inherited(void);
 
 /* Current time as RFC 3339 with nanoseconds, UTC. */
 void format_rfc3339(char *buf, size_t len);
