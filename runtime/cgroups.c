@@ -90,8 +90,21 @@ static bool path_under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
 }
 
-/* Parse one mountinfo line of a v1 cgroup mount into h; false for anything else. */
-static bool parse_mountinfo_line(char *line, struct cg_hier *h)
+/* A copy of s in host->strs; NULL when full. */
+static const char *host_strdup(struct cg_host *host, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	if (len > sizeof host->strs - host->strs_used)
+		return NULL;
+	char *p = host->strs + host->strs_used;
+	memcpy(p, s, len);
+	host->strs_used += len;
+	return p;
+}
+
+/* Parse one mountinfo line of a v1 cgroup mount into h, its paths kept in
+ * host->strs; false for anything else. */
+static bool parse_mountinfo_line(char *line, struct cg_hier *h, struct cg_host *host)
 {
 	char *f[10] = {0};
 	char *save = NULL, *tok;
@@ -112,13 +125,12 @@ static bool parse_mountinfo_line(char *line, struct cg_hier *h)
 	unsigned maj, min;
 	if (sscanf(f[2], "%u:%u", &maj, &min) != 2)
 		return false;
-	/* no memset: the struct is 8 KiB and this runs for every cgroup mount */
 	h->dev = makedev(maj, min);
 	h->ctrls[0] = 0;
 	unescape_octal(f[3]);
 	unescape_octal(f[4]);
-	snprintf(h->root, sizeof h->root, "%s", f[3]);
-	snprintf(h->mnt, sizeof h->mnt, "%s", f[4]);
+	if (!(h->root = host_strdup(host, f[3])) || !(h->mnt = host_strdup(host, f[4])))
+		return false;
 	size_t len = 0;
 	char *s2 = NULL;
 	for (tok = strtok_r(f[7], ",", &s2); tok; tok = strtok_r(NULL, ",", &s2)) {
@@ -142,16 +154,15 @@ static void scan_v1_pass(FILE *f, struct cg_host *h, bool under_base)
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0 && h->n_hier < CG_MAX_HIER) {
 		struct cg_hier *slot = &h->hier[h->n_hier];
-		if (!parse_mountinfo_line(line, slot))
-			continue;
-		if (under_base && !path_under(slot->mnt, h->base))
-			continue;
-		bool dup = false;
-		for (size_t j = 0; j < h->n_hier; j++)
+		size_t strs_before = h->strs_used;
+		bool keep = parse_mountinfo_line(line, slot, h) && (!under_base || path_under(slot->mnt, h->base));
+		for (size_t j = 0; keep && j < h->n_hier; j++)
 			if (h->hier[j].dev == slot->dev)
-				dup = true;
-		if (!dup)
+				keep = false;
+		if (keep)
 			h->n_hier++;
+		else
+			h->strs_used = strs_before;
 	}
 }
 
@@ -175,10 +186,11 @@ static bool is_cgroup2(const char *path)
 
 static void detect(struct cg_host *h)
 {
-	/* field by field: zeroing all of it would touch 270 KiB (32 hierarchies) */
+	/* field by field: zeroing all of it would write ~60 KiB */
 	h->mode = CGROUP_MODE_DISABLED;
 	h->unified[0] = 0;
 	h->n_hier = 0;
+	h->strs_used = 0;
 	const char *env = secure_getenv("AGENTBOX_CGROUP_ROOT");
 	snprintf(h->base, sizeof h->base, "%s", env && *env ? env : "/sys/fs/cgroup");
 	size_t bl = strlen(h->base);
@@ -228,7 +240,7 @@ void cg_host_reset(void)
 
 void cgroup_host_release(void)
 {
-	/* ~270 KiB of static tables: zero pages again, detected anew if ever asked */
+	/* the static tables: zero pages again, detected anew if ever asked */
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = ((uintptr_t)&host + page - 1) & ~(page - 1);
 	uintptr_t hi = ((uintptr_t)&host + sizeof host) & ~(page - 1);
@@ -658,7 +670,9 @@ static int own_cgroup(enum cgroup_mode mode, char *buf, size_t len, struct ab_er
 		return ab_error(err, errno, "open /proc/self/cgroup");
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
-	char systemd[PATH_MAX] = "", pids[PATH_MAX] = "", unified[PATH_MAX] = "";
+	/* not zero-filled: 12 KiB of stack written for nothing */
+	char systemd[PATH_MAX], pids[PATH_MAX], unified[PATH_MAX];
+	systemd[0] = pids[0] = unified[0] = 0;
 	bool have_systemd = false, have_pids = false, have_unified = false;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = 0;
@@ -668,7 +682,7 @@ static int own_cgroup(enum cgroup_mode mode, char *buf, size_t len, struct ab_er
 			continue;
 		*c2 = 0;
 		const char *ctrls = c1 + 1, *path = c2 + 1;
-		struct cg_hier tmp = {0};
+		struct cg_hier tmp;
 		snprintf(tmp.ctrls, sizeof tmp.ctrls, "%s", ctrls);
 		if (!*ctrls && strncmp(line, "0:", 2) == 0) {
 			snprintf(unified, sizeof unified, "%s", path);

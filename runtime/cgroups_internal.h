@@ -18,17 +18,21 @@ struct json_out;
  * appears once). */
 struct cg_hier {
 	dev_t dev;
-	char mnt[PATH_MAX];         /* mount point, e.g. /sys/fs/cgroup/cpu,cpuacct */
-	char root[PATH_MAX];        /* cgroup at the mount's root ("/" unless bind-mounted) */
+	const char *mnt;            /* mount point, e.g. /sys/fs/cgroup/cpu,cpuacct */
+	const char *root;           /* cgroup at the mount's root ("/" unless bind-mounted) */
 	char ctrls[256];            /* "cpu,cpuacct" or "name=systemd" */
 };
 
+/* The paths live packed in strs: a PATH_MAX array each spread a dozen
+ * hierarchies over two dozen pages, each a page fault when first written. */
 struct cg_host {
 	enum cgroup_mode mode;
 	char base[PATH_MAX];        /* /sys/fs/cgroup or $AGENTBOX_CGROUP_ROOT */
 	char unified[PATH_MAX];     /* cgroup2 mount: base (v2), base/unified (hybrid), "" */
 	struct cg_hier hier[CG_MAX_HIER];
 	size_t n_hier;
+	size_t strs_used;
+	char strs[8 * PATH_MAX];
 };
 
 /* Detected once and cached. */
