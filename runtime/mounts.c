@@ -128,10 +128,27 @@ int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab
  * or an empty file. Returns an O_PATH fd of it. */
 static int create_in_root(int rootfd, const char *path, bool dir, int *ret_fd, struct ab_err *err)
 {
-	if (open_in_root(rootfd, path, O_PATH, ret_fd, err) == 0)
-		return 0;
-	if (err->code != ENOENT)
-		return -1;
+	/* missing is the expected case here: no error message formatted for it
+	 * (strerror and printf touch pages of libc that init has not mapped yet) */
+	bool missing = false;
+	if (!util_force_fallbacks) {
+		struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+		const char *rel = path;
+		while (*rel == '/')
+			rel++;
+		int fd = (int)syscall(SYS_openat2, rootfd, *rel ? rel : ".", &how, sizeof how);
+		if (fd >= 0) {
+			*ret_fd = fd;
+			return 0;
+		}
+		missing = errno == ENOENT;
+	}
+	if (!missing) {
+		if (open_in_root(rootfd, path, O_PATH, ret_fd, err) == 0)
+			return 0;
+		if (err->code != ENOENT)
+			return -1;
+	}
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", path);
 	char *slash = strrchr(buf, '/');

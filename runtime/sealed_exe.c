@@ -230,7 +230,8 @@ static int move_to_anonymous(const struct exe_range *v, size_t n)
 {
 	uintptr_t start = v[0].start, end = v[n - 1].end;
 	size_t len = end - start;
-	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* populated: one call, not a page fault per page copied */
+	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
