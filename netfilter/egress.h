@@ -50,6 +50,9 @@ void egress_policy_free(struct egress_policy *p);
 bool egress_policy_is_empty(const struct egress_policy *p);
 /* Does any allow or deny entry name a domain (so the sentry has work to do)? */
 bool egress_policy_has_domains(const struct egress_policy *p);
+/* Does any allow entry name a domain (so the sentry may forward a lookup and
+ * add its addresses: the work of its privileged helper)? */
+bool egress_policy_allows_names(const struct egress_policy *p);
 /* Canonical text: "allow=e1,e2;deny=e3" with every entry in canonical form
  * (lowercase, normalized addresses, /32 and /128 dropped). Caller frees. */
 char *egress_policy_to_string(const struct egress_policy *p);

@@ -379,6 +379,11 @@ bool egress_policy_has_domains(const struct egress_policy *p)
 	return p && (list_has_domains(&p->allow) || list_has_domains(&p->deny));
 }
 
+bool egress_policy_allows_names(const struct egress_policy *p)
+{
+	return p && list_has_domains(&p->allow);
+}
+
 bool egress_entry_matches_name(const struct egress_entry *e, const char *name)
 {
 	if (e->kind == EGRESS_NAME)

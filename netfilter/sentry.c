@@ -10,7 +10,8 @@
  * The sentry therefore forks a helper that keeps only CAP_NET_ADMIN and does
  * two fixed-size things on request: add one element to one dynamic set, and
  * create one marked socket for an upstream query. The sentry itself, which
- * parses the untrusted DNS traffic, keeps no capability at all. */
+ * parses the untrusted DNS traffic, keeps no capability at all. A policy that
+ * allows no domain name never needs either: no helper then. */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1481,7 +1482,10 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		r = ab_error(err, 0, "egress sentry: bad parameters");
 		goto out;
 	}
-	if ((r = setup(s, &nl, err)) < 0 || (r = start_helper(s, nl, err)) < 0) {
+	/* Without an allowed name nothing is ever forwarded or added to a set: no
+	 * helper then (default deny: a fork and ~0.2 MiB fewer per container). */
+	bool need_helper = sp->dns && egress_policy_allows_names(s->p);
+	if ((r = setup(s, &nl, err)) < 0 || (need_helper && (r = start_helper(s, nl, err)) < 0)) {
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}

@@ -488,6 +488,23 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	refute grep -v -e socket: -e anon_inode -e /dev/null -e deny.log -e '^total' <<<"$output"
 }
 
+@test "a policy that allows no domain name runs no privileged helper, and still refuses and logs" {
+	policy_and_sentry "allow=$NET4.10;deny=blocked.test"
+	local s
+	s=$(cat "$T/sentry.pid")
+	# the sentry is ready when the driver returns: a helper would exist by now
+	run pgrep -P "$s"
+	[ "$status" -ne 0 ] || { echo "the sentry forked a helper: $output"; false; }
+	run -0 resolve allowed.test
+	[ "${lines[0]}" = REFUSED ]
+	refute can_connect $NET4.20 80
+	can_connect $NET4.10 80
+	sleep 0.3
+	log_has '.proto == "dns" and .name == "allowed.test" and .verdict == "deny"'
+	log_has '.proto == "tcp" and .dst == "198.18.42.20" and .port == 80'
+	grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/$s/status
+}
+
 @test "a netlink socket opened before dropping capabilities cannot change the ruleset" {
 	install_policy "allow=allowed.test"
 	run -0 ip netns exec "$C" "$DRIVER" capcheck
