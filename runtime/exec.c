@@ -411,6 +411,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	x.sync_fd = fds[1];
 	if (sealed_exe_prepare(err) < 0)
 		goto out;
+	stack_below_not_inherited();
 	cgfd = cgroup_v2_dirfd(&s.cgroup);
 	if (cgfd >= 0 && !util_force_fallbacks) {
 		struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
