@@ -487,10 +487,11 @@ void format_rfc3339_at(char *buf, size_t len, const struct timespec *when)
 /* Everything on the stack below the caller's frame is dead. Marked MADV_DONTFORK,
  * a child cloned now does not share it: its deeper calls grow the stack into
  * fresh pages, and ours after the clone take no copy-on-write fault. Each such
- * fault flushes the TLB, a hypervisor exit on a VM: about 20 us each here, and a
- * create took ~20 of them on stack pages alone. The margin keeps the pages that
- * the clone wrapper and the child's return from it use. Only the stack's own
- * mapping lies in the window: Linux keeps mmap 128 MiB or more below the stack. */
+ * fault flushes the TLB, a hypervisor exit on a VM: about 20 us each here, and
+ * after the clone a create's runtime faulted ~15 times on stack pages. The
+ * margin keeps the pages that the clone wrapper and the child's return from it
+ * use. Only the stack's own mapping lies in the window: Linux keeps mmap 128 MiB
+ * or more below the stack. */
 __attribute__((noinline)) void stack_below_not_inherited(void)
 {
 	volatile char here;
