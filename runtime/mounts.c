@@ -104,22 +104,31 @@ static int walk_in_root(int rootfd, const char *path, int flags, int *ret_fd, st
 	return 0;
 }
 
+/* openat2 confined to the root: an fd, or -errno (no message made for it). */
+static int openat2_in_root(int rootfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	while (*path == '/')
+		path++;
+	int fd = (int)syscall(SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
+	return fd >= 0 ? fd : -errno;
+}
+
 int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err)
 {
 	if (!util_force_fallbacks) {
-		struct open_how how = {
-			.flags = (uint64_t)(flags | O_CLOEXEC),
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
 		while (*path == '/')
 			path++;
-		int fd = (int)syscall(SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
+		int fd = openat2_in_root(rootfd, path, flags);
 		if (fd >= 0) {
 			*ret_fd = fd;
 			return 0;
 		}
-		if (errno != ENOSYS && errno != EAGAIN && errno != EXDEV)
-			return ab_error(err, errno, "open %s", path);
+		if (fd != -ENOSYS && fd != -EAGAIN && fd != -EXDEV)
+			return ab_error(err, -fd, "open %s", path);
 	}
 	return walk_in_root(rootfd, path, flags, ret_fd, err);
 }
@@ -128,22 +137,14 @@ int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab
  * or an empty file. Returns an O_PATH fd of it. */
 static int create_in_root(int rootfd, const char *path, bool dir, int *ret_fd, struct ab_err *err)
 {
+	int fd = util_force_fallbacks ? -ENOSYS : openat2_in_root(rootfd, path, O_PATH);
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
 	/* missing is the expected case here: no error message formatted for it
 	 * (strerror and printf touch pages of libc that init has not mapped yet) */
-	bool missing = false;
-	if (!util_force_fallbacks) {
-		struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-		const char *rel = path;
-		while (*rel == '/')
-			rel++;
-		int fd = (int)syscall(SYS_openat2, rootfd, *rel ? rel : ".", &how, sizeof how);
-		if (fd >= 0) {
-			*ret_fd = fd;
-			return 0;
-		}
-		missing = errno == ENOENT;
-	}
-	if (!missing) {
+	if (fd != -ENOENT) {
 		if (open_in_root(rootfd, path, O_PATH, ret_fd, err) == 0)
 			return 0;
 		if (err->code != ENOENT)
@@ -169,11 +170,11 @@ static int create_in_root(int rootfd, const char *path, bool dir, int *ret_fd, s
 		if (mkdirat(parent, name, 0755) < 0 && errno != EEXIST)
 			return ab_error(err, errno, "mkdir %s", path);
 	} else {
-		int fd = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd < 0 && errno != EEXIST)
+		int created = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (created < 0 && errno != EEXIST)
 			return ab_error(err, errno, "create %s", path);
-		if (fd >= 0)
-			close(fd);
+		if (created >= 0)
+			close(created);
 	}
 	return open_in_root(rootfd, path, O_PATH, ret_fd, err);
 }
