@@ -191,6 +191,7 @@ static void detect(struct cg_host *h)
 	h->unified[0] = 0;
 	h->n_hier = 0;
 	h->strs_used = 0;
+	h->root_controllers_read = false;
 	const char *env = secure_getenv("AGENTBOX_CGROUP_ROOT");
 	snprintf(h->base, sizeof h->base, "%s", env && *env ? env : "/sys/fs/cgroup");
 	size_t bl = strlen(h->base);
@@ -327,16 +328,19 @@ static bool word_in(const char *list, const char *word)
 
 bool cg_v2_root_has(const char *ctrl)
 {
-	/* read once per command: asked for each resource group the unified
-	 * hierarchy might handle */
-	static char *root_controllers;
-	if (!root_controllers) {
-		const struct cg_host *h = cg_host_get();
+	/* read once per layout detected: asked for each resource group the
+	 * unified hierarchy might handle */
+	(void)cg_host_get();
+	struct cg_host *h = &host;
+	if (!h->root_controllers_read) {
+		_cleanup_free_ char *s = NULL;
 		struct ab_err e;
-		if (!h->unified[0] || cg_read(h->unified, "cgroup.controllers", &root_controllers, &e) < 0)
+		if (!h->unified[0] || cg_read(h->unified, "cgroup.controllers", &s, &e) < 0)
 			return false;
+		snprintf(h->root_controllers, sizeof h->root_controllers, "%s", s);
+		h->root_controllers_read = true;
 	}
-	return word_in(root_controllers, ctrl);
+	return word_in(h->root_controllers, ctrl);
 }
 
 /* ------------------------------------------------------------------ file helpers */
@@ -966,10 +970,6 @@ static unsigned hybrid_v2_groups(void)
 
 /* ------------------------------------------------------------------ lifecycle */
 
-/* The cgroup whose unified directory cgroup_create_unified made and set up, which
- * the cgroup_create that follows need not set up again. */
-static char unified_made_for[PATH_MAX];
-
 int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err)
 {
 	if (cg->mode == CGROUP_MODE_DISABLED)
@@ -984,10 +984,9 @@ int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, 
 	for (size_t i = 0; i < ds.n; i++) {
 		if (mkdir_tracked(ds.d[i].path, ds.d[i].root_len, ds.d[i].cpuset, &made, err) < 0)
 			goto fail;
-		if (ds.d[i].v2 && !streq(unified_made_for, cg->path))
+		if (ds.d[i].v2)
 			cg_v2_enable_controllers(cg->path);
 	}
-	unified_made_for[0] = 0;
 	if (res && cgroup_apply(cg, res, err) < 0)
 		goto fail;
 	made_dirs_forget(&made);
@@ -1011,8 +1010,6 @@ int cgroup_create_unified(const struct cgroup_ref *cg, struct ab_err *err)
 		return ab_wrap(err, "create cgroup %s", cg->path);
 	}
 	made_dirs_forget(&made);
-	cg_v2_enable_controllers(cg->path);
-	snprintf(unified_made_for, sizeof unified_made_for, "%s", cg->path);
 	return 0;
 }
 

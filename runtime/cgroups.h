@@ -39,7 +39,8 @@ int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool 
  * On failure nothing created is left behind. */
 int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);
 /* Hybrid layout: create only the unified (cgroup2) directory, so a child can be
- * cloned into it; cgroup_create makes the rest later. */
+ * cloned into it; cgroup_create makes the rest later, and enables the unified
+ * controllers then (a process in the leaf does not stop that). */
 int cgroup_create_unified(const struct cgroup_ref *cg, struct ab_err *err);
 /* Move pid into the cgroup (every hierarchy). */
 int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err);

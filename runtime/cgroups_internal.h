@@ -33,6 +33,9 @@ struct cg_host {
 	size_t n_hier;
 	size_t strs_used;
 	char strs[8 * PATH_MAX];
+	/* cgroup.controllers of the unified root, read when first asked */
+	bool root_controllers_read;
+	char root_controllers[512];
 };
 
 /* Detected once and cached. */
