@@ -143,7 +143,10 @@ if [ -f "$DIR/created-cgroups" ]; then
 	done <"$DIR/created-cgroups"
 fi
 
-# ---- bridges and dirs engines-up created
+# ---- bridges and dirs engines-up created, the forwarding it turned on
+if [ -f "$DIR/ip_forward.orig" ]; then
+	cat "$DIR/ip_forward.orig" >/proc/sys/net/ipv4/ip_forward
+fi
 if [ -f "$DIR/created-links" ]; then
 	while read -r l; do
 		[ -n "$l" ] && ip link del "$l" 2>/dev/null

@@ -232,6 +232,13 @@ start_docker() {
 			ip addr add "$DOCKER_BRIDGE_CIDR" dev "$DOCKER_BRIDGE" && ip link set "$DOCKER_BRIDGE" up ||
 			{ setenv DOCKER_SKIP "cannot create the bridge $DOCKER_BRIDGE"; return 1; }
 	fi
+	# dockerd runs with --ip-forward=false (it must not change the host), and then
+	# its client prints "WARNING: IPv4 forwarding is disabled" on every run's
+	# stderr when the host has forwarding off (a fresh machine). Turned on for
+	# the run like a default dockerd would, and restored by engines-down.sh.
+	if [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 0 ]; then
+		echo 1 >/proc/sys/net/ipv4/ip_forward && echo 0 >"$DIR/ip_forward.orig"
+	fi
 	say "starting dockerd"
 	dockerd --config-file "$d/daemon.json" \
 		--data-root "$d/data" --exec-root "$d/exec" \
