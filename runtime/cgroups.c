@@ -996,32 +996,15 @@ fail:
 	return ab_wrap(err, "create cgroup %s", cg->path);
 }
 
-int cgroup_create_unified(const struct cgroup_ref *cg, struct ab_err *err)
+static int enter(const struct cgroup_ref *cg, pid_t pid, bool v2_only, struct ab_err *err)
 {
-	char dir[PATH_MAX];
-	const struct cg_host *h = cg_host_get();
-	if (cg->mode != CGROUP_MODE_HYBRID || !h->unified[0])
-		return 0;
-	if (cg_v2_dir(cg->path, dir, sizeof dir) < 0)
-		return ab_error(err, ENAMETOOLONG, "cgroup path %s", cg->path);
-	struct made_dirs made = {0};
-	if (mkdir_tracked(dir, strlen(h->unified), false, &made, err) < 0) {
-		made_dirs_undo(&made);
-		return ab_wrap(err, "create cgroup %s", cg->path);
-	}
-	made_dirs_forget(&made);
-	return 0;
-}
-
-static int enter(const struct cgroup_ref *cg, pid_t pid, bool v1_only, struct ab_err *err)
-{
-	if (cg->mode == CGROUP_MODE_DISABLED)
+	if (cg->mode == CGROUP_MODE_DISABLED || (v2_only && cg->mode == CGROUP_MODE_V1))
 		return 0;
 	struct cg_dirs ds;
 	if (cg_dirs_get(cg, &ds, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ds.n; i++)
-		if (!(v1_only && ds.d[i].v2) && cg_writef(ds.d[i].path, "cgroup.procs", err, "%d", (int)pid) < 0)
+		if ((ds.d[i].v2 || !v2_only) && cg_writef(ds.d[i].path, "cgroup.procs", err, "%d", (int)pid) < 0)
 			return ab_wrap(err, "move process %d into cgroup %s", (int)pid, cg->path);
 	return 0;
 }
@@ -1031,9 +1014,60 @@ int cgroup_enter(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
 	return enter(cg, pid, false, err);
 }
 
-int cgroup_enter_v1(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
+int cgroup_enter_v2(const struct cgroup_ref *cg, pid_t pid, struct ab_err *err)
 {
 	return enter(cg, pid, true, err);
+}
+
+_Static_assert(CGROUP_JOIN_MAX >= CG_MAX_HIER, "a join fd for every v1 hierarchy");
+
+int cgroup_join_open(const struct cgroup_ref *cg, struct cgroup_join *j, struct ab_err *err)
+{
+	j->n = 0;
+	if (cg->mode != CGROUP_MODE_V1 && cg->mode != CGROUP_MODE_HYBRID)
+		return 0;
+	const struct cg_host *h = cg_host_get();
+	char dir[PATH_MAX], p[PATH_MAX];
+	for (size_t i = 0; i < h->n_hier; i++) {
+		if (!cg_hier_used(&h->hier[i]))
+			continue;
+		if (cg_hier_dir(&h->hier[i], cg->path, dir, sizeof dir) < 0 ||
+		    snprintf(p, sizeof p, "%s/tasks", dir) >= (int)sizeof p) {
+			cgroup_join_close(j);
+			return ab_error(err, ENAMETOOLONG, "cgroup path %s", cg->path);
+		}
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			cgroup_join_close(j);
+			return ab_error(err, e, "open %s", p);
+		}
+		j->hier[j->n] = h->hier[i].mnt;
+		j->fd[j->n++] = fd;
+	}
+	return 0;
+}
+
+int cgroup_join_self(struct cgroup_join *j, const char *cgroup_path, struct ab_err *err)
+{
+	int r = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		ssize_t n;
+		do
+			n = write(j->fd[i], "0", 1);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && r == 0)
+			r = ab_error(err, errno, "join cgroup %s in %s", cgroup_path, j->hier[i]);
+	}
+	cgroup_join_close(j);
+	return r;
+}
+
+void cgroup_join_close(struct cgroup_join *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		close(j->fd[i]);
+	j->n = 0;
 }
 
 int cgroup_v2_dirfd(const struct cgroup_ref *cg)

@@ -495,18 +495,10 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (state_write(cc->state_dirfd, st, err) < 0)
 		return -1;
 	add_default_device_rules(c);
-	/* With cgroup v2 the init is cloned straight into its cgroup, which must
-	 * exist first. Elsewhere it joins after the clone anyway: make the
-	 * directories then, while the init detaches from our binary. */
-	bool cgroup_after_clone = st->cgroup.mode != CGROUP_MODE_V2;
-	if (!cgroup_after_clone && create_cgroup(cc, err) < 0)
+	/* before the clone: the init is cloned into the cgroup2 directory, and
+	 * joins the v1 ones itself through files opened here */
+	if (create_cgroup(cc, err) < 0)
 		return -1;
-	/* a hybrid host's unified directory comes first: the init is cloned into it */
-	if (cgroup_after_clone) {
-		if (cgroup_create_unified(&st->cgroup, err) < 0)
-			return -1;
-		cc->cgroup_created = true;
-	}
 
 	/* 5. clone the init into its namespaces */
 	bool new_userns;
@@ -581,9 +573,12 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	bool in_cgroup;
 	if (sealed_exe_prepare(err) < 0)
 		return -1;
+	if (cgroup_join_open(&st->cgroup, &ictx.cgroup_join, err) < 0)
+		return -1;
 	stack_below_not_inherited();
 	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
 	if (pid < 0) {
+		cgroup_join_close(&ictx.cgroup_join);
 		close(fds[1]);
 		return ab_error(err, errno, "clone the container init");
 	}
@@ -595,12 +590,11 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	}
 	/* the child's end must go now, or we never see EOF if it dies */
 	close(fds[1]);
+	cgroup_join_close(&ictx.cgroup_join);
 	cc->pid = pid;
 	st->pid = pid;
 	if (proc_start_time(pid, &st->pid_start_time) < 0)
 		return ab_error(err, errno, "read start time of init %d", pid);
-	if (cgroup_after_clone && create_cgroup(cc, err) < 0)
-		return -1;
 	if (state_write(cc->state_dirfd, st, err) < 0)
 		return -1;
 	fault_point(5);
@@ -611,7 +605,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		    write_id_map(pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
 			return -1;
 	}
-	if ((in_cgroup ? cgroup_enter_v1(&st->cgroup, pid, err) : cgroup_enter(&st->cgroup, pid, err)) < 0)
+	if (!in_cgroup && cgroup_enter_v2(&st->cgroup, pid, err) < 0)
 		return -1;
 	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		return -1;

@@ -68,6 +68,7 @@ struct init_ctx {
 	bool new_userns;
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_path;
+	struct cgroup_join cgroup_join; /* v1 hierarchies: the init joins them itself */
 	struct seccomp_prog *seccomp;   /* programs to load, in order */
 	size_t n_seccomp;
 	const char *exec_path;          /* resolved program path */

@@ -59,6 +59,8 @@ struct exec_child {
 	struct seccomp_prog *seccomp;
 	size_t n_seccomp;
 	bool joined_userns;
+	struct cgroup_join cgroup_join;
+	const char *cgroup_path;
 };
 
 static bool same_ns(pid_t pid, const char *name)
@@ -83,6 +85,9 @@ static int exec_process(void *arg);
 static int exec_middle(struct exec_child *x, struct ab_err *err)
 {
 	struct sync_msg msg;
+	/* the process is cloned from us: it starts in the cgroup */
+	if (cgroup_join_self(&x->cgroup_join, x->cgroup_path, err) < 0)
+		return -1;
 	if (sealed_exe_detach(err) < 0)
 		return -1;
 	if (sync_recv(x->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
@@ -411,6 +416,9 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	x.sync_fd = fds[1];
 	if (sealed_exe_prepare(err) < 0)
 		goto out;
+	x.cgroup_path = s.cgroup.path;
+	if (cgroup_join_open(&s.cgroup, &x.cgroup_join, err) < 0)
+		goto out;
 	stack_below_not_inherited();
 	cgfd = cgroup_v2_dirfd(&s.cgroup);
 	if (cgfd >= 0 && !util_force_fallbacks) {
@@ -424,17 +432,18 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	bool in_cgroup = cgfd >= 0 && pid >= 0;
 	if (!in_cgroup)
 		pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid < 0) {
-		ab_error(err, errno, "clone");
-		goto out;
-	}
 	if (pid == 0) {
 		close(fds[0]);
 		exec_child_main(&x);
 	}
+	cgroup_join_close(&x.cgroup_join);
+	if (pid < 0) {
+		ab_error(err, errno, "clone");
+		goto out;
+	}
 	close(fds[1]);
 	fds[1] = -1;
-	if ((in_cgroup ? cgroup_enter_v1(&s.cgroup, pid, err) : cgroup_enter(&s.cgroup, pid, err)) < 0)
+	if (!in_cgroup && cgroup_enter_v2(&s.cgroup, pid, err) < 0)
 		goto out;
 	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		goto out;

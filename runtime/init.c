@@ -95,10 +95,14 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	const struct oci_process *p = ctx->process;
 	struct sync_msg msg;
 
-	/* while the parent writes the id maps and places us in the cgroup */
+	/* first, so that what follows is charged to the container */
+	if (cgroup_join_self(&ctx->cgroup_join, ctx->cgroup_path, err) < 0)
+		return -1;
+	/* while the parent writes the id maps */
 	if (sealed_exe_detach(err) < 0)
 		return -1;
-	/* 1. the parent has written the id maps and placed us in the cgroup */
+	/* 1. the parent has written the id maps (and joined us to a cgroup2
+	 * directory we could not be cloned into) */
 	if (sync_recv(ctx->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
 		return -1;
 	if (chdir(ctx->bundle) < 0)

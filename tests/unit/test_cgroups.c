@@ -644,6 +644,45 @@ static void test_v1(void)
 	okx(pids_has(&cg, c.pid), "cgroup_pids lists the child");
 	okx(device_probe(&cg) == 3, "devices: /dev/null opens, /dev/zero is EPERM");
 
+	/* --- a process joins the v1 hierarchies itself (the init and exec's process) */
+	struct cgroup_join j;
+	size_t n_v1 = 0;
+	for (size_t i = 0; i < host->n_hier; i++)
+		n_v1 += cg_hier_used(&host->hier[i]);
+	okx(cgroup_join_open(&cg, &j, &err) == 0 && j.n == n_v1,
+	    "join: one tasks file per v1 hierarchy (%zu of %zu): %s", j.n, n_v1, E(&err));
+	int jpipe[2];
+	okx(pipe(jpipe) == 0, "join: pipe");
+	pid_t joiner = fork();
+	if (joiner == 0) {
+		close(jpipe[0]);
+		struct ab_err e;
+		char verdict = cgroup_join_self(&j, path, &e) == 0 && j.n == 0 ? 'y' : 'n';
+		(void)!write(jpipe[1], &verdict, 1);
+		pause();
+		_exit(0);
+	}
+	cgroup_join_close(&j);
+	close(jpipe[1]);
+	char verdict = 0;
+	(void)!read(jpipe[0], &verdict, 1);
+	close(jpipe[0]);
+	okx(verdict == 'y', "join: the child joined and closed its files");
+	okx(j.n == 0, "join: the parent's copies are closed");
+	snprintf(suffix, sizeof suffix, ":memory:%s", path);
+	okx(proc_in_cgroup(joiner, suffix), "join: child in the memory cgroup");
+	snprintf(suffix, sizeof suffix, ":cpuset:%s", path);
+	okx(proc_in_cgroup(joiner, suffix), "join: child in the cpuset cgroup");
+	snprintf(suffix, sizeof suffix, ":pids:%s", path);
+	okx(proc_in_cgroup(joiner, suffix), "join: child in the pids cgroup");
+	okx(pids_has(&cg, joiner), "join: cgroup_pids lists the child");
+	kill(joiner, SIGKILL);
+	waitpid(joiner, NULL, 0);
+	struct cgroup_ref gone = cg;
+	snprintf(gone.path, sizeof gone.path, "%s-missing", path);
+	okx(cgroup_join_open(&gone, &j, &err) < 0 && j.n == 0 && strstr(err.msg, "-missing/tasks"),
+	    "join: a missing cgroup is an error naming its tasks file, nothing left open (%s)", E(&err));
+
 	/* --- freeze */
 	okx(child_runs(&c), "child runs");
 	okx(cgroup_freeze(&cg, true, &err) == 0, "freeze: %s", E(&err));
