@@ -47,7 +47,7 @@ static int anchor_netns(struct ab_err *err)
 	if (ns < 0)
 		return ab_error(err, e, "open its network namespace");
 	struct egress_policy none = {0};
-	if (egress_install(ns, NULL, &none, "hook-anchor", EGRESS_SENTRY_PORT, err) < 0) {
+	if (egress_install(ns, &none, "hook-anchor", EGRESS_SENTRY_PORT, err) < 0) {
 		close(ns);
 		return -1;
 	}

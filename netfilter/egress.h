@@ -80,29 +80,16 @@ enum egress_name_verdict egress_policy_check_name(const struct egress_policy *p,
 /* Default DNS port of the sentry on 127.0.0.1 and ::1 inside the netns. */
 #define EGRESS_SENTRY_PORT 53
 
-struct mnl_socket;
-/* A netfilter netlink socket made in the network namespace netns_fd, for the
- * calls below that take one. Why keep one: when the last reference to such a
- * socket goes, the kernel (6.x) first waits until the namespace's last committed
- * nftables transaction is freed, an RCU grace period away (2-8 ms measured on
- * this 2-vCPU VM). Whoever installs a ruleset on a critical path keeps the
- * socket open past it, or hands it to a process that lives on (the sentry). */
-int egress_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err);
-void egress_nl_close(struct mnl_socket *nl);
-int egress_nl_fd(const struct mnl_socket *nl);
-
 /* Install (atomically replacing any previous one) the ruleset for p inside the
  * network namespace netns_fd. Either the whole ruleset is in place afterwards
- * or nothing changed. The calling thread returns to its own netns. nl: a socket
- * of egress_nl_open in that namespace, used and left open; NULL: one made and
- * closed here. */
-int egress_install(int netns_fd, struct mnl_socket *nl, const struct egress_policy *p,
-		   const char *container_id, uint16_t sentry_port, struct ab_err *err);
+ * or nothing changed. The calling thread returns to its own netns. */
+int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, struct ab_err *err);
 /* The same, but an agentbox ruleset already in the namespace is left alone and
  * 1 returned: a namespace shared with the container that installed it (and runs
  * its sentry) keeps that container's rules. */
-int egress_install_new(int netns_fd, struct mnl_socket *nl, const struct egress_policy *p,
-		       const char *container_id, uint16_t sentry_port, struct ab_err *err);
+int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
+		       uint16_t sentry_port, struct ab_err *err);
 /* Is there an agentbox ruleset in netns_fd? 1 and the id of the container that
  * installed it (from the table comment; "" if it has none) into id, 0 if there
  * is none. */
@@ -152,9 +139,6 @@ struct egress_sentry_params {
 	uint32_t ttl_min, ttl_max;        /* 0 = EGRESS_TTL_MIN / EGRESS_TTL_MAX */
 	int ready_fd;                     /* gets one byte once serving; -1 = none */
 	int listen_fd[4];                 /* from egress_sentry_sockets_open, or all -1: bind them */
-	struct mnl_socket *nl;            /* egress_nl_open in the netns: used for the upstream
-					   * sets and taken over by the sentry (its helper keeps
-					   * it); NULL: each opens its own */
 	int nflog_fd;                     /* likewise; -1: open it */
 	bool upstreams_added;             /* egress_sentry_sockets_open put the upstream
 					   * and guard elements in */

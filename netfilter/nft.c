@@ -143,22 +143,6 @@ int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err)
 	return 0;
 }
 
-int egress_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err)
-{
-	return eg_nl_open(netns_fd, ret, err);
-}
-
-void egress_nl_close(struct mnl_socket *nl)
-{
-	if (nl)
-		mnl_socket_close(nl);
-}
-
-int egress_nl_fd(const struct mnl_socket *nl)
-{
-	return nl ? mnl_socket_get_fd(nl) : -1;
-}
-
 void eg_batch_init(struct eg_batch *b, uint32_t seq)
 {
 	memset(b, 0, sizeof *b);

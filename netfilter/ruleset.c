@@ -592,12 +592,9 @@ static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
 	}
 }
 
-/* through nl, or a socket of its own (closed: a wait for an RCU grace period
- * after a commit, see egress_nl_open) */
-static int send_batch(int netns_fd, struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
+static int send_batch(int netns_fd, struct eg_batch *b, struct ab_err *err)
 {
-	if (nl)
-		return eg_batch_send(nl, b, err);
+	struct mnl_socket *nl;
 	int r = eg_nl_open(netns_fd, &nl, err);
 	if (r < 0)
 		return r;
@@ -606,8 +603,8 @@ static int send_batch(int netns_fd, struct mnl_socket *nl, struct eg_batch *b, s
 	return r;
 }
 
-static int install(int netns_fd, struct mnl_socket *nl, const struct egress_policy *p,
-		   const char *container_id, uint16_t sentry_port, bool replace, struct ab_err *err)
+static int install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, bool replace, struct ab_err *err)
 {
 	struct eg_batch b;
 	char comment[NFTNL_UDATA_COMMENT_MAXLEN];
@@ -638,7 +635,7 @@ static int install(int netns_fd, struct mnl_socket *nl, const struct egress_poli
 	put_output_rules(&b, used);
 	put_nat_rules(&b, sentry_port);
 
-	int r = send_batch(netns_fd, nl, &b, err);
+	int r = send_batch(netns_fd, &b, err);
 	eg_batch_free(&b);
 	if (r == -EEXIST && !replace) {
 		ab_err_clear(err);
@@ -649,16 +646,16 @@ static int install(int netns_fd, struct mnl_socket *nl, const struct egress_poli
 	return 0;
 }
 
-int egress_install(int netns_fd, struct mnl_socket *nl, const struct egress_policy *p,
-		   const char *container_id, uint16_t sentry_port, struct ab_err *err)
+int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
+		   uint16_t sentry_port, struct ab_err *err)
 {
-	return install(netns_fd, nl, p, container_id, sentry_port, true, err);
+	return install(netns_fd, p, container_id, sentry_port, true, err);
 }
 
-int egress_install_new(int netns_fd, struct mnl_socket *nl, const struct egress_policy *p,
-		       const char *container_id, uint16_t sentry_port, struct ab_err *err)
+int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
+		       uint16_t sentry_port, struct ab_err *err)
 {
-	return install(netns_fd, nl, p, container_id, sentry_port, false, err);
+	return install(netns_fd, p, container_id, sentry_port, false, err);
 }
 
 int egress_remove(int netns_fd, struct ab_err *err)
@@ -666,7 +663,7 @@ int egress_remove(int netns_fd, struct ab_err *err)
 	struct eg_batch b;
 	eg_batch_init(&b, (uint32_t)time(NULL));
 	put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
-	int r = send_batch(netns_fd, NULL, &b, err);
+	int r = send_batch(netns_fd, &b, err);
 	eg_batch_free(&b);
 	if (r == -ENOENT) {
 		ab_err_clear(err);

@@ -1213,12 +1213,11 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 	/* the loopback resolvers are guarded before the program runs, not once the
 	 * sentry (which may start later) gets to it */
 	if (r == 0 && dns && sp->n_upstream > 0) {
-		struct mnl_socket *nl = sp->nl;
-		if (nl || (r = eg_nl_open(-1, &nl, err)) == 0) {
+		struct mnl_socket *nl;
+		if ((r = eg_nl_open(-1, &nl, err)) == 0) {
 			if ((r = add_upstreams(nl, sp, err)) < 0)
 				ab_wrap(err, "add upstream resolvers");
-			if (nl != sp->nl)
-				mnl_socket_close(nl);
+			mnl_socket_close(nl);
 		}
 		sp->upstreams_added = r == 0;
 	}
@@ -1347,9 +1346,7 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		s->nflog = sp->nflog_fd;
 	else if ((r = nflog_open(EGRESS_NFLOG_GROUP, &s->nflog, err)) < 0)
 		return r;
-	if (sp->nl)
-		*nl = sp->nl;
-	else if ((r = eg_nl_open(-1, nl, err)) < 0)
+	if ((r = eg_nl_open(-1, nl, err)) < 0)
 		return r;
 	if (sp->dns && !sp->upstreams_added && (r = add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
@@ -1478,8 +1475,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	signal(SIGPIPE, SIG_IGN);
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
-		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->log_fd,
-		       egress_nl_fd(sp->nl) };
+		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->log_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {
@@ -1493,6 +1489,8 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}
+	mnl_socket_close(nl);   /* the helper has it; we keep no way to change rules */
+	nl = NULL;
 	static const cap_value_t none[1];
 	if ((r = drop_caps(none, 0, err)) < 0) {
 		ab_wrap(err, "egress sentry");
@@ -1508,12 +1506,6 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		(void)write(sp->ready_fd, "1", 1);
 		close(sp->ready_fd);
 	}
-	/* The helper has it; we keep no way to change rules (nor could we use it
-	 * without capabilities). Only after "ready": without a helper to hold it,
-	 * this is the socket's last reference, whose close waits for the ruleset
-	 * commit's grace period (egress_nl_open). */
-	mnl_socket_close(nl);
-	nl = NULL;
 	serve(s);
 	r = 0;
 out:

@@ -479,12 +479,10 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
 	if (netns < 0)
 		return -1;
-	if (egress_nl_open(netns, &p->nft, err) < 0)
-		return ab_wrap(err, "egress: install the firewall");
 	if (net && net->path) {
 		/* a joined netns (pod, --network container:X) that another container
 		 * already polices keeps its rules and its sentry */
-		int r = egress_install_new(netns, p->nft, &p->egress, st->id, EGRESS_SENTRY_PORT, err);
+		int r = egress_install_new(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err);
 		if (r < 0)
 			return ab_wrap(err, "egress: install the firewall");
 		if (r == 1) {
@@ -499,7 +497,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		}
 		return 0;
 	}
-	if (egress_install(netns, p->nft, &p->egress, st->id, EGRESS_SENTRY_PORT, err) < 0)
+	if (egress_install(netns, &p->egress, st->id, EGRESS_SENTRY_PORT, err) < 0)
 		return ab_wrap(err, "egress: install the firewall");
 	return 0;
 }
@@ -539,8 +537,7 @@ static int sentry_child(void *arg)
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
-		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.log_fd,
-		      egress_nl_fd(a->sp.nl)};
+		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.log_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -613,7 +610,6 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	sp->port = EGRESS_SENTRY_PORT;
 	sp->init_pid = st->pid;
 	sp->ready_fd = -1;
-	sp->nl = p->nft;
 	char resolv[PATH_MAX];
 	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
 	struct ab_err e;
@@ -674,9 +670,6 @@ int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struc
 		return ab_error(err, e, "egress: fork the DNS sentry");
 	}
 	p->sentry_pid = pid;
-	/* the sentry has the nftables socket now: ours is not its last reference */
-	egress_nl_close(p->nft);
-	p->nft = NULL;
 	/* ours to reap, so the pid cannot be reused before this */
 	if (p->sentry_pidfd < 0)
 		p->sentry_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -807,8 +800,6 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
-	egress_nl_close(p->nft);
-	p->nft = NULL;
 	sentry_child_free(p->sentry_prep);
 	p->sentry_prep = NULL;
 	if (p->sentry_pending) {
@@ -844,10 +835,6 @@ void policy_free(struct agent_policy *p)
 	p->sentry_prep = NULL;
 	if (p->sentry_pid > 0 && p->sentry_pidfd >= 0)
 		close(p->sentry_pidfd);
-	/* a run whose program ended without a sentry: by now the commit's grace
-	 * period has mostly passed */
-	egress_nl_close(p->nft);
-	p->nft = NULL;
 	egress_policy_free(&p->egress);
 	arena_free(&p->arena);
 }

@@ -28,9 +28,6 @@ struct agent_policy {
 	int sentry_pidfd;                   /* of the forked sentry, -1: none */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
-	struct mnl_socket *nft;             /* in the container's netns: kept, then handed to the
-					     * sentry, so that no close waits for the commit's
-					     * grace period (egress_nl_open) */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,

@@ -82,7 +82,7 @@ static int cmd_install(int argc, char **argv)
 	if (parse_policy(argv[3], &p, &err) < 0)
 		return die(&err);
 	int fd = open_netns(argv[2], &err);
-	if (fd < 0 || egress_install(fd, NULL, &p, "test", port, &err) < 0)
+	if (fd < 0 || egress_install(fd, &p, "test", port, &err) < 0)
 		return die(&err);
 	egress_policy_free(&p);
 	close(fd);
