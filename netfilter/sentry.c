@@ -1199,6 +1199,7 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 }
 
 static int add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
+static bool any_guarded_upstream(const struct egress_sentry_params *sp);
 
 int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
 			       struct ab_err *err)
@@ -1210,9 +1211,12 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 	int r = dns ? bind_listeners(port, udp, tcp, err) : 0;
 	if (r == 0)
 		r = nflog_open(EGRESS_NFLOG_GROUP, &sp->nflog_fd, err);
-	/* the loopback resolvers are guarded before the program runs, not once the
-	 * sentry (which may start later) gets to it */
-	if (r == 0 && dns && sp->n_upstream > 0) {
+	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
+	 * runs, not once the sentry (which may start later) gets to it. Other
+	 * upstreams only open a way for the sentry's own sockets: it adds them
+	 * when it starts, and a run whose sentry never starts makes one nftables
+	 * commit fewer. */
+	if (r == 0 && dns && any_guarded_upstream(sp)) {
 		struct mnl_socket *nl;
 		if ((r = eg_nl_open(-1, &nl, err)) == 0) {
 			if ((r = add_upstreams(nl, sp, err)) < 0)
@@ -1237,6 +1241,21 @@ static bool is_sentry_addr(const struct egress_upstream *u)
 	return u->family == AF_INET ? memcmp(u->addr, "\x7f\0\0\x01", 4) == 0 : memcmp(u->addr, lo6, 16) == 0;
 }
 
+/* 127.0.0.1/::1 carry the sentry itself; guarding them would cut it off */
+static bool guarded(const struct egress_upstream *u)
+{
+	bool loopback = u->family == AF_INET ? u->addr[0] == 127 : IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)u->addr);
+	return loopback && !is_sentry_addr(u);
+}
+
+static bool any_guarded_upstream(const struct egress_sentry_params *sp)
+{
+	for (size_t i = 0; i < sp->n_upstream; i++)
+		if (guarded(&sp->upstream[i]))
+			return true;
+	return false;
+}
+
 /* The upstream sets: where the sentry's marked sockets may go, and which
  * loopback resolvers nobody else may reach (Docker's 127.0.0.11). */
 static int add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err)
@@ -1250,9 +1269,7 @@ static int add_upstreams(struct mnl_socket *nl, const struct egress_sentry_param
 		eg_set_get(eg_set_index(EG_UPSTREAM, false, u->family, EG_SHAPE_ANY), &s);
 		eg_key(&s, u->addr, 0, 0, e.key);
 		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add upstream resolver");
-		bool loopback = u->family == AF_INET ? u->addr[0] == 127 : IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)u->addr);
-		/* 127.0.0.1/::1 carry the sentry itself; guarding them would cut it off */
-		if (loopback && !is_sentry_addr(u)) {
+		if (guarded(u)) {
 			eg_set_get(eg_set_index(EG_GUARD, false, u->family, EG_SHAPE_ANY), &s);
 			eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "guard loopback resolver");
 		}
