@@ -32,6 +32,8 @@ bench_build() {
 bench_setup() {
 	local i
 	[ "$(id -u)" = 0 ] || die "needs root"
+	# runc, crun, busybox-static, jq, Docker: Debian's packages (quiet when present)
+	"$REPO/scripts/install-deps.sh" bench || die "scripts/install-deps.sh bench failed"
 	for i in jq python3 unshare cc free file; do
 		command -v "$i" >/dev/null || die "needs $i"
 	done

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install what agentbox needs to build, test and run, from Debian's packages.
-# Usage: scripts/install-deps.sh [build|test|engines]   (default: test)
+# Usage: scripts/install-deps.sh [build|run|test|engines|bench]   (default: test)
 # Quiet and quick when everything is already there.
 set -eu
 what=${1:-test}
@@ -9,13 +9,15 @@ build="gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-dev libn
 run="slirp4netns iproute2 libarchive13"
 test="bats jq busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux"
 engines="docker.io containerd podman conmon"
+bench="crun"   # bench/run.sh compares with it; the tests do not need it
 
 case $what in
 build) pkgs="$build" ;;
 run) pkgs="$build $run" ;;
 test) pkgs="$build $run $test" ;;
 engines) pkgs="$build $run $test $engines" ;;
-*) echo "usage: $0 [build|run|test|engines]" >&2; exit 2 ;;
+bench) pkgs="$build $run $test $engines $bench" ;;
+*) echo "usage: $0 [build|run|test|engines|bench]" >&2; exit 2 ;;
 esac
 
 missing=
