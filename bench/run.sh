@@ -277,12 +277,12 @@ SAMPLER=
 ENGINES_DIR=
 # the netfilter hook anchor the Docker runs pin in the host's mount namespace
 # goes again at the end, unless it was there before
-# shellcheck source=scripts/hook-anchor.sh
-. "$REPO/scripts/hook-anchor.sh"
+# shellcheck source=scripts/host-pins.sh
+. "$REPO/scripts/host-pins.sh"
 cleanup() {
 	[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 	[ -n "$ENGINES_DIR" ] && "$REPO/tests/engines/engines-down.sh" "$ENGINES_DIR" >/dev/null 2>&1
-	hook_anchor_cleanup
+	host_pins_cleanup
 	if [ -n "$KEEP" ]; then
 		say "work directory kept: $WORK"
 	else

@@ -6,7 +6,9 @@
  * Each child that enters a container (init, exec's process) first detaches
  * itself: its code and constants are mapped again from a sealed memfd copy, what
  * was written (RELRO, .data) moves to anonymous memory, and PR_SET_MM_MAP points
- * /proc/self/exe at the copy. Where that prctl is missing (no
+ * /proc/self/exe at the copy. The copy is one per host where we may mount: a file
+ * in EXE_CACHE_DIR bind-mounted read-only onto itself (see host_copy_open), else a
+ * sealed memfd per child. Where that prctl is missing (no
  * CONFIG_CHECKPOINT_RESTORE) or not allowed, the runtime re-executes itself from
  * the sealed copy before it starts anything, as runc does. A binary on a
  * read-only mount needs neither: nothing can open it for writing. */
@@ -18,8 +20,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <dirent.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/sysmacros.h>
 #include <sys/sendfile.h>
@@ -70,12 +74,9 @@ static off_t loadable_size(int fd, off_t file_size, Elf64_Ehdr *eh)
 #endif
 }
 
-/* A sealed memfd holding what execve and mmap need of the binary open as src. */
-static int sealed_copy(int src, off_t file_size, struct ab_err *err)
+/* Copy what execve and mmap need of the binary open as src into dst. */
+static int copy_loadable(int dst, int src, off_t file_size, struct ab_err *err)
 {
-	int mfd = memfd_create("agentbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (mfd < 0)
-		return ab_error(err, errno, "memfd_create");
 	Elf64_Ehdr eh;
 	off_t size = loadable_size(src, file_size, &eh);
 	bool trimmed = size > 0;
@@ -83,23 +84,32 @@ static int sealed_copy(int src, off_t file_size, struct ab_err *err)
 		size = file_size;
 	off_t off = 0;
 	while (off < size) {
-		ssize_t n = sendfile(mfd, src, &off, (size_t)(size - off));
+		ssize_t n = sendfile(dst, src, &off, (size_t)(size - off));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			ab_error(err, n < 0 ? errno : EIO, "copy the runtime binary to a sealed memfd");
-			goto fail;
-		}
+		if (n <= 0)
+			return ab_error(err, n < 0 ? errno : EIO, "copy the runtime binary");
 	}
 	if (trimmed) {
 		/* the copy ends before the section headers: say there are none */
 		eh.e_shoff = 0;
 		eh.e_shnum = 0;
 		eh.e_shstrndx = SHN_UNDEF;
-		if (pwrite(mfd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh) {
-			ab_error(err, errno, "copy the runtime binary to a sealed memfd");
-			goto fail;
-		}
+		if (pwrite(dst, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
+			return ab_error(err, errno, "copy the runtime binary");
+	}
+	return 0;
+}
+
+/* A sealed memfd holding what execve and mmap need of the binary open as src. */
+static int sealed_copy(int src, off_t file_size, struct ab_err *err)
+{
+	int mfd = memfd_create("agentbox", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return ab_error(err, errno, "memfd_create");
+	if (copy_loadable(mfd, src, file_size, err) < 0) {
+		ab_wrap(err, "to a sealed memfd");
+		goto fail;
 	}
 	if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0) {
 		ab_error(err, errno, "seal the runtime's memfd");
@@ -117,7 +127,101 @@ fail:
  * on the critical path of create. */
 static bool detach_in_children;
 static int host_exe_fd = -1;
-static off_t host_exe_size;
+static struct stat host_exe_st;
+/* the host's read-only copy (host_copy_open), opened by sealed_exe_prepare */
+static int host_copy_fd = -1;
+
+static bool on_readonly_mount(int fd)
+{
+	struct statvfs vfs;
+	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+/* Each new child used to copy our 2 MiB into a memfd of its own: ~0.6 ms of
+ * every create and exec, and fresh pages each time. One copy per host instead,
+ * in EXE_CACHE_DIR, each file bind-mounted read-only onto itself: opening it
+ * for writing fails (EROFS) for everyone, and a container cannot remount a
+ * mount of the host's namespace. The page cache of that one file then backs
+ * the code of every container's init. Named by the binary's identity, so a new
+ * build gets its own; the others are unmounted and removed when it is made.
+ * -1 where it cannot be had (no right to mount, a foreign directory): the
+ * memfd per child then. */
+static void host_copy_prune(int dir_fd, const char *keep)
+{
+	DIR *d = fdopendir(dir_fd);
+	if (!d) {
+		close(dir_fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "agentbox-", 9) != 0 || streq(de->d_name, keep))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, EXE_CACHE_DIR "/%s", de->d_name);
+		/* a runtime still running an old build keeps its pages: mappings
+		 * and open files outlive the lazy unmount */
+		while (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+			;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
+			log_debug("sealed exe: remove old copy %s: %m", path);
+	}
+	closedir(d);
+}
+
+static int host_copy_open(int src, const struct stat *st)
+{
+	char name[128], path[PATH_MAX], tmp[PATH_MAX];
+	snprintf(name, sizeof name, "agentbox-%llx-%llx-%llx-%llx.%lx-%llx.%lx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
+		 (unsigned long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+		 (unsigned long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+	snprintf(path, sizeof path, EXE_CACHE_DIR "/%s", name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && on_readonly_mount(fd))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	/* ours alone: root's, and nobody else may write into it */
+	if (mkdir(EXE_CACHE_DIR, 0700) < 0 && errno != EEXIST)
+		return -1;
+	int dirfd = open(EXE_CACHE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat ds;
+	if (dirfd < 0 || fstat(dirfd, &ds) < 0 || ds.st_uid != 0 || (ds.st_mode & 022)) {
+		if (dirfd >= 0)
+			close(dirfd);
+		log_debug("sealed exe: %s is not root's alone: a memfd copy per child", EXE_CACHE_DIR);
+		return -1;
+	}
+	if (fd < 0) {
+		/* made under a name of its own, then renamed: a copy is whole or absent */
+		snprintf(tmp, sizeof tmp, EXE_CACHE_DIR "/.new-%d", (int)getpid());
+		int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0555);
+		struct ab_err e;
+		if (w < 0 || copy_loadable(w, src, st->st_size, &e) < 0 || close(w) < 0 || rename(tmp, path) < 0) {
+			if (w >= 0)
+				(void)unlink(tmp);
+			close(dirfd);
+			return -1;
+		}
+		host_copy_prune(dirfd, name);
+	} else {
+		close(dirfd);   /* made, not yet mounted (another runtime is at it, or died) */
+	}
+	/* read-only and executable: a remount sets exactly the flags given, so a
+	 * noexec /run does not carry over */
+	if (mount(path, path, NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
+		log_debug("sealed exe: mount %s read-only: %m (a memfd copy per child)", path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && on_readonly_mount(fd))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
 
 /* PR_SET_MM_MAP can point /proc/self/exe elsewhere: the kernel has it
  * (CONFIG_CHECKPOINT_RESTORE) and we may use it (CAP_SYS_ADMIN or
@@ -145,8 +249,7 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 	/* On a read-only mount (an immutable /usr, or `mount --bind -o ro`) nobody in
 	 * a container can open the binary for writing: EROFS, and the container cannot
 	 * remount the host's mount. No copy and no second exec then. */
-	struct statvfs vfs;
-	if (fstatvfs(src, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+	if (on_readonly_mount(src)) {
 		log_debug("runtime binary is on a read-only mount: no sealed copy needed");
 		return 0;
 	}
@@ -158,7 +261,7 @@ int sealed_exe_ensure(char **argv, struct ab_err *err)
 		return ab_error(err, errno, "stat /proc/self/exe");
 	if (!util_force_fallbacks && exe_switch_allowed()) {
 		detach_in_children = true;
-		host_exe_size = st.st_size;
+		host_exe_st = st;
 		host_exe_fd = src;
 		src = -1;
 		return 0;
@@ -289,6 +392,8 @@ int sealed_exe_prepare(struct ab_err *err)
 	if (current_mm_map(&parent_mm_map, err) < 0)
 		return -1;
 	parent_mm_map_read = true;
+	if (!util_force_fallbacks && host_exe_fd >= 0)
+		host_copy_fd = host_copy_open(host_exe_fd, &host_exe_st);
 	return 0;
 }
 
@@ -296,11 +401,12 @@ int sealed_exe_detach(struct ab_err *err)
 {
 	if (!detach_in_children)
 		return 0;
-	/* ours from here: it must not reach the container */
+	/* ours from here: neither may reach the container */
 	_cleanup_close_ int src = host_exe_fd;
 	host_exe_fd = -1;
-	_cleanup_close_ int mfd = sealed_copy(src, host_exe_size, err);
-	if (mfd < 0)
+	_cleanup_close_ int mfd = host_copy_fd;
+	host_copy_fd = -1;
+	if (mfd < 0 && (mfd = sealed_copy(src, host_exe_st.st_size, err)) < 0)
 		return -1;
 	struct exe_range v[16];
 	size_t n = exe_ranges(v, ARRAY_SIZE(v));
@@ -331,6 +437,6 @@ int sealed_exe_detach(struct ab_err *err)
 	m.brk = (uint64_t)syscall(SYS_brk, 0);
 	m.exe_fd = (uint32_t)mfd;
 	if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&m, sizeof m, 0) < 0)
-		return ab_error(err, errno, "detach from the runtime binary: point /proc/self/exe at a sealed copy");
+		return ab_error(err, errno, "detach from the runtime binary: point /proc/self/exe at a read-only copy");
 	return 0;
 }

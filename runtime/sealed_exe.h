@@ -4,6 +4,10 @@
 
 #include "error.h"
 
+/* Where the host's read-only copy of the binary lives (one file per build, each
+ * bind-mounted read-only onto itself); scripts/host-pins.sh removes it after a test run. */
+#define EXE_CACHE_DIR "/run/agentbox-exe"
+
 /* Chooses how: returns 0 when nothing is needed or children will detach
  * themselves; otherwise re-executes from a sealed copy (does not return) or fails. */
 int sealed_exe_ensure(char **argv, struct ab_err *err);
@@ -13,7 +17,8 @@ int sealed_exe_ensure(char **argv, struct ab_err *err);
  * host's binary. Call before anything in the container can see the process. */
 int sealed_exe_detach(struct ab_err *err);
 /* In the parent, just before cloning a child that will call sealed_exe_detach:
- * reads what the child would otherwise read itself, on its critical path. */
+ * reads what the child would otherwise read itself, on its critical path, and
+ * opens (first making, where it may) the host's read-only copy of the binary. */
 int sealed_exe_prepare(struct ab_err *err);
 
 #endif

@@ -15,7 +15,7 @@ veth=abdemo$$
 work=$(mktemp -d /tmp/agentbox-demo.XXXXXX)
 allowed=198.18.201.10 refused=198.18.201.11
 # the demo leaves no netfilter hook anchor behind that was not there before
-. "$top/scripts/hook-anchor.sh"
+. "$top/scripts/host-pins.sh"
 
 cleanup() {
 	set +e
@@ -24,7 +24,7 @@ cleanup() {
 	ip link del "$veth" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
 	rm -rf "$work"
-	hook_anchor_cleanup
+	host_pins_cleanup
 }
 trap cleanup EXIT
 

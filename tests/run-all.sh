@@ -15,7 +15,7 @@ suites=("$@")
 
 logdir=$(mktemp -d /tmp/agentbox-tests.XXXXXX)
 # the netfilter hook anchor the tests make goes at the end, unless it was there before
-. scripts/hook-anchor.sh
+. scripts/host-pins.sh
 passed=0 failed=0 skipped=0
 failures=()
 
@@ -132,7 +132,7 @@ for s in "${suites[@]}"; do
 	esac
 done
 
-hook_anchor_cleanup
+host_pins_cleanup
 echo "logs: $logdir"
 [ ${#failures[@]} -eq 0 ] || echo "failed suites: ${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped (${SECONDS} s)"

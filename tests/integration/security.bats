@@ -153,20 +153,28 @@ refute_maps_runtime() {
 }
 
 # bats test_tags=agentbox-only
-@test "CVE-2019-5736: the created init maps no page of the runtime's binary and its exe is a sealed copy; even host root cannot write it" {
+@test "CVE-2019-5736: the created init maps no page of the runtime's binary and its exe is a read-only copy; even host root cannot write it" {
 	set_args abtest true
 	runtime --debug create --bundle "$BUNDLE" ct
 	assert_success
-	local pid
+	local pid copy
 	pid=$(state_field ct .pid)
 	run exe_probe "$pid"
 	echo "$output" >&2
-	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
+	copy=${lines[0]}
+	[[ "$copy" == /run/agentbox-exe/agentbox-* ]]
 	assert_output_contains "refused:"
-	grep -q memfd:agentbox "/proc/$pid/maps" || fail "the init maps no copy: $(cat "/proc/$pid/maps")"
+	[ "$(stat -f -c %T "$copy")" != "" ] && grep -q " $copy .* ro," /proc/self/mountinfo ||
+		fail "$copy is not on a read-only mount: $(grep agentbox-exe /proc/self/mountinfo)"
+	grep -q "$copy" "/proc/$pid/maps" || fail "the init maps no copy: $(cat "/proc/$pid/maps")"
 	refute_maps_runtime "$pid"
+	# one copy per build, shared: the next container's init runs from the same file
+	runtime create --bundle "$BUNDLE" ct1
+	assert_success
+	[ "$(readlink "/proc/$(state_field ct1 .pid)/exe")" = "$copy" ]
 	runtime delete --force ct
-	# the fallback (a kernel without PR_SET_MM_MAP): the runtime re-executes itself from the copy
+	runtime delete --force ct1
+	# the fallback (a kernel without PR_SET_MM_MAP): the runtime re-executes itself from a memfd
 	AGENTBOX_FORCE_FALLBACKS=1 runtime create --bundle "$BUNDLE" ct2
 	assert_success
 	pid=$(state_field ct2 .pid)
@@ -175,6 +183,43 @@ refute_maps_runtime() {
 	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
 	refute_output_contains WRITABLE
 	refute_maps_runtime "$pid"
+}
+
+# bats test_tags=agentbox-only
+@test "the read-only copy of the binary: a new build's copy replaces the others; a directory others may write is not used" {
+	local dir=/run/agentbox-exe copy pid
+	set_args abtest true
+	runtime create --bundle "$BUNDLE" ct
+	assert_success
+	copy=$(readlink "/proc/$(state_field ct .pid)/exe")
+	[[ "$copy" == "$dir"/agentbox-* ]]
+	runtime delete --force ct
+	# as if another build had made its copy, and ours were not there yet
+	while umount "$copy" 2>/dev/null; do :; done
+	rm -f "$copy"
+	cp "$RUNTIME_REAL" "$dir/agentbox-0-0-0-0.0-0.0"
+	mount --bind "$dir/agentbox-0-0-0-0.0-0.0" "$dir/agentbox-0-0-0-0.0-0.0"
+	runtime create --bundle "$BUNDLE" ct
+	assert_success
+	[ "$(readlink "/proc/$(state_field ct .pid)/exe")" = "$copy" ]
+	[ ! -e "$dir/agentbox-0-0-0-0.0-0.0" ] || fail "the other build's copy is still there: $(ls -la "$dir")"
+	! grep -q agentbox-0-0-0-0 /proc/self/mountinfo || fail "the other build's copy is still mounted"
+	runtime delete --force ct
+	# no copy yet, in a directory others may write into (whose files could be
+	# anyone's): none is made or mounted, each child copies to a memfd
+	while umount "$copy" 2>/dev/null; do :; done
+	rm -f "$copy"
+	chmod 0777 "$dir"
+	defer chmod 0700 "$dir"
+	runtime create --bundle "$BUNDLE" ct
+	assert_success
+	pid=$(state_field ct .pid)
+	run exe_probe "$pid"
+	echo "$output" >&2
+	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
+	refute_output_contains WRITABLE
+	refute_maps_runtime "$pid"
+	[ ! -e "$copy" ] || fail "a copy was made in a directory others may write into"
 }
 
 # bats test_tags=agentbox-only
