@@ -152,6 +152,16 @@ refute_maps_runtime() {
 		fail "process $1 still maps the runtime's binary: $(cat "/proc/$1/maps")"
 }
 
+# assert_memfd_exe PID: the process runs from a sealed memfd copy, which host
+# root cannot open for writing either, and maps no page of the runtime's binary
+assert_memfd_exe() {
+	run exe_probe "$1"
+	echo "$output" >&2
+	[[ "${lines[0]}" == "/memfd:agentbox"* ]] || fail "exe of $1: ${lines[0]}"
+	refute_output_contains WRITABLE
+	refute_maps_runtime "$1"
+}
+
 # bats test_tags=agentbox-only
 @test "CVE-2019-5736: the created init maps no page of the runtime's binary and its exe is a read-only copy; even host root cannot write it" {
 	set_args abtest true
@@ -177,17 +187,12 @@ refute_maps_runtime() {
 	# the fallback (a kernel without PR_SET_MM_MAP): the runtime re-executes itself from a memfd
 	AGENTBOX_FORCE_FALLBACKS=1 runtime create --bundle "$BUNDLE" ct2
 	assert_success
-	pid=$(state_field ct2 .pid)
-	run exe_probe "$pid"
-	echo "$output" >&2
-	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
-	refute_output_contains WRITABLE
-	refute_maps_runtime "$pid"
+	assert_memfd_exe "$(state_field ct2 .pid)"
 }
 
 # bats test_tags=agentbox-only
 @test "the read-only copy of the binary: a new build's copy replaces the others; a directory others may write is not used" {
-	local dir=/run/agentbox-exe copy pid
+	local dir=/run/agentbox-exe copy
 	set_args abtest true
 	runtime create --bundle "$BUNDLE" ct
 	assert_success
@@ -213,12 +218,7 @@ refute_maps_runtime() {
 	defer chmod 0700 "$dir"
 	runtime create --bundle "$BUNDLE" ct
 	assert_success
-	pid=$(state_field ct .pid)
-	run exe_probe "$pid"
-	echo "$output" >&2
-	[[ "${lines[0]}" == "/memfd:agentbox"* ]]
-	refute_output_contains WRITABLE
-	refute_maps_runtime "$pid"
+	assert_memfd_exe "$(state_field ct .pid)"
 	[ ! -e "$copy" ] || fail "a copy was made in a directory others may write into"
 }
 
