@@ -198,7 +198,10 @@ static int host_copy_open(int src, const struct stat *st)
 		snprintf(tmp, sizeof tmp, EXE_CACHE_DIR "/.new-%d", (int)getpid());
 		int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0555);
 		struct ab_err e;
-		if (w < 0 || copy_loadable(w, src, st->st_size, &e) < 0 || close(w) < 0 || rename(tmp, path) < 0) {
+		bool made = w >= 0 && copy_loadable(w, src, st->st_size, &e) == 0;
+		if (w >= 0 && close(w) < 0)
+			made = false;
+		if (!made || rename(tmp, path) < 0) {
 			if (w >= 0)
 				(void)unlink(tmp);
 			close(dirfd);
