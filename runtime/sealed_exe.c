@@ -193,24 +193,24 @@ static int host_copy_open(int src, const struct stat *st)
 		log_debug("sealed exe: %s is not root's alone: a memfd copy per child", EXE_CACHE_DIR);
 		return -1;
 	}
-	if (fd < 0) {
-		/* made under a name of its own, then renamed: a copy is whole or absent */
-		snprintf(tmp, sizeof tmp, EXE_CACHE_DIR "/.new-%d", (int)getpid());
-		int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0555);
-		struct ab_err e;
-		bool made = w >= 0 && copy_loadable(w, src, st->st_size, &e) == 0;
-		if (w >= 0 && close(w) < 0)
-			made = false;
-		if (!made || rename(tmp, path) < 0) {
-			if (w >= 0)
-				(void)unlink(tmp);
-			close(dirfd);
-			return -1;
-		}
-		host_copy_prune(dirfd, name);
-	} else {
-		close(dirfd);   /* made, not yet mounted (another runtime is at it, or died) */
+	/* Made afresh, under a name of its own, then renamed over the path: a file
+	 * found there unmounted is not trusted (a creator that died before
+	 * mounting it, or one written before a crash of a host whose /run is on
+	 * disk). Renaming over a copy another runtime has mounted meanwhile fails
+	 * (EBUSY): its copy serves from the next container on. */
+	snprintf(tmp, sizeof tmp, EXE_CACHE_DIR "/.new-%d", (int)getpid());
+	int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0555);
+	struct ab_err e;
+	bool made = w >= 0 && copy_loadable(w, src, st->st_size, &e) == 0;
+	if (w >= 0 && close(w) < 0)
+		made = false;
+	if (!made || rename(tmp, path) < 0) {
+		if (w >= 0)
+			(void)unlink(tmp);
+		close(dirfd);
+		return -1;
 	}
+	host_copy_prune(dirfd, name);
 	/* read-only and executable: a remount sets exactly the flags given, so a
 	 * noexec /run does not carry over */
 	if (mount(path, path, NULL, MS_BIND, NULL) < 0 ||
