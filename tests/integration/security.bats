@@ -191,13 +191,21 @@ assert_memfd_exe() {
 }
 
 # bats test_tags=agentbox-only
-@test "the read-only copy of the binary: a new build's copy replaces the others; a directory others may write is not used" {
+@test "the read-only copy of the binary: one found unmounted is made afresh; a new build's copy replaces the others; a directory others may write is not used" {
 	local dir=/run/agentbox-exe copy
 	set_args abtest true
 	runtime create --bundle "$BUNDLE" ct
 	assert_success
 	copy=$(readlink "/proc/$(state_field ct .pid)/exe")
 	[[ "$copy" == "$dir"/agentbox-* ]]
+	runtime delete --force ct
+	# a copy found unmounted (its maker died, or a crash) is not trusted: made afresh
+	while umount "$copy" 2>/dev/null; do :; done
+	echo "not an ELF file" >"$copy"
+	runtime create --bundle "$BUNDLE" ct
+	assert_success
+	[ "$(readlink "/proc/$(state_field ct .pid)/exe")" = "$copy" ]
+	[ "$(head -c 4 "$copy" | od -An -c | tr -d ' ')" = '177ELF' ] || fail "the unmounted copy was used as it was"
 	runtime delete --force ct
 	# as if another build had made its copy, and ours were not there yet
 	while umount "$copy" 2>/dev/null; do :; done
