@@ -18,6 +18,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <dirent.h>
@@ -155,6 +156,13 @@ static void host_copy_prune(int dir_fd, const char *keep)
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
+		/* the half-made copy of a creator that was killed */
+		if (strncmp(de->d_name, ".new-", 5) == 0) {
+			int pid = atoi(de->d_name + 5);
+			if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
+				(void)unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
 		if (strncmp(de->d_name, "agentbox-", 9) != 0 || streq(de->d_name, keep))
 			continue;
 		char path[PATH_MAX];

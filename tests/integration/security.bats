@@ -212,10 +212,13 @@ assert_memfd_exe() {
 	rm -f "$copy"
 	cp "$RUNTIME_REAL" "$dir/agentbox-0-0-0-0.0-0.0"
 	mount --bind "$dir/agentbox-0-0-0-0.0-0.0" "$dir/agentbox-0-0-0-0.0-0.0"
+	# and the half-made copy of a creator that was killed (no such pid)
+	echo partial >"$dir/.new-2147483647"
 	runtime create --bundle "$BUNDLE" ct
 	assert_success
 	[ "$(readlink "/proc/$(state_field ct .pid)/exe")" = "$copy" ]
 	[ ! -e "$dir/agentbox-0-0-0-0.0-0.0" ] || fail "the other build's copy is still there: $(ls -la "$dir")"
+	[ ! -e "$dir/.new-2147483647" ] || fail "a dead creator's half-made copy is still there"
 	! grep -q agentbox-0-0-0-0 /proc/self/mountinfo || fail "the other build's copy is still mounted"
 	runtime delete --force ct
 	# no copy yet, in a directory others may write into (whose files could be
