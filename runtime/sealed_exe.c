@@ -16,12 +16,12 @@
 #include "log.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <dirent.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -138,15 +138,8 @@ static bool on_readonly_mount(int fd)
 	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
 }
 
-/* Each new child used to copy our 2 MiB into a memfd of its own: ~0.6 ms of
- * every create and exec, and fresh pages each time. One copy per host instead,
- * in EXE_CACHE_DIR, each file bind-mounted read-only onto itself: opening it
- * for writing fails (EROFS) for everyone, and a container cannot remount a
- * mount of the host's namespace. The page cache of that one file then backs
- * the code of every container's init. Named by the binary's identity, so a new
- * build gets its own; the others are unmounted and removed when it is made.
- * -1 where it cannot be had (no right to mount, a foreign directory): the
- * memfd per child then. */
+/* Other builds' copies (EXE_CACHE_DIR, see host_copy_open) and the half-made
+ * copies of creators that were killed. */
 static void host_copy_prune(int dir_fd, const char *keep)
 {
 	DIR *d = fdopendir(dir_fd);
@@ -177,6 +170,15 @@ static void host_copy_prune(int dir_fd, const char *keep)
 	closedir(d);
 }
 
+/* Each new child used to copy our 2 MiB into a memfd of its own: ~0.6 ms of
+ * every create and exec, and fresh pages each time. One copy per host instead,
+ * in EXE_CACHE_DIR, each file bind-mounted read-only onto itself: opening it
+ * for writing fails (EROFS) for everyone, and a container cannot remount a
+ * mount of the host's namespace. The page cache of that one file then backs
+ * the code of every container's init. Named by the binary's identity, so a new
+ * build gets its own; the others are unmounted and removed when it is made.
+ * -1 where it cannot be had (no right to mount, a foreign directory): the
+ * memfd per child then. */
 static int host_copy_open(int src, const struct stat *st)
 {
 	char name[128], path[PATH_MAX], tmp[PATH_MAX];
