@@ -42,6 +42,7 @@
 #include "egress_internal.h"
 #include "json.h"
 #include "log.h"
+#include "netdev.h"
 #include "nflog.h"
 #include "util.h"
 
@@ -1142,33 +1143,13 @@ static int bind_listener(int family, int type, uint16_t port, int *ret, struct a
  * see 127.0.0.1 as local yet), so replies leave from the address the route
  * picks (the client's own, 10.0.2.100 under slirp4netns): conntrack cannot
  * match them to the redirected query and the client drops them. And ::1 does
- * not exist at all until lo is up. Engines bring lo up before create; kit run's
- * slirp4netns only later. runc brings it up too, so doing it here changes
- * nothing a container could expect. */
-static int loopback_up(struct ab_err *err)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return ab_error(err, errno, "socket");
-	struct ifreq ifr = {0};
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-	int r = ioctl(fd, SIOCGIFFLAGS, &ifr);
-	if (r == 0 && !(ifr.ifr_flags & IFF_UP)) {
-		ifr.ifr_flags |= IFF_UP;
-		r = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	int e = errno;
-	close(fd);
-	if (r < 0)
-		return ab_error(err, e, "bring up the loopback interface");
-	return 0;
-}
-
-/* In the current netns: lo up, then the four listeners (udp/tcp[0] IPv4, [1] IPv6). */
+ * not exist at all until lo is up. The init brings lo up in a netns of its
+ * own and engines in theirs; this covers a joined netns whose lo is down.
+ * In the current netns: lo up, then the four listeners (udp/tcp[0] IPv4, [1] IPv6). */
 static int bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *err)
 {
 	int r;
-	if ((r = loopback_up(err)) < 0)
+	if ((r = netdev_loopback_up(err)) < 0)
 		return r;
 	if ((r = bind_listener(AF_INET, SOCK_DGRAM, port, &udp[0], err)) < 0 ||
 	    (r = bind_listener(AF_INET, SOCK_STREAM, port, &tcp[0], err)) < 0)

@@ -6,6 +6,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "mounts.h"
+#include "netdev.h"
 #include "process.h"
 #include "sealed_exe.h"
 #include "seccomp.h"
@@ -120,6 +121,11 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return ab_error(err, errno, "create cgroup namespace");
 	if (setsid() < 0)
 		return ab_error(err, errno, "setsid");
+	/* a network namespace of our own starts with lo down; runc and crun bring
+	 * it up, and programs expect 127.0.0.1 and ::1 to answer */
+	const struct oci_namespace *netns = oci_namespace_find(c, NS_NETWORK);
+	if (netns && !netns->path && netdev_loopback_up(err) < 0)
+		return -1;
 
 	/* 3. hostname and domain name need a private UTS namespace */
 	const struct oci_namespace *uts = oci_namespace_find(c, NS_UTS);

@@ -620,6 +620,17 @@ check_new_ns() {
 	check_new_ns network net
 }
 
+@test "namespaces: a new network namespace has lo up (127.0.0.1 and ::1), as runc's" {
+	# the firewall is off here (permissive config): lo is the runtime's to bring up
+	in_container sh -c 'cat /sys/class/net/lo/flags; grep -c " lo$" /proc/net/if_inet6 || true;
+		nc -l -p 4711 -w 5 & sleep 0.3; echo hello | nc -w 2 127.0.0.1 4711; wait'
+	assert_success
+	# IFF_UP is bit 0 of the flags
+	(( ${lines[0]} & 1 )) || fail "lo is down: flags ${lines[0]}"
+	[ "${lines[1]}" -ge 1 ] || fail "::1 missing on lo: $stdout"
+	[ "${lines[2]}" = hello ] || fail "nothing came over 127.0.0.1: $stdout"
+}
+
 @test "namespaces: ipc, new vs host" {
 	check_new_ns ipc ipc
 }
