@@ -16,8 +16,9 @@
 #
 # Docker: DOCKER_ROUNDS (default 8), DOCKER_NETWORK (default none; "bridge"
 # adds libnetwork's veth setup, the same for both runtimes).
-# AGENT_ROUNDS (default 100; --quick 10): rounds of the agent-features pair
-# (agentbox-agent against agentbox-plain, alternated) that target 5 is read from.
+# AGENT_ROUNDS (default 100; --quick 10): rounds of the agent-features section
+# (agentbox-agent, agentbox-egress and agentbox-plain alternated: run, and
+# create) that the agent-features and egress-policy targets are read from.
 #
 # Everything but Docker runs in a private mount namespace, with the runtimes'
 # state roots on a tmpfs like a production host's /run (BENCH_STATE_FS=disk
@@ -47,6 +48,7 @@ rt_cmd() {
 	agentbox-ro) echo "$AB_RO --root $WORK/state/agentbox-ro" ;;
 	agentbox-agent) echo "$AB --root $WORK/state/agentbox-agent --seccomp-profile agent --egress-allow $EGRESS20" ;;
 	agentbox-plain) echo "$AB --root $WORK/state/agentbox-plain --seccomp-profile none --egress-allow all" ;;
+	agentbox-egress) echo "$AB --root $WORK/state/agentbox-egress --seccomp-profile none --egress-allow $EGRESS20" ;;
 	runc) echo "$RUNC --root $WORK/state/runc" ;;
 	crun) echo "$CRUN --root $WORK/state/crun" ;;
 	esac
@@ -102,7 +104,7 @@ inner() {
 	fi
 
 	bench_state_fs
-	for c in agentbox agentbox-ro agentbox-agent agentbox-plain runc crun; do mkdir -p "$WORK/state/$c"; done
+	for c in agentbox agentbox-ro agentbox-agent agentbox-egress agentbox-plain runc crun; do mkdir -p "$WORK/state/$c"; done
 	if [ -n "$CRUN" ]; then
 		bench_unmount_unified &&
 			json_add cgroup_layout '"cgroup v1 only (the cgroup2 mount at /sys/fs/cgroup/unified unmounted in a private mount namespace, for crun)"'
@@ -142,14 +144,21 @@ inner() {
 	rounds run "$plan"
 
 	# ---- 5 again: the agent features' cost is a few hundred microseconds, less
-	# than this VM's minute-to-minute drift over 20 rounds: the two cases alone,
-	# alternated for AGENT_ROUNDS rounds, give the paired figure the report uses
+	# than this VM's minute-to-minute drift over 20 rounds: the cases alone,
+	# alternated for AGENT_ROUNDS rounds, give the paired figures the report
+	# uses. agentbox-egress is the egress policy alone (20 entries, no seccomp
+	# profile), whose budget is its own target; its create waits for the DNS
+	# sentry to serve, so create is timed too (then deleted, untimed).
 	if [[ " ${cases_run[*]} " == *" agentbox-agent "* && " ${cases_run[*]} " == *" agentbox-plain "* ]]; then
 		plan=$WORK/plan-agent
 		: >"$plan"
-		for c in agentbox-agent agentbox-plain; do
-			echo "case $c" >>"$plan"
-			echo "step run $(rt_cmd "$c") run --bundle $WORK/bundle-true {id}" >>"$plan"
+		for c in agentbox-agent agentbox-egress agentbox-plain; do
+			cat >>"$plan" <<-EOF
+				case $c
+				step run $(rt_cmd "$c") run --bundle $WORK/bundle-true {id}
+				step create $(rt_cmd "$c") create --bundle $WORK/bundle-true {id}-c
+				step - $(rt_cmd "$c") delete --force {id}-c
+			EOF
 		done
 		rounds agent "$plan" "$AGENT_ROUNDS"
 	fi
