@@ -72,6 +72,7 @@ struct init_ctx {
 	struct seccomp_prog *seccomp;   /* programs to load, in order */
 	size_t n_seccomp;
 	const char *exec_path;          /* resolved program path */
+	char *const *exec_env;          /* process.env, with HOME when it had none */
 	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
 };
 

@@ -50,6 +50,7 @@ static const struct {
 
 struct exec_child {
 	const struct oci_process *p;
+	char *const *env;               /* p->env, with HOME when it had none */
 	struct ns_join ns[ARRAY_SIZE(ns_order)];
 	size_t n_ns;
 	struct ns_join child_ns[2];   /* pid and time: for the grandchild */
@@ -128,6 +129,8 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 		return ab_error(err, 0, "cwd: %s is outside the container's root", cwd);
 	if (process_find_executable(p, exec_path, len, err) < 0)
 		return -1;
+	if (!(x->env = process_env_with_home(p, err)))
+		return -1;
 	int keep[1] = {x->sync_fd};
 	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1, err);
 }
@@ -149,7 +152,7 @@ static int exec_process(void *arg)
 		goto fail;
 	if (process_set_scheduling(x->p, true, &err) < 0)
 		goto fail;
-	execve(exec_path, x->p->args, x->p->env);
+	execve(exec_path, x->p->args, x->env);
 	ab_error(&err, errno, "exec %s", x->p->args[0]);
 fail:
 	sync_send_error(x->sync_fd, &err);

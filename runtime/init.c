@@ -184,6 +184,8 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return ab_error(err, 0, "process.cwd: %s is outside the container's root", cwd);
 	if (process_find_executable(p, exec_path, exec_len, err) < 0)
 		return -1;
+	if (!(ctx->exec_env = process_env_with_home(p, err)))
+		return -1;
 
 	/* 8. privileges, fds and seccomp, last */
 	int keep[3] = {ctx->sync_fd, ctx->exec_fifo_fd, ctx->parent_pidfd};
@@ -216,7 +218,7 @@ void init_main(struct init_ctx *ctx)
 	}
 	if (process_set_scheduling(ctx->process, true, &err) < 0)
 		goto fail;
-	execve(exec_path, ctx->process->args, ctx->process->env);
+	execve(exec_path, ctx->process->args, ctx->exec_env);
 	ab_error(&err, errno, "exec %s", ctx->process->args[0]);
 fail:
 	sync_send_error(ctx->sync_fd, &err);

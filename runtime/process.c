@@ -12,8 +12,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -155,6 +158,91 @@ int process_find_executable(const struct oci_process *p, char *buf, size_t len, 
 		path = *end ? end + 1 : end;
 	}
 	return ab_error(err, ENOENT, "exec: \"%s\": executable file not found in $PATH", name);
+}
+
+/* The home directory of uid in the container's /etc/passwd, "/" when there is
+ * none. The file is the container's to shape: only a regular file is read
+ * (never a FIFO or a device), at most PASSWD_MAX bytes, lines up to the buffer. */
+#define PASSWD_MAX (4 << 20)
+static void passwd_home(uint32_t uid, char *home, size_t len)
+{
+	snprintf(home, len, "/");
+	int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	char buf[8192];
+	size_t have = 0, total = 0;
+	bool skip = false;   /* the rest of a line longer than the buffer */
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof buf - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+		have += (size_t)n;
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			*nl = 0;
+			/* name:password:uid:gid:gecos:home:shell */
+			char *f[7] = {line};
+			size_t k = 1;
+			for (char *c = line; *c && k < 7; c++)
+				if (*c == ':') {
+					*c = 0;
+					f[k++] = c + 1;
+				}
+			char *end;
+			if (!skip && k >= 6 && *f[2] && strtoul(f[2], &end, 10) == uid && !*end && *f[5]) {
+				snprintf(home, len, "%s", f[5]);
+				close(fd);
+				return;
+			}
+			skip = false;
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof buf) {
+			have = 0;
+			skip = true;
+		}
+		if (total >= PASSWD_MAX)
+			break;
+	}
+	close(fd);
+}
+
+char *const *process_env_with_home(const struct oci_process *p, struct ab_err *err)
+{
+	for (size_t i = 0; i < p->n_env; i++)
+		if (strncmp(p->env[i], "HOME=", 5) == 0 && p->env[i][5])
+			return p->env;
+	char home[PATH_MAX];
+	passwd_home(p->user.uid, home, sizeof home);
+	/* mmap, not malloc: exec's process shares its parent's memory (CLONE_VM) */
+	size_t slots = p->n_env + 2, hlen = strlen(home);
+	size_t size = slots * sizeof(char *) + 5 + hlen + 1;
+	char **env = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (env == MAP_FAILED) {
+		ab_error(err, errno, "set HOME");
+		return NULL;
+	}
+	char *var = (char *)(env + slots);
+	memcpy(var, "HOME=", 5);
+	memcpy(var + 5, home, hlen + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_env; i++)
+		if (strncmp(p->env[i], "HOME=", 5) != 0)   /* an empty HOME is replaced */
+			env[n++] = p->env[i];
+	env[n++] = var;
+	env[n] = NULL;
+	return env;
 }
 
 int process_setup_console(const char *root, const struct oci_process *p, int sync_fd,

@@ -16,6 +16,10 @@ int process_set_oom_score_adj(const struct oci_process *p, struct ab_err *err);
 /* scheduler, ioPriority and execCPUAffinity.initial (final = false, early) or
  * execCPUAffinity.final (final = true, right before execve). */
 int process_set_scheduling(const struct oci_process *p, bool final, struct ab_err *err);
+/* The environment to exec with: p->env, and HOME from the container's /etc/passwd
+ * entry of process.user.uid ("/" without one) when p->env has no non-empty HOME,
+ * as runc and crun do. Call it inside the container's root. NULL on failure. */
+char *const *process_env_with_home(const struct oci_process *p, struct ab_err *err);
 /* PATH lookup of args[0] in the container's view, with the process' own PATH. */
 int process_find_executable(const struct oci_process *p, char *buf, size_t len, struct ab_err *err);
 /* Create a pty in the devpts at ROOT/dev/pts, send its master over sync_fd, make

@@ -53,6 +53,45 @@ has_opt() {
 	refute_output_contains BATS_
 }
 
+@test "process.env without HOME: HOME from the container's /etc/passwd, as runc's" {
+	update_config '.process.env = ["PATH=/bin"]'
+	in_container sh -c 'echo "$HOME"'
+	assert_success
+	[ "$stdout" = /root ] || fail "root: HOME=$stdout"
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	in_container sh -c 'echo "$HOME"'
+	[ "$stdout" = /tmp ] || fail "uid 1000: HOME=$stdout"
+	# no entry for the uid: /
+	update_config '.process.user = {uid: 4242, gid: 4242}'
+	in_container sh -c 'echo "$HOME"'
+	[ "$stdout" = / ] || fail "uid 4242: HOME=$stdout"
+	# an empty HOME counts as none; a set one is kept
+	update_config '.process.user = {uid: 0, gid: 0} | .process.env = ["PATH=/bin", "HOME="]'
+	in_container sh -c 'env | grep -c ^HOME=; echo "$HOME"'
+	[ "$stdout" = $'1\n/root' ] || fail "empty HOME: $stdout"
+	update_config '.process.env = ["PATH=/bin", "HOME=/somewhere"]'
+	in_container sh -c 'echo "$HOME"'
+	[ "$stdout" = /somewhere ] || fail "a set HOME changed: $stdout"
+}
+
+# bats test_tags=agentbox-only
+@test "process.env without HOME: a FIFO or a device at /etc/passwd is not read (HOME=/)" {
+	# runc 1.1.5 opens /etc/passwd without looking at what it is: it blocks on a FIFO
+	update_config '.process.env = ["PATH=/bin"]'
+	local passwd=$BUNDLE/rootfs/etc/passwd
+	[ -n "$BUNDLE" ] && [ -f "$passwd" ] || fail "no bundle rootfs at '$BUNDLE'"
+	rm -f "$passwd"
+	mkfifo "$passwd"
+	in_container sh -c 'echo "$HOME"'
+	assert_success
+	[ "$stdout" = / ] || fail "FIFO: HOME=$stdout"
+	rm "$passwd"
+	ln -s /dev/zero "$passwd"
+	in_container sh -c 'echo "$HOME"'
+	assert_success
+	[ "$stdout" = / ] || fail "/dev/zero: HOME=$stdout"
+}
+
 @test "process.cwd is the working directory" {
 	update_config '.process.cwd = "/etc"'
 	in_container abtest pwd

@@ -22,6 +22,17 @@ start_running() {
 	INIT_PID=$(state_field ct .pid)
 }
 
+@test "exec: without HOME in its env the process gets the user's home from the container's /etc/passwd" {
+	start_running
+	runtime exec --env PATH=/bin ct sh -c 'echo "$HOME"'
+	assert_success
+	[ "$stdout" = /root ] || fail "root: HOME=$stdout"
+	runtime exec --user 1000:1000 --env PATH=/bin ct sh -c 'echo "$HOME"'
+	[ "$stdout" = /tmp ] || fail "uid 1000: HOME=$stdout"
+	runtime exec --env HOME=/elsewhere ct sh -c 'echo "$HOME"'
+	[ "$stdout" = /elsewhere ] || fail "a set HOME changed: $stdout"
+}
+
 @test "exec: the process joins the container's pid, mount, uts and net namespaces" {
 	start_running
 	runtime exec ct abtest ns
