@@ -159,8 +159,13 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 
 	/* 6. into the rootfs */
 	/* sysctls go in before readonlyPaths makes /proc/sys read-only */
-	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || write_sysctls(c, err) < 0 ||
-	    mounts_finalize(c, err) < 0)
+	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || write_sysctls(c, err) < 0)
+		return -1;
+	/* a missing cwd is made (root's, 0755) inside the new root, before it may
+	 * turn read-only, as runc does (Kubernetes' workingDir relies on it) */
+	if (p->cwd && access(p->cwd, F_OK) < 0 && errno == ENOENT && mounts_mkdir_in_root(p->cwd, err) < 0)
+		return ab_wrap(err, "process.cwd");
+	if (mounts_finalize(c, err) < 0)
 		return -1;
 	if (c->linux_.has_personality && personality(c->linux_.personality) < 0)
 		return ab_error(err, errno, "linux.personality: set %s", c->linux_.personality_domain);

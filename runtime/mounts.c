@@ -179,6 +179,15 @@ static int create_in_root(int rootfd, const char *path, bool dir, int *ret_fd, s
 	return open_in_root(rootfd, path, O_PATH, ret_fd, err);
 }
 
+int mounts_mkdir_in_root(const char *path, struct ab_err *err)
+{
+	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return ab_error(err, errno, "open /");
+	_cleanup_close_ int fd = -1;
+	return create_in_root(rootfd, path, true, &fd, err);
+}
+
 /* Flags a bind remount must keep when the source mount has them locked. */
 static unsigned long locked_flags(const char *path)
 {

@@ -53,6 +53,14 @@ has_opt() {
 	refute_output_contains BATS_
 }
 
+@test "process.cwd that does not exist is made (root's, 0755), also in a read-only root, as runc's" {
+	update_config '.process.cwd = "/work/a/b" | .root.readonly = true'
+	in_container sh -c 'pwd; stat -c "%u %a" /work/a/b /work'
+	assert_success
+	[ "${lines[0]}" = /work/a/b ] || fail "cwd: $stdout"
+	[ "${lines[1]}" = "0 755" ] && [ "${lines[2]}" = "0 755" ] || fail "made as: $stdout"
+}
+
 @test "process.env without HOME: HOME from the container's /etc/passwd, as runc's" {
 	update_config '.process.env = ["PATH=/bin"]'
 	in_container sh -c 'echo "$HOME"'

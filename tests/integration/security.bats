@@ -278,6 +278,28 @@ assert_memfd_exe() {
 		refute_output_contains host-secret
 		refute_output_contains "(unreachable)"
 	done
+	# a missing cwd is made, but never below a directory of the host held open
+	local name=abtest-escape-$$
+	for n in 3 4 5 6 7 8 9; do
+		update_config '.process.cwd = $cwd' --arg cwd "/proc/self/fd/$n/$name"
+		set_args abtest pwd
+		run_container "cx$n"
+		[[ "$stdout" != *"$name"* ]] || fail "ran in /proc/self/fd/$n/$name: $stdout"
+	done
+	local found
+	found=$(find "$TEST_DIR" "$BATS_RUN_TMPDIR" /run /sys/fs/cgroup -maxdepth 5 -name "$name" 2>/dev/null | head -3)
+	[ -z "$found" ] || fail "made on the host through a leaked fd: $found"
+}
+
+# bats test_tags=agentbox-only
+@test "CVE-2024-21626: a missing process.cwd is never made through a host directory passed with --preserve-fds" {
+	# runc 1.1.5 makes it: $hostdir/made appears on the host
+	local hostdir=$TEST_DIR/hostdir
+	mkdir "$hostdir"
+	update_config '.process.cwd = "/proc/self/fd/3/made"'
+	timeout 60 "$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" run --preserve-fds 1 --bundle "$BUNDLE" cy \
+		3<"$hostdir" >"$TEST_DIR/cy.out" 2>&1 || true
+	[ ! -e "$hostdir/made" ] || fail "process.cwd made $hostdir/made through fd 3: $(cat "$TEST_DIR/cy.out")"
 }
 
 @test "CVE-2024-21626: the created init holds no host directory open" {
