@@ -247,24 +247,21 @@ def main():
     ratio_target("run median vs floor", ab_run, med("run", "run", "floor"), 1.5)
     ratio_target("run median vs crun", ab_run, med("run", "run", "crun"), 0.5)
     ratio_target("run median vs runc", ab_run, med("run", "run", "runc"), 0.2)
+    def added_target(name, d, limit_ms=1):
+        if not d:
+            targets.append((name, "not measured", f"≤ {limit_ms} ms", "n/a"))
+            return
+        targets.append((name, f"{d['wall_ms']:+.2f} ms wall, {d['cpu_ms']:+.2f} ms cpu (median of {d['n']} "
+                        "per-round differences)", f"≤ {limit_ms} ms", "PASS" if d["wall_ms"] <= limit_ms else "FAIL"))
+
     # the dedicated pair section when there is one: many more rounds than the table
-    d = (paired_diff(raw, "agent", "run", "agentbox-agent", "agentbox-plain")
-         or paired_diff(raw, "run", "run", "agentbox-agent", "agentbox-plain"))
-    if d:
-        targets.append(("agent features (20 entries) add to run", f"{d['wall_ms']:+.2f} ms wall, "
-                        f"{d['cpu_ms']:+.2f} ms cpu (median of {d['n']} per-round differences)", "≤ 1 ms",
-                        "PASS" if d["wall_ms"] <= 1 else "FAIL"))
-    else:
-        targets.append(("agent features (20 entries) add to run", "not measured", "≤ 1 ms", "n/a"))
+    added_target("agent features (20 entries) add to run",
+                 paired_diff(raw, "agent", "run", "agentbox-agent", "agentbox-plain")
+                 or paired_diff(raw, "run", "run", "agentbox-agent", "agentbox-plain"))
     # the egress policy alone (issue 5's budget): run, and create, which waits
     # for the DNS sentry to serve
-    d = paired_diff(raw, "agent", "run", "agentbox-egress", "agentbox-plain")
-    if d:
-        targets.append(("egress policy (20 entries) adds to run", f"{d['wall_ms']:+.2f} ms wall, "
-                        f"{d['cpu_ms']:+.2f} ms cpu (median of {d['n']} per-round differences)", "≤ 1 ms",
-                        "PASS" if d["wall_ms"] <= 1 else "FAIL"))
-    else:
-        targets.append(("egress policy (20 entries) adds to run", "not measured", "≤ 1 ms", "n/a"))
+    added_target("egress policy (20 entries) adds to run",
+                 paired_diff(raw, "agent", "run", "agentbox-egress", "agentbox-plain"))
     d = paired_diff(raw, "agent", "create", "agentbox-egress", "agentbox-plain")
     if d:
         targets.append(("egress policy (20 entries) adds to create (DNS sentry started and serving)",
