@@ -139,7 +139,7 @@ def main():
     P("")
     P("| measurement | case | n | median | min–max | cpu | peak RSS | agentbox/this wall | agentbox/this cpu |")
     P("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    order = {"run": 0, "agent": 1, "lifecycle": 2, "exec": 3, "docker": 4}
+    order = {"run": 0, "agent": 1, "agent-create": 1, "lifecycle": 2, "exec": 3, "docker": 4}
     labels = sorted({(k[0], k[1]) for k in summ if not k[0].startswith("density")},
                     key=lambda x: (order.get(x[0], 9), ["run", "create", "start", "delete", "exec",
                                                          "docker-run"].index(x[1]) if x[1] in
@@ -153,7 +153,7 @@ def main():
             name = lab if sec != "lifecycle" else lab
             if sec == "docker":
                 name = "docker run --rm"
-            if sec == "agent":
+            if sec in ("agent", "agent-create"):
                 name = f"{lab} (agent pairs)"
             if s["n"] == 0:
                 P(f"| {name} | {c} | 0 ({s['failed']} failed) | | | | | | |")
@@ -262,11 +262,11 @@ def main():
     # for the DNS sentry to serve
     added_target("egress policy (20 entries) adds to run",
                  paired_diff(raw, "agent", "run", "agentbox-egress", "agentbox-plain"))
-    d = paired_diff(raw, "agent", "create", "agentbox-egress", "agentbox-plain")
+    d = paired_diff(raw, "agent-create", "create", "agentbox-egress", "agentbox-plain")
     if d:
         targets.append(("egress policy (20 entries) adds to create (DNS sentry started and serving)",
                         f"{d['wall_ms']:+.2f} ms wall, {d['cpu_ms']:+.2f} ms cpu (median of {d['n']}; create "
-                        f"{fmt(med('agent', 'create', 'agentbox-plain'))} ms without it)", "reported", "-"))
+                        f"{fmt(med('agent-create', 'create', 'agentbox-plain'))} ms without it)", "reported", "-"))
     ratio_target("exec median vs runc", med("exec", "exec", "agentbox"), med("exec", "exec", "runc"), 0.5)
     s = summ.get(("run", "run", "agentbox"), {})
     if s.get("maxrss_max_kb"):
@@ -308,8 +308,8 @@ def main():
            "summary": summary, "density": dens,
            "agent_features_paired_diff": (paired_diff(raw, "agent", "run", "agentbox-agent", "agentbox-plain")
                                           or paired_diff(raw, "run", "run", "agentbox-agent", "agentbox-plain")),
-           "egress_policy_paired_diff": {lab: paired_diff(raw, "agent", lab, "agentbox-egress", "agentbox-plain")
-                                         for lab in ("run", "create")},
+           "egress_policy_paired_diff": {lab: paired_diff(raw, sec, lab, "agentbox-egress", "agentbox-plain")
+                                         for sec, lab in (("agent", "run"), ("agent-create", "create"))},
            "targets": [dict(target=t[0], measured=t[1], limit=t[2], result=t[3]) for t in targets],
            "raw": raw}
     with open(os.path.join(out, "latest.json"), "w") as f:
