@@ -160,9 +160,27 @@ int process_find_executable(const struct oci_process *p, char *buf, size_t len, 
 	return ab_error(err, ENOENT, "exec: \"%s\": executable file not found in $PATH", name);
 }
 
+/* One /etc/passwd line (name:password:uid:gid:gecos:home:shell, changed in
+ * place): its home when it is uid's entry and names one. */
+static const char *passwd_line_home(char *line, uint32_t uid)
+{
+	char *f[7] = {line};
+	size_t k = 1;
+	for (char *c = line; *c && k < 7; c++)
+		if (*c == ':') {
+			*c = 0;
+			f[k++] = c + 1;
+		}
+	char *end;
+	if (k < 6 || !*f[2] || !*f[5] || strtoul(f[2], &end, 10) != uid || *end)
+		return NULL;
+	return f[5];
+}
+
 /* The home directory of uid in the container's /etc/passwd, "/" when there is
  * none. The file is the container's to shape: only a regular file is read
- * (never a FIFO or a device), at most PASSWD_MAX bytes, lines up to the buffer. */
+ * (never a FIFO or a device), at most PASSWD_MAX bytes; a line longer than the
+ * buffer is skipped. */
 #define PASSWD_MAX (4 << 20)
 static void passwd_home(uint32_t uid, char *home, size_t len)
 {
@@ -177,44 +195,40 @@ static void passwd_home(uint32_t uid, char *home, size_t len)
 	}
 	char buf[8192];
 	size_t have = 0, total = 0;
-	bool skip = false;   /* the rest of a line longer than the buffer */
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof buf - have);
+	bool skip = false;   /* in the rest of a line longer than the buffer */
+	const char *found = NULL;
+	while (!found && total < PASSWD_MAX) {
+		ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			/* a last line without its newline */
+			buf[have] = 0;
+			if (have && !skip)
+				found = passwd_line_home(buf, uid);
 			break;
+		}
 		total += (size_t)n;
 		have += (size_t)n;
 		char *line = buf, *nl;
-		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+		while (!found && (nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
 			*nl = 0;
-			/* name:password:uid:gid:gecos:home:shell */
-			char *f[7] = {line};
-			size_t k = 1;
-			for (char *c = line; *c && k < 7; c++)
-				if (*c == ':') {
-					*c = 0;
-					f[k++] = c + 1;
-				}
-			char *end;
-			if (!skip && k >= 6 && *f[2] && strtoul(f[2], &end, 10) == uid && !*end && *f[5]) {
-				snprintf(home, len, "%s", f[5]);
-				close(fd);
-				return;
-			}
+			if (!skip)
+				found = passwd_line_home(line, uid);
 			skip = false;
 			line = nl + 1;
 		}
+		if (found)
+			break;
 		have -= (size_t)(line - buf);
 		memmove(buf, line, have);
-		if (have == sizeof buf) {
+		if (have == sizeof buf - 1) {
 			have = 0;
 			skip = true;
 		}
-		if (total >= PASSWD_MAX)
-			break;
 	}
+	if (found)
+		snprintf(home, len, "%s", found);
 	close(fd);
 }
 

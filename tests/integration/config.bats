@@ -73,6 +73,12 @@ has_opt() {
 	update_config '.process.user = {uid: 4242, gid: 4242}'
 	in_container sh -c 'echo "$HOME"'
 	[ "$stdout" = / ] || fail "uid 4242: HOME=$stdout"
+	# its entry on a last line without a newline, after a line too long to read
+	local passwd=$BUNDLE/rootfs/etc/passwd
+	[ -n "$BUNDLE" ] && [ -f "$passwd" ] || fail "no bundle rootfs at '$BUNDLE'"
+	{ printf 'long:x:4343:4343:%09000d:/wrong:/bin/sh\n' 0; printf 'u:x:4242:4242::/home/u:/bin/sh'; } >>"$passwd"
+	in_container sh -c 'echo "$HOME"'
+	[ "$stdout" = /home/u ] || fail "uid 4242, last line: HOME=$stdout"
 	# an empty HOME counts as none; a set one is kept
 	update_config '.process.user = {uid: 0, gid: 0} | .process.env = ["PATH=/bin", "HOME="]'
 	in_container sh -c 'env | grep -c ^HOME=; echo "$HOME"'
