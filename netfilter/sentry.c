@@ -19,7 +19,6 @@
 #include <malloc.h>
 #include <fcntl.h>
 #include <linux/mount.h>
-#include <net/if.h>
 #include <linux/netfilter/nf_tables.h>
 #include <poll.h>
 #include <sched.h>
@@ -27,7 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
