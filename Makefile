@@ -123,7 +123,7 @@ endif
 FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wno-unused-parameter -Wno-include-next-absolute-path -D_GNU_SOURCE \
+FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wextra $(WERROR) -Wno-unused-parameter -D_GNU_SOURCE \
 	-Iruntime -Ioci -Iseccomp-profiles -Inetfilter \
 	-DAGENTBOX_VERSION='"$(VERSION)"' -DAGENTBOX_COMMIT='"$(COMMIT)"' $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out runtime/main.c,$(SRCS)))

@@ -1,7 +1,7 @@
 /* Kits: strict reading of the YAML, `extends`, and `kit show`. */
 #include "kit.h"
 #include "egress.h"
-#include "yaml.h"
+#include "yml.h"
 
 #include <ctype.h>
 #include <errno.h>

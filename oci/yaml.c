@@ -1,7 +1,6 @@
 /* The one YAML module: libyaml's event parser builds a small tree with positions;
  * libyaml's emitter writes trees built in memory. */
-/* <yaml.h> through -Ioci: this module's header, which pulls in libyaml's (see there) */
-#include <yaml.h>
+#include "yml.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 #include "agent_config.h"
-#include "yaml.h"
+#include "yml.h"
 
 #include <errno.h>
 #include <string.h>

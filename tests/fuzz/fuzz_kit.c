@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "kit.h"
-#include "yaml.h"
+#include "yml.h"
 
 static char fz_kit_dir[128];
 static char fz_kit_file[160];

@@ -1,9 +1,9 @@
-/* The YAML module (oci/yaml.h) under every YAML agentbox reads — kits and
+/* The YAML module (oci/yml.h) under every YAML agentbox reads — kits and
  * /etc/agentbox/config.yaml: yml_parse, the strict walk helpers over every
  * node, and emit → parse giving back the same document. */
 #include "fuzz.h"
 
-#include "yaml.h"
+#include "yml.h"
 
 static size_t fz_yaml_walk(const struct yml_node *n, unsigned depth)
 {

@@ -12,7 +12,7 @@
 #include "json.h"
 #include "kit.h"
 #include "tap.h"
-#include "yaml.h"
+#include "yml.h"
 
 static char tmpdir[PATH_MAX];
 

@@ -7,8 +7,8 @@
  * aliases, non-standard tags and duplicate keys are errors; so are mapping keys
  * that are not scalars and scalars containing NUL. Nodes live in an arena the
  * caller owns (util.h), so a tree is freed at once with arena_free. */
-#ifndef AGENTBOX_YAML_H
-#define AGENTBOX_YAML_H
+#ifndef AGENTBOX_YML_H
+#define AGENTBOX_YML_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,9 +17,7 @@
 #include "error.h"
 #include "util.h"
 
-/* -Ioci makes <yaml.h> name this file: take libyaml's own header from the next
- * directory on the search path. */
-#include_next <yaml.h>
+#include <yaml.h>
 
 enum yml_kind { YML_SCALAR, YML_SEQ, YML_MAP };
 
