@@ -67,13 +67,8 @@ int cmd_exec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 			caps[o.n_caps++] = optarg;
 			break;
 		case OPT_NNP: o.no_new_privs = true; break;
-		case OPT_LABEL:
-		case OPT_APPARMOR:
-			/* no LSM is compiled in: accept an empty label only */
-			if (*optarg)
-				return ab_error(err, 0, "exec: %s: this runtime has no SELinux/AppArmor support",
-						c == OPT_LABEL ? "--process-label" : "--apparmor");
-			break;
+		case OPT_LABEL: o.process_label = optarg; break;
+		case OPT_APPARMOR: o.apparmor = optarg; break;
 		case OPT_GIDS:
 			return ab_error(err, 0, "exec: --additional-gids: use --process with user.additionalGids");
 		default:

@@ -72,7 +72,7 @@ int cmd_features(struct global_opts *g, int argc, char **argv, struct ab_err *er
 	json_obj_end(o);
 	json_key(o, "apparmor");
 	json_obj_begin(o);
-	json_kv_bool(o, "enabled", false);
+	json_kv_bool(o, "enabled", true);
 	json_obj_end(o);
 	json_key(o, "selinux");
 	json_obj_begin(o);

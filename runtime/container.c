@@ -6,6 +6,7 @@
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
+#include "lsm.h"
 #include "policy.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -240,6 +241,8 @@ static int validate_for_create(const struct oci_config *c, const char *rootfs, s
 		if (!c->linux_.n_uid_mappings || !c->linux_.n_gid_mappings)
 			return ab_error(err, 0, "config.json: linux.uidMappings: a new user namespace needs uid and gid mappings");
 	}
+	if (lsm_check(c->process, c->linux_.mount_label, "config.json: process.", err) < 0)
+		return -1;
 	if (c->linux_.n_net_devices)
 		return ab_error(err, 0, "config.json: linux.netDevices: moving host network devices into a container is not supported");
 	/* a sysctl names a namespace: writing it without a private one changes the host */

@@ -101,6 +101,8 @@ struct exec_opts {
 	char **caps;
 	size_t n_caps;
 	bool no_new_privs;
+	const char *apparmor;           /* --apparmor: overrides the container's profile */
+	const char *process_label;      /* --process-label */
 	char **args;
 	size_t n_args;
 };

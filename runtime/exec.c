@@ -4,6 +4,7 @@
 #include "container.h"
 #include "json.h"
 #include "log.h"
+#include "lsm.h"
 #include "policy.h"
 #include "process.h"
 #include "sealed_exe.h"
@@ -129,7 +130,7 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 		return ab_error(err, 0, "cwd: %s is outside the container's root", cwd);
 	if (process_find_executable(p, exec_path, len, err) < 0)
 		return -1;
-	if (!(x->env = process_env_with_home(p, err)))
+	if (!(x->env = process_env_with_home(p, err)) || lsm_apply(p, err) < 0)
 		return -1;
 	int keep[1] = {x->sync_fd};
 	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1, err);
@@ -212,6 +213,11 @@ static int process_from_flags(struct exec_opts *o, const struct oci_config *c, s
 	}
 	if (o->no_new_privs)
 		p->no_new_privileges = true;
+	/* as runc: a non-empty flag replaces the container's own */
+	if (o->apparmor && *o->apparmor)
+		p->apparmor_profile = (char *)o->apparmor;
+	if (o->process_label && *o->process_label)
+		p->selinux_label = (char *)o->process_label;
 	if (o->n_caps) {
 		/* the flag adds to every set, as runc's does */
 		char json[8192];
@@ -345,6 +351,8 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		ab_error(err, 0, "exec: a terminal with --detach needs --console-socket");
 		goto out;
 	}
+	if (lsm_check(p, NULL, o->process_path ? "process.json: " : "exec: process.", err) < 0)
+		goto out;
 	x.p = p;
 
 	/* 2. the same seccomp the container has: the engine's, then the agent profile */

@@ -5,6 +5,7 @@
 #include "container.h"
 #include "hooks.h"
 #include "log.h"
+#include "lsm.h"
 #include "mounts.h"
 #include "netdev.h"
 #include "process.h"
@@ -190,6 +191,10 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	if (process_find_executable(p, exec_path, exec_len, err) < 0)
 		return -1;
 	if (!(ctx->exec_env = process_env_with_home(p, err)))
+		return -1;
+	/* the profile applies from the execve on; set while the process still has
+	 * its capabilities and no no_new_privs, as runc does */
+	if (lsm_apply(p, err) < 0)
 		return -1;
 
 	/* 8. privileges, fds and seccomp, last */

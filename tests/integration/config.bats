@@ -781,6 +781,38 @@ check_new_ns() {
 }
 
 # bats test_tags=agentbox-only
+@test "process.apparmorProfile on a host without AppArmor: refused, not run unconfined; nothing left" {
+	# runc 1.1.5 fails too (its write of /proc/self/attr/exec gets EINVAL), in
+	# its own words; an engine only sends a profile where AppArmor is enabled
+	requires agentbox
+	[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] ||
+		skip "AppArmor is enabled on this host: the profile would be applied"
+	update_config '.process.apparmorProfile = "docker-default"'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'config\.json: process\.apparmorProfile "docker-default": AppArmor is not enabled on this host'
+	assert_nothing_left
+}
+
+# bats test_tags=agentbox-only
+@test "process.selinuxLabel is refused; linux.mountLabel alone is ignored on a host without SELinux" {
+	# agentbox applies no SELinux labels: refused wherever SELinux is on, and
+	# where it is off as runc refuses it; runc also ignores a lone mountLabel there
+	requires agentbox
+	[ "$(stat -f -c %T /sys/fs/selinux 2>/dev/null)" != selinuxfs ] ||
+		skip "SELinux is enabled on this host: a mount label is refused too"
+	update_config '.process.selinuxLabel = "system_u:system_r:container_t:s0:c1,c2"'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'process\.selinuxLabel "system_u:system_r:container_t:s0:c1,c2": SELinux is not enabled on this host'
+	assert_nothing_left
+	update_config 'del(.process.selinuxLabel) | .linux.mountLabel = "system_u:object_r:container_file_t:s0:c1,c2"'
+	in_container abtest echo ran
+	assert_success
+	[ "$stdout" = ran ]
+}
+
+# bats test_tags=agentbox-only
 @test "linux.netDevices is refused clearly, nothing left" {
 	# agentbox's choice (no host interfaces move into a sandbox); runc 1.1.5
 	# ignores the field and the message format is agentbox's

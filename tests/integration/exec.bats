@@ -163,6 +163,30 @@ start_running() {
 	[ "$(state_field ct .status)" = running ]
 }
 
+# bats test_tags=agentbox-only
+@test "exec --apparmor, --process-label and process.json's apparmorProfile without those LSMs: refused, the container untouched" {
+	requires agentbox
+	[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] ||
+		skip "AppArmor is enabled on this host: the profile would be applied"
+	[ "$(stat -f -c %T /sys/fs/selinux 2>/dev/null)" != selinuxfs ] || skip "SELinux is enabled on this host"
+	start_running
+	runtime exec --apparmor my-profile ct abtest true
+	assert_failure 1
+	assert_one_error_line 'exec: process\.apparmorProfile "my-profile": AppArmor is not enabled on this host'
+	runtime exec --process-label system_u:system_r:container_t:s0 ct abtest true
+	assert_failure 1
+	assert_one_error_line 'exec: process\.selinuxLabel "system_u:system_r:container_t:s0": SELinux is not enabled'
+	echo '{"args": ["abtest", "true"], "cwd": "/", "apparmorProfile": "my-profile"}' >"$TEST_DIR/aa.json"
+	runtime exec --process "$TEST_DIR/aa.json" ct
+	assert_failure 1
+	assert_one_error_line 'process\.json: apparmorProfile "my-profile": AppArmor is not enabled'
+	# empty values are no profile at all
+	runtime exec --apparmor "" --process-label "" ct abtest echo ran
+	assert_success
+	[ "$stdout" = ran ]
+	[ "$(state_field ct .status)" = running ]
+}
+
 @test "exec of a program that does not exist: exit status 127 and a clear message" {
 	start_running
 	runtime exec ct no-such-program

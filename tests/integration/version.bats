@@ -124,4 +124,8 @@ teardown() {
 		"createContainer,createRuntime,poststart,poststop,prestart,startContainer" ]
 	jq -e '.mountOptions | index("rbind") and index("ro") and index("nosuid")' <<<"$stdout" >/dev/null
 	jq -e '.linux.namespaces | index("pid") and index("network") and index("user")' <<<"$stdout" >/dev/null
+	# AppArmor profiles are applied (or refused where the host has none); SELinux labels are not
+	if is_agentbox; then
+		[ "$(jq -r '.linux.apparmor.enabled, .linux.selinux.enabled' <<<"$stdout" | tr '\n' ' ')" = "true false " ]
+	fi
 }
