@@ -288,6 +288,47 @@ static int reopen_target(int rootfd, const char *dest, int *fd, char p[FD_PATH_M
 	return 0;
 }
 
+/* One bind per v1 hierarchy (and the hybrid cgroup2 one) the container has a
+ * cgroup in, into DIR, the cgroup tmpfs, which is the working directory. */
+static int mount_cgroup_v1_hierarchies(int dir, const struct init_ctx *ctx, const char *dest,
+				       unsigned long flags, struct ab_err *err)
+{
+	_cleanup_closedir_ DIR *d = opendir("/sys/fs/cgroup");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		unsigned char type = de->d_type;
+		struct stat st;
+		if (type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		if (de->d_name[0] == '.' || (type != DT_DIR && type != DT_LNK))
+			continue;
+		char src[PATH_MAX + 64];
+		if (type == DT_LNK) {     /* cpu -> cpu,cpuacct */
+			char t[PATH_MAX];
+			ssize_t n = readlinkat(dirfd(d), de->d_name, t, sizeof t - 1);
+			if (n > 0) {
+				t[n] = 0;
+				(void)symlinkat(t, dir, de->d_name);
+			}
+			continue;
+		}
+		snprintf(src, sizeof src, "/sys/fs/cgroup/%s%s", de->d_name, ctx->cgroup_path);
+		if (mkdirat(dir, de->d_name, 0755) < 0 && errno != EEXIST)
+			return ab_error(err, errno, "mkdir %s/%s", dest, de->d_name);
+		if (mount(src, de->d_name, NULL, MS_BIND | MS_REC, NULL) < 0) {
+			/* a hierarchy the container has no cgroup in is left out */
+			if (errno == ENOENT) {
+				(void)unlinkat(dir, de->d_name, AT_REMOVEDIR);
+				continue;
+			}
+			return ab_error(err, errno, "bind cgroup %s", src);
+		}
+		if (mount(NULL, de->d_name, NULL, MS_REMOUNT | MS_BIND | flags | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			return ab_error(err, errno, "remount cgroup %s", src);
+	}
+	return 0;
+}
+
 /* The cgroup mount: a tmpfs with one bind per hierarchy (v1/hybrid), or the v2
  * tree, each showing only the container's own cgroup. */
 static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci_mount *m,
@@ -315,44 +356,18 @@ static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci
 	if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
 		return -1;
 	if (ctx->cgroup_mode != CGROUP_MODE_DISABLED) {
-		_cleanup_close_ int dir = -1;
-		if (open_in_root(rootfd, m->destination, O_PATH | O_DIRECTORY, &dir, err) < 0)
+		/* The tmpfs is new and ours, in a mount namespace nothing else has
+		 * entered: names under it are resolved plainly, relative to it as the
+		 * working directory (no /proc/self/fd walk per mount), and the
+		 * bundle, which relative mount sources need, is the cwd again after. */
+		_cleanup_close_ int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (back < 0 || fchdir(target) < 0)
+			return ab_error(err, errno, "enter the cgroup tmpfs at %s", m->destination);
+		int r = mount_cgroup_v1_hierarchies(target, ctx, m->destination, flags, err);
+		if (fchdir(back) < 0 && r == 0)
+			r = ab_error(err, errno, "back to the bundle directory");
+		if (r < 0)
 			return -1;
-		_cleanup_closedir_ DIR *d = opendir("/sys/fs/cgroup");
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			char hpath[PATH_MAX];
-			snprintf(hpath, sizeof hpath, "/sys/fs/cgroup/%s", de->d_name);
-			struct stat st;
-			if (lstat(hpath, &st) < 0)
-				continue;
-			if (S_ISLNK(st.st_mode)) {     /* cpu -> cpu,cpuacct */
-				char t[PATH_MAX];
-				ssize_t n = readlink(hpath, t, sizeof t - 1);
-				if (n > 0) {
-					t[n] = 0;
-					(void)symlinkat(t, dir, de->d_name);
-				}
-				continue;
-			}
-			snprintf(src, sizeof src, "%s%s", hpath, ctx->cgroup_path);
-			if (access(src, F_OK) < 0)
-				continue;
-			if (mkdirat(dir, de->d_name, 0755) < 0 && errno != EEXIST)
-				return ab_error(err, errno, "mkdir %s/%s", m->destination, de->d_name);
-			_cleanup_close_ int sub = openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			char sp[FD_PATH_MAX];
-			fd_path(sub, sp);
-			if (mount(src, sp, NULL, MS_BIND | MS_REC, NULL) < 0)
-				return ab_error(err, errno, "bind cgroup %s", src);
-			close(sub);
-			sub = openat(dir, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			fd_path(sub, sp);
-			if (mount(NULL, sp, NULL, MS_REMOUNT | MS_BIND | flags | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-				return ab_error(err, errno, "remount cgroup %s", src);
-		}
 	}
 	if (ro && mount(NULL, p, NULL, MS_REMOUNT | flags | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755") < 0)
 		return ab_error(err, errno, "remount cgroup tmpfs at %s read-only", m->destination);
@@ -441,17 +456,31 @@ static const struct default_dev default_devices[] = {
 	{"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
 };
 
-static int make_device(int rootfd, const char *path, char type, unsigned major, unsigned minor,
-		       mode_t perm, uid_t uid, gid_t gid, bool bind, struct ab_err *err)
+/* The directory the last device went into, kept open for the next: the
+ * default devices all go into /dev. */
+struct dev_parent {
+	char path[PATH_MAX];
+	int fd;
+};
+
+static int make_device(int rootfd, struct dev_parent *dp, const char *path, char type, unsigned major,
+		       unsigned minor, mode_t perm, uid_t uid, gid_t gid, bool bind, struct ab_err *err)
 {
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", path);
 	char *slash = strrchr(buf, '/');
 	*slash = 0;
 	const char *name = slash + 1;
-	_cleanup_close_ int parent = -1;
-	if (create_in_root(rootfd, buf[0] ? buf : "/", true, &parent, err) < 0)
-		return ab_wrap(err, "device %s", path);
+	const char *dir = buf[0] ? buf : "/";
+	if (dp->fd < 0 || !streq(dp->path, dir)) {
+		if (dp->fd >= 0)
+			close(dp->fd);
+		dp->fd = -1;
+		if (create_in_root(rootfd, dir, true, &dp->fd, err) < 0)
+			return ab_wrap(err, "device %s", path);
+		snprintf(dp->path, sizeof dp->path, "%s", dir);
+	}
+	int parent = dp->fd;
 	if (bind) {
 		/* no mknod in a user namespace: bind the host's node */
 		int fd = openat(parent, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -467,40 +496,44 @@ static int make_device(int rootfd, const char *path, char type, unsigned major, 
 		return 0;
 	}
 	mode_t kind = type == 'b' ? S_IFBLK : type == 'p' ? S_IFIFO : S_IFCHR;
-	(void)unlinkat(parent, name, 0);
-	if (mknodat(parent, name, kind | (perm & 07777), makedev(major, minor)) < 0)
+	/* the caller cleared the umask: the mode is exact, no chmod after */
+	int r = mknodat(parent, name, kind | (perm & 07777), makedev(major, minor));
+	if (r < 0 && errno == EEXIST && unlinkat(parent, name, 0) == 0)
+		r = mknodat(parent, name, kind | (perm & 07777), makedev(major, minor));
+	if (r < 0)
 		return ab_error(err, errno, "mknod %s", path);
 	if (fchownat(parent, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return ab_error(err, errno, "chown %s", path);
-	/* mknod obeys the umask: set the mode exactly */
-	_cleanup_close_ int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	char p[FD_PATH_MAX];
-	fd_path(fd, p);
-	if (fd >= 0 && chmod(p, perm & 07777) < 0)
-		return ab_error(err, errno, "chmod %s", path);
 	return 0;
 }
 
 static int setup_devices(int rootfd, const struct init_ctx *ctx, struct ab_err *err)
 {
 	const struct oci_linux *l = &ctx->config->linux_;
-	for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++) {
+	struct dev_parent dp = {.fd = -1};
+	mode_t old_umask = umask(0);
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(default_devices); i++) {
 		const struct default_dev *d = &default_devices[i];
 		bool overridden = false;
 		for (size_t j = 0; j < l->n_devices; j++)
 			if (streq(l->devices[j].path, d->path))
 				overridden = true;
-		if (!overridden && make_device(rootfd, d->path, 'c', d->major, d->minor, 0666, 0, 0,
-					       ctx->new_userns, err) < 0)
-			return -1;
+		if (!overridden)
+			r = make_device(rootfd, &dp, d->path, 'c', d->major, d->minor, 0666, 0, 0,
+					ctx->new_userns, err);
 	}
-	for (size_t i = 0; i < l->n_devices; i++) {
+	for (size_t i = 0; r == 0 && i < l->n_devices; i++) {
 		const struct oci_device *d = &l->devices[i];
 		mode_t mode = d->has_file_mode ? d->file_mode : 0666;
-		if (make_device(rootfd, d->path, d->type, (unsigned)d->major, (unsigned)d->minor, mode,
-				d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, ctx->new_userns, err) < 0)
-			return -1;
+		r = make_device(rootfd, &dp, d->path, d->type, (unsigned)d->major, (unsigned)d->minor, mode,
+				d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, ctx->new_userns, err);
 	}
+	umask(old_umask);
+	if (dp.fd >= 0)
+		close(dp.fd);
+	if (r < 0)
+		return -1;
 	static const char *const links[][2] = {
 		{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
 		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
