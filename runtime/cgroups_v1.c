@@ -226,28 +226,54 @@ static void dev_num(char *buf, size_t len, int64_t v)
 		snprintf(buf, len, "%" PRId64, v);
 }
 
+/* One rule to an open devices.allow or devices.deny: the kernel parses each
+ * write(2) as one rule, so a file opened once takes them all. */
+static int dev_rule_write(const char *dir, const char *file, int *fd, const char *rule, struct ab_err *err)
+{
+	if (*fd < 0) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, file);
+		*fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return ab_error(err, errno, "write \"%s\" to %s", rule, p);
+	}
+	log_debug("cgroups: write \"%s\" to %s/%s", rule, dir, file);
+	ssize_t n;
+	do
+		n = write(*fd, rule, strlen(rule));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return ab_error(err, errno, "write \"%s\" to %s/%s", rule, dir, file);
+	return 0;
+}
+
 /* Rules are written in order, so the kernel's list ends up as the config says. Type "a"
  * can only mean "everything" to the v1 kernel; a narrower "a" rule is written as its
  * char and block halves. */
 static int v1_devices(const char *dir, const struct oci_resources *r, struct ab_err *err)
 {
+	_cleanup_close_ int allow_fd = -1;
+	_cleanup_close_ int deny_fd = -1;
 	for (size_t i = 0; i < r->n_devices; i++) {
 		const struct oci_device_rule *d = &r->devices[i];
 		const char *file = d->allow ? "devices.allow" : "devices.deny";
+		int *fd = d->allow ? &allow_fd : &deny_fd;
 		bool all_access = strchr(d->access, 'r') && strchr(d->access, 'w') &&
 				  strchr(d->access, 'm');
 		if (d->type == 'a' && d->major < 0 && d->minor < 0 && all_access) {
-			if (cg_write(dir, file, "a", err) < 0)
+			if (dev_rule_write(dir, file, fd, "a", err) < 0)
 				return -1;
 			continue;
 		}
-		char maj[24], min[24];
+		char maj[24], min[24], rule[80];
 		dev_num(maj, sizeof maj, d->major);
 		dev_num(min, sizeof min, d->minor);
 		const char *types = d->type == 'a' ? "cb" : d->type == 'b' ? "b" : "c";
-		for (const char *t = types; *t; t++)
-			if (cg_writef(dir, file, err, "%c %s:%s %s", *t, maj, min, d->access) < 0)
+		for (const char *t = types; *t; t++) {
+			snprintf(rule, sizeof rule, "%c %s:%s %.8s", *t, maj, min, d->access);
+			if (dev_rule_write(dir, file, fd, rule, err) < 0)
 				return -1;
+		}
 	}
 	return 0;
 }
