@@ -1,4 +1,5 @@
 #include "agent_config.h"
+#include "netns_pool.h"
 #include "yml.h"
 
 #include <errno.h>
@@ -24,6 +25,7 @@ static void defaults(struct agent_config *c)
 		.force_no_new_privileges = true,
 		.masked_paths = (char **)default_masked,
 		.n_masked_paths = ARRAY_SIZE(default_masked),
+		.netns_pool = NETNS_POOL_DEFAULT_SIZE,
 	};
 }
 
@@ -139,6 +141,21 @@ static int load_floor(struct arena *a, const struct yml_node *n, struct agent_co
 	return 0;
 }
 
+static int load_runtime(const struct yml_node *n, struct agent_config *c, struct ab_err *err)
+{
+	static const char *const keys[] = {"netns_pool", NULL};
+	if (yml_check_map(n, "runtime", keys, err) < 0)
+		return -1;
+	const struct yml_node *v = yml_map_get(n, "netns_pool");
+	int64_t size;
+	if (v) {
+		if (yml_get_int(v, "runtime.netns_pool", 0, NETNS_POOL_MAX_SIZE, &size, err) < 0)
+			return -1;
+		c->netns_pool = (unsigned)size;
+	}
+	return 0;
+}
+
 int agent_config_load(const char *path, struct arena *a, struct agent_config *ret, struct ab_err *err)
 {
 	defaults(ret);
@@ -151,7 +168,7 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 	ret->path = arena_strdup(a, file);
 	if (!root)
 		return 0;
-	static const char *const keys[] = {"seccomp", "egress", "floor", NULL};
+	static const char *const keys[] = {"seccomp", "egress", "floor", "runtime", NULL};
 	if (yml_check_map(root, NULL, keys, err) < 0)
 		return -1;
 	const struct yml_node *n;
@@ -160,6 +177,8 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 	if ((n = yml_map_get(root, "egress")) && load_egress(a, n, ret, err) < 0)
 		return -1;
 	if ((n = yml_map_get(root, "floor")) && load_floor(a, n, ret, err) < 0)
+		return -1;
+	if ((n = yml_map_get(root, "runtime")) && load_runtime(n, ret, err) < 0)
 		return -1;
 	return 0;
 }

@@ -31,6 +31,8 @@ struct agent_config {
 	bool force_no_new_privileges;
 	char **masked_paths;              /* added to every container's maskedPaths */
 	size_t n_masked_paths;
+	/* runtime */
+	unsigned netns_pool;              /* network namespaces made ahead (runtime/netns_pool.h) */
 };
 
 /* Built-in defaults, then the file on top. path NULL: the default path, which may

@@ -7,6 +7,7 @@
 #include "json.h"
 #include "log.h"
 #include "lsm.h"
+#include "netns_pool.h"
 #include "policy.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -46,6 +47,7 @@ struct create_ctx {
 	int console_master;             /* kept for a foreground run with a terminal */
 	struct seccomp_prog seccomp[2];
 	size_t n_seccomp;
+	unsigned netns_pool_refill;     /* pool size to top up once done, 0: none */
 };
 
 /* Fault injection for tests/reliability/faults.bats: AGENTBOX_FAULT_STOP_AT=N
@@ -506,6 +508,19 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* 5. clone the init into its namespaces */
 	bool new_userns;
 	int flags = clone_flags_of(c, &new_userns);
+	/* a new network namespace from the pool, made while nobody waited for it;
+	 * not for a new user namespace, which must own its network namespace */
+	if ((flags & CLONE_NEWNET) && !new_userns && cc->policy.config.netns_pool > 0) {
+		cc->netns_pool_refill = cc->policy.config.netns_pool;
+		int fd = netns_pool_take(NETNS_POOL_DIR);
+		if (fd >= 0 && (fd = move_above(fd, 3 + o->preserve_fds, err)) < 0)
+			return -1;
+		if (fd >= 0) {
+			cc->policy.netns_pooled = true;
+			cc->policy.netns_fd = fd;
+			flags &= ~CLONE_NEWNET;
+		}
+	}
 	int fds[2];
 	if (sync_socketpair(fds, err) < 0)
 		return -1;
@@ -554,8 +569,11 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		.seccomp = cc->seccomp,
 		.n_seccomp = cc->n_seccomp,
 		.parent_pidfd = -1,
+		.netns_fd = -1,
 	};
 	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
+	if (cc->policy.netns_pooled)
+		ictx.netns_fd = cc->policy.netns_fd;
 	_cleanup_close_ int self_pidfd = -1;
 	if (run_mode && o->die_with_parent) {
 		int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -652,7 +670,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o, s
 	int r = create_common(&cc, false, err);
 	if (r < 0)
 		create_cleanup(&cc);
+	unsigned refill = r < 0 ? 0 : cc.netns_pool_refill;
 	create_ctx_free(&cc);
+	/* last, once the container is made: the filler starts in the background */
+	netns_pool_refill(refill);
 	return r;
 }
 
@@ -1097,7 +1118,9 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 			cc.pid = pid;
 			goto fail;
 		}
+		unsigned refill = cc.netns_pool_refill;
 		create_ctx_free(&cc);
+		netns_pool_refill(refill);
 		return 0;
 	}
 	if (o->on_created && o->on_created(cc.pid, o->on_created_data, err) < 0) {
@@ -1134,7 +1157,9 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		if (destroy(g, &cc.st, cc.config, &e) < 0)
 			log_warn("delete after run: %s", e.msg);
 	}
+	unsigned refill = cc.netns_pool_refill;
 	create_ctx_free(&cc);
+	netns_pool_refill(refill);
 	return status;
 fail:
 	create_cleanup(&cc);

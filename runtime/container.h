@@ -74,6 +74,7 @@ struct init_ctx {
 	const char *exec_path;          /* resolved program path */
 	char *const *exec_env;          /* process.env, with HOME when it had none */
 	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
+	int netns_fd;                   /* a pooled network namespace to join, else -1 */
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o, struct ab_err *err);

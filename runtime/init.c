@@ -100,6 +100,13 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	/* first, so that what follows is charged to the container */
 	if (cgroup_join_self(&ctx->cgroup_join, ctx->cgroup_path, err) < 0)
 		return -1;
+	/* a network namespace of its own, made ahead of time (netns_pool.h) */
+	if (ctx->netns_fd >= 0) {
+		if (setns(ctx->netns_fd, CLONE_NEWNET) < 0)
+			return ab_error(err, errno, "join the network namespace from the pool");
+		close(ctx->netns_fd);
+		ctx->netns_fd = -1;
+	}
 	/* while the parent writes the id maps */
 	if (sealed_exe_detach(err) < 0)
 		return -1;

@@ -328,8 +328,14 @@ static void resolv_conf_path(const struct oci_config *c, const char *rootfs, cha
  * joins it only after SYNC_CONTINUE, so /proc/PID/ns/net is still the runtime's
  * then: Podman, CRI pods, --network container:X), else the new one init was
  * cloned into. Never the runtime's own: the firewall would police the host. */
-static int open_container_netns(const struct oci_config *c, pid_t pid, struct ab_err *err)
+static int open_container_netns(const struct agent_policy *p, const struct oci_config *c, pid_t pid,
+				struct ab_err *err)
 {
+	if (p->netns_pooled) {
+		/* the init may not have joined it yet: ours is the same namespace */
+		int fd = fcntl(p->netns_fd, F_DUPFD_CLOEXEC, 3);
+		return fd >= 0 ? fd : ab_error(err, errno, "egress: the network namespace from the pool");
+	}
 	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
 	char buf[64];
 	const char *path = buf;
@@ -476,7 +482,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		if (egress_hook_anchor_ensure(EGRESS_HOOK_ANCHOR, &e) < 0)
 			log_debug("egress: %s (the ruleset works without it, only its install is slower)", e.msg);
 	}
-	_cleanup_close_ int netns = open_container_netns(c, st->pid, err);
+	_cleanup_close_ int netns = open_container_netns(p, c, st->pid, err);
 	if (netns < 0)
 		return -1;
 	if (net && net->path) {
@@ -606,7 +612,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.log_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
-	a->netns = open_container_netns(c, st->pid, err);
+	a->netns = open_container_netns(p, c, st->pid, err);
 	if (a->netns < 0)
 		goto fail;
 	struct egress_sentry_params *sp = &a->sp;
@@ -843,5 +849,8 @@ void policy_free(struct agent_policy *p)
 	if (p->sentry_pid > 0 && p->sentry_pidfd >= 0)
 		close(p->sentry_pidfd);
 	egress_policy_free(&p->egress);
+	if (p->netns_pooled)
+		close(p->netns_fd);
+	p->netns_pooled = false;
 	arena_free(&p->arena);
 }

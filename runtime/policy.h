@@ -28,6 +28,8 @@ struct agent_policy {
 	int sentry_pidfd;                   /* of the forked sentry, -1: none */
 	bool egress_shared;                 /* joined netns already policed: no sentry of ours */
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
+	bool netns_pooled;                  /* the init joins netns_fd, taken from the pool */
+	int netns_fd;
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
