@@ -20,11 +20,12 @@ SECTION_TITLES = {
     "exec": "exec /bin/true into a running container",
     "docker": "docker run --rm IMAGE /bin/true (end to end)",
 }
-CASE_ORDER = ["agentbox", "agentbox-ro", "agentbox-agent", "agentbox-egress", "agentbox-plain", "runc", "crun",
+CASE_ORDER = ["agentbox", "agentbox-ro", "agentbox-nopool", "agentbox-agent", "agentbox-egress", "agentbox-plain", "runc", "crun",
               "floor"]
 CASE_NOTES = {
     "agentbox": "defaults: agent seccomp profile, default-deny egress + DNS sentry",
     "agentbox-ro": "defaults, the binary on a read-only bind mount (no detach from the binary, see agentbox(8))",
+    "agentbox-nopool": "defaults, no pool of network namespaces made ahead of time (runtime.netns_pool: 0)",
     "agentbox-agent": "--seccomp-profile agent --egress-allow <20 entries>",
     "agentbox-egress": "--seccomp-profile none --egress-allow <20 entries> (the egress policy alone)",
     "agentbox-plain": "--seccomp-profile none --egress-allow all",

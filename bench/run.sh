@@ -46,6 +46,7 @@ rt_cmd() {
 	case $1 in
 	agentbox) echo "$AB --root $WORK/state/agentbox" ;;
 	agentbox-ro) echo "$AB_RO --root $WORK/state/agentbox-ro" ;;
+	agentbox-nopool) echo "$AB --root $WORK/state/agentbox-nopool --config $WORK/nopool.yaml" ;;
 	agentbox-agent) echo "$AB --root $WORK/state/agentbox-agent --seccomp-profile agent --egress-allow $EGRESS20" ;;
 	agentbox-plain) echo "$AB --root $WORK/state/agentbox-plain --seccomp-profile none --egress-allow all" ;;
 	agentbox-egress) echo "$AB --root $WORK/state/agentbox-egress --seccomp-profile none --egress-allow $EGRESS20" ;;
@@ -90,21 +91,24 @@ json_add() { # json_add KEY VALUE(JSON)
 }
 
 inner() {
-	local c cases_run=(floor agentbox agentbox-agent agentbox-plain runc) cases_rt=(agentbox agentbox-plain runc)
+	local c cases_run=(floor agentbox agentbox-nopool agentbox-agent agentbox-plain runc) cases_rt=(agentbox agentbox-plain runc)
 	mkdir -p "$WORK/logs"
+	# agentbox-nopool: the defaults, but every container makes its own network
+	# namespace (no pool made ahead of time: agentbox-config(5) runtime.netns_pool)
+	printf 'runtime:\n  netns_pool: 0\n' >"$WORK/nopool.yaml"
 	# agentbox-ro: the same binary on a read-only bind mount (this private mount
 	# namespace only), as on a host with an immutable /usr: no sealed copy
 	mkdir -p "$WORK/robin"
 	cp "$AB" "$WORK/robin/agentbox"
 	if mount --bind "$WORK/robin" "$WORK/robin" && mount -o remount,bind,ro "$WORK/robin"; then
 		AB_RO=$WORK/robin/agentbox
-		cases_run=(floor agentbox agentbox-ro agentbox-agent agentbox-plain runc)
+		cases_run=(floor agentbox agentbox-ro agentbox-nopool agentbox-agent agentbox-plain runc)
 	else
 		say "cannot make a read-only bind mount, leaving agentbox-ro out"
 	fi
 
 	bench_state_fs
-	for c in agentbox agentbox-ro agentbox-agent agentbox-egress agentbox-plain runc crun; do mkdir -p "$WORK/state/$c"; done
+	for c in agentbox agentbox-ro agentbox-nopool agentbox-agent agentbox-egress agentbox-plain runc crun; do mkdir -p "$WORK/state/$c"; done
 	if [ -n "$CRUN" ]; then
 		bench_unmount_unified &&
 			json_add cgroup_layout '"cgroup v1 only (the cgroup2 mount at /sys/fs/cgroup/unified unmounted in a private mount namespace, for crun)"'
