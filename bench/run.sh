@@ -6,7 +6,7 @@
 #   bench/run.sh --quick      smoke run (~1 min): few rounds, 20-container density, no Docker
 #
 # Options:
-#   --rounds N      recorded rounds per comparison (default 20; --quick 5)
+#   --rounds N      recorded rounds per comparison (default 50; --quick 5)
 #   --warmup N      unrecorded rounds first (default 2; --quick 1)
 #   --density N     containers in the density test (default 200; --quick 20; 0 = skip)
 #   --no-crun       leave crun out (then the host's cgroup layout, hybrid here, is kept)
@@ -284,7 +284,7 @@ if [ -n "$QUICK" ]; then
 	AGENT_ROUNDS=${AGENT_ROUNDS:-10}
 fi
 AGENT_ROUNDS=${AGENT_ROUNDS:-100}
-ROUNDS=${ROUNDS:-20} WARMUP=${WARMUP:-2} DENSITY=${DENSITY:-200}
+ROUNDS=${ROUNDS:-50} WARMUP=${WARMUP:-2} DENSITY=${DENSITY:-200}
 DOCKER_ROUNDS=${DOCKER_ROUNDS:-8}
 # none: the engine and runtime path without libnetwork's veth setup (the same for
 # both runtimes), and no dependence on a bridge another engine run may share
