@@ -52,12 +52,17 @@ wait_filler_done() {
 	fail "a pool filler is still running"
 }
 
-@test "netns pool: a run fills it; the next container joins a pooled namespace, which leaves the pool" {
+# fill_pool: one run, then the pool full (2, the default) and its filler done.
+fill_pool() {
 	set_args abtest true
 	run_container warm
 	assert_success
 	wait_pool 2
 	wait_filler_done
+}
+
+@test "netns pool: a run fills it; the next container joins a pooled namespace, which leaves the pool" {
+	fill_pool
 	local pooled
 	pooled=$(pool_inodes)
 	[ "$(stat -c '%U %a' "$POOL")" = "root 700" ]
@@ -100,11 +105,7 @@ wait_filler_done() {
 }
 
 @test "netns pool: runtime.netns_pool 0 takes nothing from the pool and adds nothing" {
-	set_args abtest true
-	run_container warm
-	assert_success
-	wait_pool 2
-	wait_filler_done
+	fill_pool
 	local before
 	before=$(ls "$POOL" | grep '^ns-')
 	write_config 'runtime: {netns_pool: 0}'
@@ -124,11 +125,7 @@ wait_filler_done() {
 @test "netns pool: a container with a new user namespace makes its own network namespace" {
 	requires userns
 	chmod a+x "$BATS_RUN_TMPDIR" "$TEST_DIR"
-	set_args abtest true
-	run_container warm
-	assert_success
-	wait_pool 2
-	wait_filler_done
+	fill_pool
 	local before
 	before=$(pool_inodes)
 	update_config '.linux.namespaces += [{type: "user"}]
