@@ -104,6 +104,27 @@ fill_pool() {
 	assert_nothing_left
 }
 
+@test "netns pool: eight creates at once, four times the pool: eight namespaces, none still pooled" {
+	fill_pool
+	update_config '.process.args = ["abtest", "sleep", "30"]'
+	local i pids=() inos
+	for i in 1 2 3 4 5 6 7 8; do
+		"$RUNTIME" --root "$ROOT" run -d --bundle "$BUNDLE" "p$i" </dev/null >/dev/null 2>"$TEST_DIR/p$i.err" 3>&- &
+	done
+	wait
+	for i in 1 2 3 4 5 6 7 8; do
+		pids+=("$(state_field "p$i" .pid)") || fail "p$i: $(cat "$TEST_DIR/p$i.err")"
+	done
+	inos=$(for i in "${pids[@]}"; do stat -L -c %i "/proc/$i/ns/net"; done)
+	[ "$(sort -u <<<"$inos" | wc -l)" -eq 8 ] || fail "shared network namespaces: $inos"
+	wait_filler_done
+	for i in $inos; do
+		! pool_inodes | grep -qx "$i" || fail "namespace $i is in use and still pooled"
+	done
+	for i in 1 2 3 4 5 6 7 8; do runtime delete --force "p$i"; done
+	assert_nothing_left
+}
+
 @test "netns pool: runtime.netns_pool 0 takes nothing from the pool and adds nothing" {
 	fill_pool
 	local before
