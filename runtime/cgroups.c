@@ -353,24 +353,29 @@ bool cg_exists(const char *dir, const char *file)
 	return access(p, F_OK) == 0;
 }
 
-int cg_write(const char *dir, const char *file, const char *val, struct ab_err *err)
+int cg_write_keep(const char *dir, const char *file, int *fd, const char *val, struct ab_err *err)
 {
 	char p[PATH_MAX];
 	if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p)
 		return ab_error(err, ENAMETOOLONG, "write %s/%s", dir, file);
 	log_debug("cgroups: write \"%s\" to %s", val, p);
-	_cleanup_close_ int fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (*fd < 0 && (*fd = open(p, O_WRONLY | O_CLOEXEC)) < 0)
 		return ab_error(err, errno, "write \"%s\" to %s", val, p);
 	/* One write(2): cgroup files take one value a call. */
 	size_t len = strlen(val);
 	ssize_t n;
 	do
-		n = write(fd, val, len);
+		n = write(*fd, val, len);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return ab_error(err, errno, "write \"%s\" to %s", val, p);
 	return 0;
+}
+
+int cg_write(const char *dir, const char *file, const char *val, struct ab_err *err)
+{
+	_cleanup_close_ int fd = -1;
+	return cg_write_keep(dir, file, &fd, val, err);
 }
 
 int cg_writef(const char *dir, const char *file, struct ab_err *err, const char *fmt, ...)

@@ -58,6 +58,9 @@ bool cg_v2_root_has(const char *ctrl);
 /* ---- file helpers: errors name the file and the value ---- */
 bool cg_exists(const char *dir, const char *file);
 int cg_write(const char *dir, const char *file, const char *val, struct ab_err *err);
+/* The same through *fd, opened on first use and left open for the next value
+ * (devices.allow takes one rule per write(2)); the caller closes it. */
+int cg_write_keep(const char *dir, const char *file, int *fd, const char *val, struct ab_err *err);
 int cg_writef(const char *dir, const char *file, struct ab_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Whole file, NUL-terminated; -errno on failure (-ENOENT when absent). */

@@ -226,30 +226,10 @@ static void dev_num(char *buf, size_t len, int64_t v)
 		snprintf(buf, len, "%" PRId64, v);
 }
 
-/* One rule to an open devices.allow or devices.deny: the kernel parses each
- * write(2) as one rule, so a file opened once takes them all. */
-static int dev_rule_write(const char *dir, const char *file, int *fd, const char *rule, struct ab_err *err)
-{
-	if (*fd < 0) {
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", dir, file);
-		*fd = open(p, O_WRONLY | O_CLOEXEC);
-		if (*fd < 0)
-			return ab_error(err, errno, "write \"%s\" to %s", rule, p);
-	}
-	log_debug("cgroups: write \"%s\" to %s/%s", rule, dir, file);
-	ssize_t n;
-	do
-		n = write(*fd, rule, strlen(rule));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return ab_error(err, errno, "write \"%s\" to %s/%s", rule, dir, file);
-	return 0;
-}
-
-/* Rules are written in order, so the kernel's list ends up as the config says. Type "a"
- * can only mean "everything" to the v1 kernel; a narrower "a" rule is written as its
- * char and block halves. */
+/* Rules are written in order, so the kernel's list ends up as the config says;
+ * each file is opened once for all its rules. Type "a" can only mean
+ * "everything" to the v1 kernel; a narrower "a" rule is written as its char and
+ * block halves. */
 static int v1_devices(const char *dir, const struct oci_resources *r, struct ab_err *err)
 {
 	_cleanup_close_ int allow_fd = -1;
@@ -261,7 +241,7 @@ static int v1_devices(const char *dir, const struct oci_resources *r, struct ab_
 		bool all_access = strchr(d->access, 'r') && strchr(d->access, 'w') &&
 				  strchr(d->access, 'm');
 		if (d->type == 'a' && d->major < 0 && d->minor < 0 && all_access) {
-			if (dev_rule_write(dir, file, fd, "a", err) < 0)
+			if (cg_write_keep(dir, file, fd, "a", err) < 0)
 				return -1;
 			continue;
 		}
@@ -270,8 +250,8 @@ static int v1_devices(const char *dir, const struct oci_resources *r, struct ab_
 		dev_num(min, sizeof min, d->minor);
 		const char *types = d->type == 'a' ? "cb" : d->type == 'b' ? "b" : "c";
 		for (const char *t = types; *t; t++) {
-			snprintf(rule, sizeof rule, "%c %s:%s %.8s", *t, maj, min, d->access);
-			if (dev_rule_write(dir, file, fd, rule, err) < 0)
+			snprintf(rule, sizeof rule, "%c %s:%s %s", *t, maj, min, d->access);
+			if (cg_write_keep(dir, file, fd, rule, err) < 0)
 				return -1;
 		}
 	}
