@@ -350,6 +350,16 @@ static void create_ctx_free(struct create_ctx *cc)
 		oci_config_free(cc->config);
 }
 
+/* The end of a create or run: free it all, then, if the container was made,
+ * start topping up the network namespace pool it took from (last: the filler
+ * starts in the background and needs nothing of ours). */
+static void create_ctx_finish(struct create_ctx *cc, bool made)
+{
+	unsigned refill = made ? cc->netns_pool_refill : 0;
+	create_ctx_free(cc);
+	netns_pool_refill(refill);
+}
+
 /* Move an fd the child keeps above the preserved range, close-on-exec. */
 static int move_above(int fd, int min, struct ab_err *err)
 {
@@ -670,10 +680,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o, s
 	int r = create_common(&cc, false, err);
 	if (r < 0)
 		create_cleanup(&cc);
-	unsigned refill = r < 0 ? 0 : cc.netns_pool_refill;
-	create_ctx_free(&cc);
-	/* last, once the container is made: the filler starts in the background */
-	netns_pool_refill(refill);
+	create_ctx_finish(&cc, r == 0);
 	return r;
 }
 
@@ -1118,9 +1125,7 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 			cc.pid = pid;
 			goto fail;
 		}
-		unsigned refill = cc.netns_pool_refill;
-		create_ctx_free(&cc);
-		netns_pool_refill(refill);
+		create_ctx_finish(&cc, true);
 		return 0;
 	}
 	if (o->on_created && o->on_created(cc.pid, o->on_created_data, err) < 0) {
@@ -1157,9 +1162,7 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		if (destroy(g, &cc.st, cc.config, &e) < 0)
 			log_warn("delete after run: %s", e.msg);
 	}
-	unsigned refill = cc.netns_pool_refill;
-	create_ctx_free(&cc);
-	netns_pool_refill(refill);
+	create_ctx_finish(&cc, true);
 	return status;
 fail:
 	create_cleanup(&cc);
