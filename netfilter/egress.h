@@ -120,6 +120,9 @@ int egress_upstream_from_resolv_conf(const char *path, struct egress_upstream *r
 /* TTL clamp of the set elements a DNS answer creates (seconds). */
 #define EGRESS_TTL_MIN 30
 #define EGRESS_TTL_MAX 3600
+/* Live elements the sentry may keep in each dynamic set (a lookup that needs
+ * one more fails with SERVFAIL until some expire) */
+#define EGRESS_SET_ELEMS_MAX 4096
 
 struct egress_sentry_params {
 	int netns_fd;                     /* entered, then closed; -1: already in the netns */
@@ -137,6 +140,7 @@ struct egress_sentry_params {
 	int init_pidfd;                   /* -1: pidfd_open(init_pid) */
 	bool no_pidfd;                    /* force the /proc polling fallback (tests) */
 	uint32_t ttl_min, ttl_max;        /* 0 = EGRESS_TTL_MIN / EGRESS_TTL_MAX */
+	uint32_t set_elems_max;           /* per dynamic set; 0 = EGRESS_SET_ELEMS_MAX */
 	int ready_fd;                     /* gets one byte once serving; -1 = none */
 	int listen_fd[4];                 /* from egress_sentry_sockets_open, or all -1: bind them */
 	int nflog_fd;                     /* likewise; -1: open it */

@@ -41,9 +41,6 @@ enum { TYPE_IPADDR = 7, TYPE_IP6ADDR = 8, TYPE_INET_PROTO = 12, TYPE_INET_SERVIC
 #define NAT_PRIORITY (-150) /* before iptables' and Docker's nat output (-100) */
 #define LOG_RATE 20         /* log lines per second per chain; the counter sees all */
 #define LOG_BURST 40
-/* bound on the elements the sentry can create, per set; also what the kernel
- * sizes the set's first hash table by: 65536 cost 0.2-0.3 ms per create */
-#define DYN_SET_SIZE 4096
 
 /* ---- rule building ---- */
 
@@ -269,8 +266,11 @@ static void put_set(struct eg_batch *b, unsigned idx)
 			nftnl_set_set_data(set, NFTNL_SET_DESC_CONCAT, fields, s.shape == EG_SHAPE_PORT ? 3 : 2);
 		}
 	} else if (s.kind == EG_DYNAMIC) {
+		/* No size: the kernel would allocate the set's first hash table for
+		 * it at once (64 KiB at 4096, zeroed at every create and freed at
+		 * every teardown); without one it starts at four buckets and grows.
+		 * The sentry's helper bounds the elements instead. */
 		flags |= NFT_SET_TIMEOUT;
-		nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, DYN_SET_SIZE);
 	}
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, flags);
 	char *p = eg_batch_reserve(b, 512);

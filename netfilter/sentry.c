@@ -288,6 +288,64 @@ static int helper_add(struct mnl_socket *nl, uint32_t *seq, const struct eg_set 
 	return -EAGAIN;
 }
 
+/* What the helper put in one dynamic set and when each element expires. The
+ * sets carry no size (see put_set), so their bound is kept here, on the
+ * privileged side: a sentry talked into asking for more gets -ENFILE. */
+struct live_set {
+	struct live_elem {
+		uint8_t key[24];
+		uint64_t expires_ms;
+	} *v;
+	size_t n, cap;
+};
+
+static uint64_t now_ms(void);
+
+static size_t live_find(const struct live_set *ls, const uint8_t *key)
+{
+	size_t i = 0;
+	while (i < ls->n && memcmp(ls->v[i].key, key, sizeof ls->v[i].key) != 0)
+		i++;
+	return i;
+}
+
+static void live_prune(struct live_set *ls, uint64_t now)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->v[i].expires_ms > now)
+			ls->v[k++] = ls->v[i];
+	ls->n = k;
+}
+
+/* helper_add within the bound: a known element is refreshed whatever the
+ * count, a new one needs a free place (expired ones are forgotten first). */
+static int helper_add_bounded(struct mnl_socket *nl, uint32_t *seq, const struct eg_set *s, struct live_set *ls,
+			      uint32_t max, const uint8_t *key, uint32_t timeout_ms)
+{
+	uint64_t now = now_ms();
+	size_t i = live_find(ls, key);
+	if (i == ls->n && ls->n >= max) {
+		live_prune(ls, now);
+		if (ls->n >= max)
+			return -ENFILE;
+		i = ls->n;
+	}
+	int r = helper_add(nl, seq, s, key, timeout_ms);
+	if (r < 0)
+		return r;
+	if (i == ls->n) {
+		if (ls->n == ls->cap) {
+			ls->cap = ls->cap ? 2 * ls->cap : 16;
+			ls->v = xrealloc(ls->v, ls->cap * sizeof *ls->v);
+		}
+		memcpy(ls->v[i].key, key, sizeof ls->v[i].key);
+		ls->n++;
+	}
+	ls->v[i].expires_ms = now + timeout_ms;
+	return 0;
+}
+
 static int helper_socket(int family, int type)
 {
 	int fd = socket(family, type | SOCK_CLOEXEC, 0);
@@ -324,8 +382,10 @@ static void send_fd_reply(int sock, int32_t status, int fd)
 	(void)sendmsg(sock, &mh, MSG_NOSIGNAL);
 }
 
-static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_min, uint32_t ttl_max)
+static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_min, uint32_t ttl_max,
+				  uint32_t set_elems_max)
 {
+	struct live_set live[EG_N_SETS] = { 0 };
 	struct ab_err err;
 	static const cap_value_t keep[] = { CAP_NET_ADMIN };
 	/* die with the sentry; if it is already gone, go now */
@@ -372,7 +432,9 @@ static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_
 			if (fd >= 0)
 				close(fd);
 		} else
-			send_fd_reply(sock, helper_add(nl, &seq, &s, q.key, q.timeout_ms), -1);
+			send_fd_reply(sock,
+				      helper_add_bounded(nl, &seq, &s, &live[q.set], set_elems_max, q.key, q.timeout_ms),
+				      -1);
 	}
 }
 
@@ -412,6 +474,7 @@ struct sentry {
 	const struct egress_sentry_params *sp;
 	const struct egress_policy *p;
 	uint32_t ttl_min, ttl_max;
+	uint32_t set_elems_max;
 	int udp[2], tcp[2];     /* listeners on 127.0.0.1 and ::1 */
 	int nflog;
 	int pidfd, procfd;
@@ -755,7 +818,11 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 				continue;
 			r = add_elem(s, &v[i]);
 			if (r < 0) {
-				log_warn("egress sentry: add element to %s: %s", set.name, strerror(-r));
+				if (r == -ENFILE)
+					log_warn("egress sentry: set %s is full (%u live elements): answered SERVFAIL until some expire",
+						 set.name, s->set_elems_max);
+				else
+					log_warn("egress sentry: add element to %s: %s", set.name, strerror(-r));
 				ret = DNS_RCODE_SERVFAIL;
 				break;
 			}
@@ -1363,7 +1430,7 @@ static int start_helper(struct sentry *s, struct mnl_socket *nl, struct ab_err *
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		helper_main(nl, sv[1], s->ttl_min, s->ttl_max);
+		helper_main(nl, sv[1], s->ttl_min, s->ttl_max, s->set_elems_max);
 	}
 	close(sv[1]);
 	s->helper = sv[0];
@@ -1456,6 +1523,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	dead_stack_hi = sp->dead_stack_hi;
 	s->ttl_min = sp->ttl_min ? sp->ttl_min : EGRESS_TTL_MIN;
 	s->ttl_max = sp->ttl_max ? sp->ttl_max : EGRESS_TTL_MAX;
+	s->set_elems_max = sp->set_elems_max ? sp->set_elems_max : EGRESS_SET_ELEMS_MAX;
 	s->log_max = sp->log_max_bytes ? sp->log_max_bytes : LOG_MAX_DEFAULT;
 	s->tokens = LOG_BURST;
 	s->tokens_at = now_ms();

@@ -33,7 +33,8 @@ static int usage(void)
 		"usage: egress-driver install NETNS_PATH POLICY [PORT]\n"
 		"       egress-driver remove NETNS_PATH\n"
 		"       egress-driver sentry NETNS_PATH POLICY RESOLV_CONF LOGFILE PID [--port N]\n"
-		"                            [--ttl-min S] [--ttl-max S] [--no-pidfd] [--log-only]\n"
+		"                            [--ttl-min S] [--ttl-max S] [--set-elems-max N] [--no-pidfd]\n"
+		"                            [--log-only]\n"
 		"       egress-driver resolve SERVER NAME [A|AAAA] [tcp]\n"
 		"       egress-driver hold ADDR PORT SECONDS\n"
 		"       egress-driver policy POLICY\n"
@@ -133,6 +134,8 @@ static int cmd_sentry(int argc, char **argv)
 			sp.ttl_min = (uint32_t)atoi(argv[++i]);
 		else if (strcmp(argv[i], "--ttl-max") == 0 && i + 1 < argc)
 			sp.ttl_max = (uint32_t)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--set-elems-max") == 0 && i + 1 < argc)
+			sp.set_elems_max = (uint32_t)atoi(argv[++i]);
 		else if (strcmp(argv[i], "--no-pidfd") == 0)
 			sp.no_pidfd = true;
 		else if (strcmp(argv[i], "--log-only") == 0)

@@ -370,6 +370,32 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	[ "${#lines[@]}" = 41 ]
 }
 
+@test "a dynamic set holds a bounded number of live elements; a refresh takes no new place, an expired one frees its place" {
+	# bound 40: short.test's one address, then big.test's 40 do not fit
+	policy_and_sentry "allow=short.test,big.test" --ttl-min 3 --set-elems-max 40
+	run -0 resolve short.test
+	[ "${lines[0]}" = NOERROR ]
+	run -0 resolve big.test A tcp
+	[ "${lines[0]}" = SERVFAIL ]
+	run -0 ip netns exec "$C" nft list set inet agentbox dns_allow_v4
+	[ "$(grep -o "$NET4\.[0-9]*" <<<"$output" | sort -u | wc -l)" = 40 ]
+	# the kernel holds no bound of its own (the helper keeps it): no size
+	[[ "$output" != *"size "* ]]
+	grep -q 'dns_allow_v4 is full (40 live elements)' "$T/deny.log.stderr"
+	# a known address is refreshed at the bound
+	run -0 resolve short.test
+	[ "${lines[0]}" = NOERROR ]
+	# once short.test's element expired (3 s), big.test's last address fits
+	sleep 3.5
+	run -0 resolve big.test A tcp
+	[ "${lines[0]}" = NOERROR ]
+	run -0 ip netns exec "$C" nft list set inet agentbox dns_allow_v4
+	for i in $(seq 100 139); do
+		[[ "$output" == *"$NET4.$i "* ]] || { echo "missing $NET4.$i"; false; }
+	done
+	[[ "$output" != *"$NET4.12 "* ]]
+}
+
 @test "DNS to another resolver goes to the sentry; DNS-over-TLS is dropped" {
 	# without a policy the rogue resolver gets the query (no answer: it only records)
 	run ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test
