@@ -183,7 +183,7 @@ def main():
               f"file {s.get('rss_file_kb')}), VmHWM {s['vmhwm_kb']} KiB, PSS {s.get('pss_kb')} KiB"
               + "".join(f"; its helper process {h['pid']}: VmRSS {h['vmrss_kb']} KiB (anon {h['rss_anon_kb']}), "
                         f"PSS {h['pss_kb']} KiB" for h in s.get("helpers", [])))
-    for c in ("agentbox", "runc"):
+    for c in ("agentbox", "agentbox-agent", "runc"):
         d = extra.get(f"density_{c}")
         if not d:
             continue
@@ -281,10 +281,12 @@ def main():
         extra_h = f"; + helper {hv:.2f} MiB" if sn.get("helpers") else ""
         targets.append(("DNS sentry RSS", f"{v:.2f} MiB (VmHWM {sn['vmhwm_kb'] / 1024:.2f}{extra_h})", "< 1 MiB",
                         "PASS" if v + hv < 1 else "FAIL"))
-    if "agentbox" in dens:
-        x = dens["agentbox"]
+    for c in ("agentbox", "agentbox-agent"):
+        if c not in dens:
+            continue
+        x = dens[c]
         v = x["overhead_beyond_process_bytes"] / MiB
-        name = f"{x['n']} containers: overhead per container beyond its process"
+        name = f"{x['n']} containers ({c}): overhead per container beyond its process"
         if x["below_noise"]:
             targets.append((name, f"{v:.2f} MiB ± {x['mem_noise_bytes'] / x['n'] / MiB:.2f} (below noise)",
                             "< 1 MiB", "n/a"))

@@ -229,7 +229,9 @@ inner() {
 	# ---- 6: density
 	local n=$BENCH_DENSITY
 	if [ "$n" -gt 0 ]; then
-		for c in agentbox runc; do
+		# agentbox-agent: a policy with domain names, so a sentry, its helper
+		# and the dynamic sets per container
+		for c in agentbox agentbox-agent runc; do
 			density "$c" "$n"
 		done
 	fi
