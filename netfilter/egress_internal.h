@@ -30,7 +30,7 @@ enum eg_kind {
 #define EG_N_SETS 28
 
 struct eg_set {
-	char name[32];
+	const char *name;    /* static */
 	enum eg_kind kind;
 	bool deny;
 	int family;          /* AF_INET or AF_INET6 */
@@ -58,11 +58,18 @@ int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err);
 int eg_netns_enter(int netns_fd, struct ab_err *err);
 void eg_netns_leave(int self);
 
+/* What a message does, for an error about it: "VERB OBJECT". Both point to
+ * storage that outlives the batch (literals, set names): formatted only when
+ * a message fails, not for each of the ~80 a ruleset takes. */
+struct eg_what {
+	const char *verb, *object;
+};
+
 struct eg_batch {
 	char *buf;
 	size_t len, cap;
 	uint32_t seq_first, seq_next;
-	char **what;          /* description of each acked message, by seq - seq_first */
+	struct eg_what *what; /* of each message, by seq - seq_first */
 	size_t n_what, cap_what;
 };
 
@@ -70,17 +77,18 @@ void eg_batch_init(struct eg_batch *b, uint32_t seq);
 void eg_batch_free(struct eg_batch *b);
 /* Room for a message of up to room bytes; returns where to build it. */
 char *eg_batch_reserve(struct eg_batch *b, size_t room);
-/* Account the message just built at the reserved spot. */
-void eg_batch_commit(struct eg_batch *b, const char *what);
+/* Account the message just built at the reserved spot; OBJECT may be NULL. */
+void eg_batch_commit(struct eg_batch *b, const char *verb, const char *object);
 struct eg_elem {
 	uint8_t key[24], key_end[24];
 	bool has_end;        /* concatenated interval: key..key_end inclusive */
 	uint32_t flags;      /* NFT_SET_ELEM_INTERVAL_END */
 	uint64_t timeout_ms; /* 0 = none */
 };
-/* One NEWSETELEM/DELSETELEM message (type NFT_MSG_*) for n elements of set s. */
+/* One NEWSETELEM/DELSETELEM message (type NFT_MSG_*) for n elements of set s;
+ * VERB reads before the set's name ("add elements to set"). */
 void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, uint16_t flags,
-		    const struct eg_elem *elems, size_t n, const char *what);
+		    const struct eg_elem *elems, size_t n, const char *verb);
 /* Wrap in batch begin/end, send, and check one ack per message. On failure
  * err names the first failing object; nothing of the batch is applied. */
 int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err);

@@ -21,25 +21,31 @@
 
 #include "util.h"
 
-static const char *const shape_suffix[EG_N_SHAPES] = { "", "_proto", "_port" };
+/* By index: [dns_]{allow,deny}_v{4,6}[_proto|_port], then the upstream and guard sets */
+static const char *const set_names[EG_N_SETS] = {
+	"allow_v4", "allow_v4_proto", "allow_v4_port", "allow_v6", "allow_v6_proto", "allow_v6_port",
+	"deny_v4", "deny_v4_proto", "deny_v4_port", "deny_v6", "deny_v6_proto", "deny_v6_port",
+	"dns_allow_v4", "dns_allow_v4_proto", "dns_allow_v4_port",
+	"dns_allow_v6", "dns_allow_v6_proto", "dns_allow_v6_port",
+	"dns_deny_v4", "dns_deny_v4_proto", "dns_deny_v4_port",
+	"dns_deny_v6", "dns_deny_v6_proto", "dns_deny_v6_port",
+	"dns_upstream_v4", "dns_upstream_v6", "dns_guard_v4", "dns_guard_v6",
+};
 
 void eg_set_get(unsigned idx, struct eg_set *s)
 {
 	memset(s, 0, sizeof *s);
+	s->name = set_names[idx];
 	if (idx < 24) {
 		s->kind = idx < 12 ? EG_STATIC : EG_DYNAMIC;
 		unsigned r = idx % 12;
 		s->deny = r >= 6;
 		s->family = (r % 6) >= 3 ? AF_INET6 : AF_INET;
 		s->shape = (enum eg_shape)(r % 3);
-		snprintf(s->name, sizeof s->name, "%s%s_v%c%s", s->kind == EG_DYNAMIC ? "dns_" : "",
-			 s->deny ? "deny" : "allow", s->family == AF_INET ? '4' : '6', shape_suffix[s->shape]);
 	} else {
 		s->kind = idx < 26 ? EG_UPSTREAM : EG_GUARD;
 		s->family = idx % 2 ? AF_INET6 : AF_INET;
 		s->shape = EG_SHAPE_ANY;
-		snprintf(s->name, sizeof s->name, "dns_%s_v%c", s->kind == EG_UPSTREAM ? "upstream" : "guard",
-			 s->family == AF_INET ? '4' : '6');
 	}
 	uint32_t alen = s->family == AF_INET ? 4 : 16;
 	s->key_len = alen + (s->shape >= EG_SHAPE_PROTO ? 4 : 0) + (s->shape == EG_SHAPE_PORT ? 4 : 0);
@@ -154,8 +160,6 @@ void eg_batch_init(struct eg_batch *b, uint32_t seq)
 
 void eg_batch_free(struct eg_batch *b)
 {
-	for (size_t i = 0; i < b->n_what; i++)
-		free(b->what[i]);
 	free(b->what);
 	free(b->buf);
 	memset(b, 0, sizeof *b);
@@ -174,7 +178,7 @@ char *eg_batch_reserve(struct eg_batch *b, size_t room)
 	return b->buf + b->len;
 }
 
-void eg_batch_commit(struct eg_batch *b, const char *what)
+void eg_batch_commit(struct eg_batch *b, const char *verb, const char *object)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)(b->buf + b->len);
 	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
@@ -182,7 +186,7 @@ void eg_batch_commit(struct eg_batch *b, const char *what)
 		b->cap_what = b->cap_what ? b->cap_what * 2 : 32;
 		b->what = xrealloc(b->what, b->cap_what * sizeof *b->what);
 	}
-	b->what[b->n_what++] = xstrdup(what);
+	b->what[b->n_what++] = (struct eg_what){ verb, object };
 	b->seq_next++;
 }
 
@@ -230,7 +234,7 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 	/* The kernel handles the batch inside sendmsg, so every reply is queued by now. */
 	bool last_acked = false;   /* only the last message asked for an ack */
 	int first_err = 0;
-	const char *first_what = NULL;
+	struct eg_what first_what = { NULL, NULL };
 	char rbuf[16384];
 	for (;;) {
 		ssize_t n = recv(fd, rbuf, sizeof rbuf, MSG_DONTWAIT);
@@ -247,15 +251,13 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 			if (nlh->nlmsg_pid != portid)
 				continue;
 			uint32_t seq = nlh->nlmsg_seq;
-			const char *what;
+			struct eg_what what = { "nftables batch", NULL };
 			if (seq >= b->seq_first && seq < b->seq_next) {
 				size_t i = seq - b->seq_first;
 				what = b->what[i];
 				if (i == b->n_what - 1)
 					last_acked = true;
-			} else if (seq == b->seq_first - 1 || seq == b->seq_next) {
-				what = "nftables batch";
-			} else
+			} else if (seq != b->seq_first - 1 && seq != b->seq_next)
 				continue;
 			if (mnl_cb_run(nlh, nlh->nlmsg_len, seq, portid, NULL, NULL) < 0 && !first_err) {
 				first_err = errno ? errno : EPROTO;
@@ -264,14 +266,18 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 		}
 	}
 	if (first_err)
-		return ab_error(err, first_err, "%s", first_what);
-	if (b->n_what > 0 && !last_acked)
-		return ab_error(err, EPROTO, "%s: no acknowledgement from the kernel", b->what[b->n_what - 1]);
+		return ab_error(err, first_err, "%s%s%s", first_what.verb, first_what.object ? " " : "",
+				first_what.object ? first_what.object : "");
+	if (b->n_what > 0 && !last_acked) {
+		const struct eg_what *w = &b->what[b->n_what - 1];
+		return ab_error(err, EPROTO, "%s%s%s: no acknowledgement from the kernel", w->verb, w->object ? " " : "",
+				w->object ? w->object : "");
+	}
 	return 0;
 }
 
 void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, uint16_t flags,
-		    const struct eg_elem *elems, size_t n, const char *what)
+		    const struct eg_elem *elems, size_t n, const char *verb)
 {
 	struct nftnl_set *set = nftnl_set_alloc();
 	if (!set)
@@ -297,5 +303,5 @@ void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, u
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
 	nftnl_set_elems_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	eg_batch_commit(b, what);
+	eg_batch_commit(b, verb, s->name);
 }

@@ -179,14 +179,15 @@ static void x_set_match(struct nftnl_rule *r, unsigned idx)
 	x_lookup(r, NFT_REG32_00, &s, idx);
 }
 
-static void put_rule(struct eg_batch *b, struct nftnl_rule *r, const char *what)
+/* R goes to CHAIN (the name rule_new got) */
+static void put_rule(struct eg_batch *b, struct nftnl_rule *r, const char *chain)
 {
 	char *p = eg_batch_reserve(b, 4096);
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE, NFPROTO_INET,
 						     NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, b->seq_next);
 	nftnl_rule_nlmsg_build_payload(nlh, r);
 	nftnl_rule_free(r);
-	eg_batch_commit(b, what);
+	eg_batch_commit(b, "add rule to chain", chain);
 }
 
 /* ---- table, chains, sets ---- */
@@ -211,7 +212,7 @@ static void put_table(struct eg_batch *b, uint16_t type, uint16_t flags, const c
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
 	eg_batch_commit(b, type == NFT_MSG_DELTABLE ? "delete table inet " EGRESS_TABLE
-						    : "add table inet " EGRESS_TABLE);
+						    : "add table inet " EGRESS_TABLE, NULL);
 }
 
 static void put_chain(struct eg_batch *b, const char *name, const char *type, int hook, int prio, int policy)
@@ -233,9 +234,7 @@ static void put_chain(struct eg_batch *b, const char *name, const char *type, in
 						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
 	nftnl_chain_nlmsg_build_payload(nlh, c);
 	nftnl_chain_free(c);
-	char what[64];
-	snprintf(what, sizeof what, "add chain %s", name);
-	eg_batch_commit(b, what);
+	eg_batch_commit(b, "add chain", name);
 }
 
 static void put_set(struct eg_batch *b, unsigned idx)
@@ -278,9 +277,7 @@ static void put_set(struct eg_batch *b, unsigned idx)
 						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
 	nftnl_set_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	char what[64];
-	snprintf(what, sizeof what, "add set %s", s.name);
-	eg_batch_commit(b, what);
+	eg_batch_commit(b, "add set", s.name);
 }
 
 /* ---- static elements: CIDR entries as merged intervals ---- */
@@ -397,9 +394,7 @@ static void put_static_elements(struct eg_batch *b, const struct egress_policy *
 				x->flags = NFT_SET_ELEM_INTERVAL_END;
 			}
 		}
-		char what[64];
-		snprintf(what, sizeof what, "add elements to set %s", s.name);
-		eg_batch_elems(b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, elems, ne, what);
+		eg_batch_elems(b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, elems, ne, "add elements to set");
 		i = j;
 	}
 	free(elems);
@@ -410,16 +405,14 @@ static void put_static_elements(struct eg_batch *b, const struct egress_policy *
 
 static void put_log_chain(struct eg_batch *b, const char *chain, const char *prefix)
 {
-	char what[64];
-	snprintf(what, sizeof what, "add rule to chain %s", chain);
 	struct nftnl_rule *r = rule_new(chain);
 	x_counter(r);
 	x_limit(r);
 	x_log(r, prefix);
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 	r = rule_new(chain);
 	x_verdict(r, NF_DROP, NULL);
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 }
 
 static void put_icmpv6_rule(struct eg_batch *b, uint8_t type_lo, uint8_t type_hi, uint8_t hoplimit, bool multicast)
@@ -441,7 +434,7 @@ static void put_icmpv6_rule(struct eg_batch *b, uint8_t type_lo, uint8_t type_hi
 		x_cmp8(r, NFT_CMP_EQ, 0xff);
 	}
 	x_verdict(r, NF_ACCEPT, NULL);
-	put_rule(b, r, "add rule to chain output");
+	put_rule(b, r, "output");
 }
 
 /* The sets this policy can put anything in. The others are left out, with the
@@ -472,7 +465,7 @@ static void sets_in_use(const struct egress_policy *p, bool used[EG_N_SETS])
 static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
-	const char *what = "add rule to chain output";
+	const char *chain = "output";
 	struct nftnl_rule *r;
 	int fams[2] = { AF_INET, AF_INET6 };
 
@@ -481,13 +474,13 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 		x_mark(r, NFT_CMP_EQ);
 		x_set_match(r, eg_set_index(EG_UPSTREAM, false, fams[f], EG_SHAPE_ANY));
 		x_verdict(r, NF_ACCEPT, NULL);
-		put_rule(b, r, what);
+		put_rule(b, r, chain);
 	}
 	for (int f = 0; f < 2; f++) {       /* nobody else talks to a loopback resolver */
 		r = rule_new("output");
 		x_set_match(r, eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY));
 		x_verdict(r, NFT_GOTO, "deny_dns");
-		put_rule(b, r, what);
+		put_rule(b, r, chain);
 	}
 	/* Loopback. By daddr too: after the nat redirect the packet goes to
 	 * 127.0.0.1 but the filter hook still sees the original oif. */
@@ -496,19 +489,19 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 1, NFT_REG_1);
 	x_cmp8(r, NFT_CMP_EQ, 127);
 	x_verdict(r, NF_ACCEPT, NULL);
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 	r = rule_new("output");
 	x_nfproto(r, AF_INET6);
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16, NFT_REG_1);
 	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, lo6, 16);
 	x_verdict(r, NF_ACCEPT, NULL);
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 	r = rule_new("output");
 	uint32_t lo_ifindex = 1; /* LOOPBACK_IFINDEX in every namespace */
 	x_meta(r, NFT_META_OIF, NFT_REG_1);
 	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, &lo_ifindex, sizeof lo_ifindex);
 	x_verdict(r, NF_ACCEPT, NULL);
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 
 	/* replies to connections the container accepted, and the rest of allowed flows */
 	r = rule_new("output");
@@ -526,7 +519,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	nftnl_rule_add_expr(r, e);
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 	x_verdict(r, NF_ACCEPT, NULL);
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 
 	/* IPv6 needs neighbour discovery to reach even an allowed next hop
 	 * (router solicitation .. neighbour advertisement, hop limit 255), and the
@@ -545,7 +538,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 			x_l4proto(r, l4[k]);
 			x_dport(r, dns_ports[i]);
 			x_verdict(r, NFT_GOTO, "deny_dns");
-			put_rule(b, r, what);
+			put_rule(b, r, chain);
 		}
 
 	/* deny wins: every deny set before any allow set */
@@ -562,14 +555,14 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 						x_verdict(r, NFT_GOTO, "deny");
 					else
 						x_verdict(r, NF_ACCEPT, NULL);
-					put_rule(b, r, what);
+					put_rule(b, r, chain);
 				}
 
 	r = rule_new("output");   /* then the chain policy drops it */
 	x_counter(r);
 	x_limit(r);
 	x_log(r, "default");
-	put_rule(b, r, what);
+	put_rule(b, r, chain);
 }
 
 static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
@@ -588,7 +581,7 @@ static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
 		e = expr_new("redir");
 		nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
 		nftnl_rule_add_expr(r, e);
-		put_rule(b, r, "add rule to chain dns");
+		put_rule(b, r, "dns");
 	}
 }
 

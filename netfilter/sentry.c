@@ -269,7 +269,7 @@ static int helper_add(struct mnl_socket *nl, uint32_t *seq, const struct eg_set 
 		struct eg_batch b;
 		eg_batch_init(&b, *seq);
 		*seq += 16;
-		eg_batch_elems(&b, s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, &e, 1, "add element");
+		eg_batch_elems(&b, s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, &e, 1, "add element to set");
 		int r = eg_batch_send(nl, &b, &err);
 		eg_batch_free(&b);
 		if (r != -EEXIST)
@@ -278,8 +278,8 @@ static int helper_add(struct mnl_socket *nl, uint32_t *seq, const struct eg_set 
 		d.timeout_ms = 0;
 		eg_batch_init(&b, *seq);
 		*seq += 16;
-		eg_batch_elems(&b, s, NFT_MSG_DELSETELEM, 0, &d, 1, "delete element");
-		eg_batch_elems(&b, s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, &e, 1, "add element");
+		eg_batch_elems(&b, s, NFT_MSG_DELSETELEM, 0, &d, 1, "delete element from set");
+		eg_batch_elems(&b, s, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, &e, 1, "add element to set");
 		r = eg_batch_send(nl, &b, &err);
 		eg_batch_free(&b);
 		if (r != -ENOENT)   /* ENOENT: it expired in between; add again */
@@ -1314,10 +1314,10 @@ static int add_upstreams(struct mnl_socket *nl, const struct egress_sentry_param
 		struct eg_elem e = {0};
 		eg_set_get(eg_set_index(EG_UPSTREAM, false, u->family, EG_SHAPE_ANY), &s);
 		eg_key(&s, u->addr, 0, 0, e.key);
-		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add upstream resolver");
+		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add upstream resolver to set");
 		if (guarded(u)) {
 			eg_set_get(eg_set_index(EG_GUARD, false, u->family, EG_SHAPE_ANY), &s);
-			eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "guard loopback resolver");
+			eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "guard loopback resolver in set");
 		}
 	}
 	int r = eg_batch_send(nl, &b, err);

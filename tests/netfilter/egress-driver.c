@@ -364,7 +364,7 @@ static int cmd_capcheck(void)
 		}
 		struct eg_batch b;
 		eg_batch_init(&b, (uint32_t)time(NULL) + (uint32_t)round * 100);
-		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add element");
+		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add element to set");
 		int r = eg_batch_send(nl, &b, &err);
 		eg_batch_free(&b);
 		if (round == 0 && r < 0)
@@ -397,7 +397,7 @@ static int cmd_badbatch(void)
 							     (i == 1 ? 0 : NLM_F_CREATE) | NLM_F_ACK, b.seq_next);
 		nftnl_table_nlmsg_build_payload(nlh, t);
 		nftnl_table_free(t);
-		eg_batch_commit(&b, i == 1 ? "delete table" : "add table");
+		eg_batch_commit(&b, i == 1 ? "delete table" : "add table", NULL);
 	}
 	struct nftnl_set *set = nftnl_set_alloc();
 	nftnl_set_set_str(set, NFTNL_SET_TABLE, EGRESS_TABLE);
@@ -409,7 +409,7 @@ static int cmd_badbatch(void)
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE | NLM_F_ACK, b.seq_next);
 	nftnl_set_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	eg_batch_commit(&b, "add set bogus");
+	eg_batch_commit(&b, "add set", "bogus");
 	int r = eg_batch_send(nl, &b, &err);
 	eg_batch_free(&b);
 	mnl_socket_close(nl);
