@@ -198,6 +198,13 @@ static void grow_buf(int fd, int force, int plain, size_t want)
 		(void)setsockopt(fd, SOL_SOCKET, plain, &v, sizeof v);
 }
 
+/* "VERB OBJECT", for an error message */
+static const char *what_text(const struct eg_what *w, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", w->verb, w->object ? " " : "", w->object ? w->object : "");
+	return buf;
+}
+
 int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 {
 	char *p = eg_batch_reserve(b, 64);
@@ -265,14 +272,12 @@ int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 			}
 		}
 	}
+	char text[160];
 	if (first_err)
-		return ab_error(err, first_err, "%s%s%s", first_what.verb, first_what.object ? " " : "",
-				first_what.object ? first_what.object : "");
-	if (b->n_what > 0 && !last_acked) {
-		const struct eg_what *w = &b->what[b->n_what - 1];
-		return ab_error(err, EPROTO, "%s%s%s: no acknowledgement from the kernel", w->verb, w->object ? " " : "",
-				w->object ? w->object : "");
-	}
+		return ab_error(err, first_err, "%s", what_text(&first_what, text, sizeof text));
+	if (b->n_what > 0 && !last_acked)
+		return ab_error(err, EPROTO, "%s: no acknowledgement from the kernel",
+				what_text(&b->what[b->n_what - 1], text, sizeof text));
 	return 0;
 }
 

@@ -212,6 +212,13 @@ static __attribute__((noinline)) void release_inherited(void)
 		raw_dontneed(t.v[i].lo, t.v[i].hi - t.v[i].lo);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* ---- the privileged helper ---- */
 
 enum { HREQ_ADD = 1, HREQ_SOCKET = 2 };
@@ -298,8 +305,6 @@ struct live_set {
 	} *v;
 	size_t n, cap;
 };
-
-static uint64_t now_ms(void);
 
 static size_t live_find(const struct live_set *ls, const uint8_t *key)
 {
@@ -498,13 +503,6 @@ struct sentry {
 };
 
 #define BUF_SIZE (65536 + 2)
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---- deny log ---- */
 
