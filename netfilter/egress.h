@@ -56,6 +56,9 @@ bool egress_policy_allows_names(const struct egress_policy *p);
 /* Canonical text: "allow=e1,e2;deny=e3" with every entry in canonical form
  * (lowercase, normalized addresses, /32 and /128 dropped). Caller frees. */
 char *egress_policy_to_string(const struct egress_policy *p);
+/* The policy that text (as egress_policy_to_string writes it) describes;
+ * source names it in errors. */
+int egress_policy_from_string(const char *text, const char *source, struct egress_policy *ret, struct ab_err *err);
 /* One entry in canonical form into buf; returns buf. */
 char *egress_entry_to_string(const struct egress_entry *e, char *buf, size_t len);
 

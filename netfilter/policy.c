@@ -456,6 +456,26 @@ static void append_list(char **out, size_t *len, const struct egress_list *l)
 	}
 }
 
+int egress_policy_from_string(const char *text, const char *source, struct egress_policy *ret, struct ab_err *err)
+{
+	const char *deny = text ? strstr(text, ";deny=") : NULL;
+	if (!text || strncmp(text, "allow=", 6) != 0 || !deny)
+		return ab_error(err, 0, "%s: not a policy text (allow=...;deny=...)", source);
+	char *allow = xstrdup(text + 6);
+	allow[deny - text - 6] = 0;
+	struct egress_policy p = {0};
+	int r = egress_policy_add(&p, allow, false, source, err);
+	if (r == 0)
+		r = egress_policy_add(&p, deny + 6, true, source, err);
+	free(allow);
+	if (r < 0) {
+		egress_policy_free(&p);
+		return -1;
+	}
+	*ret = p;
+	return 0;
+}
+
 char *egress_policy_to_string(const struct egress_policy *p)
 {
 	size_t len = 6;

@@ -48,6 +48,7 @@ struct create_ctx {
 	struct seccomp_prog seccomp[2];
 	size_t n_seccomp;
 	unsigned netns_pool_refill;     /* pool size to top up once done, 0: none */
+	const char *netns_pool_policy;  /* ... with firewalled entries of this policy */
 };
 
 /* Fault injection for tests/reliability/faults.bats: AGENTBOX_FAULT_STOP_AT=N
@@ -356,8 +357,13 @@ static void create_ctx_free(struct create_ctx *cc)
 static void create_ctx_finish(struct create_ctx *cc, bool made)
 {
 	unsigned refill = made ? cc->netns_pool_refill : 0;
+	/* copied: the policy it lives in is freed first */
+	bool firewalled = cc->netns_pool_policy != NULL;
+	char *policy = firewalled && refill ? strdup(cc->netns_pool_policy) : NULL;
 	create_ctx_free(cc);
-	netns_pool_refill(refill);
+	if (!firewalled || policy)
+		netns_pool_refill(refill, policy);
+	free(policy);
 }
 
 /* Move an fd the child keeps above the preserved range, close-on-exec. */
@@ -521,8 +527,16 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* a new network namespace from the pool, made while nobody waited for it;
 	 * not for a new user namespace, which must own its network namespace */
 	if ((flags & CLONE_NEWNET) && !new_userns && cc->policy.config.netns_pool > 0) {
+		/* one with our ruleset in it already if there is one, else a pristine one;
+		 * topped up with the kind we asked for */
+		const char *text = policy_pool_policy(&cc->policy);
+		char key[NETNS_POOL_KEY_LEN + 1];
+		if (text)
+			netns_pool_key(text, key);
 		cc->netns_pool_refill = cc->policy.config.netns_pool;
-		int fd = netns_pool_take(NETNS_POOL_DIR);
+		cc->netns_pool_policy = text;
+		int fd = netns_pool_take(NETNS_POOL_DIR, text ? key : NULL, cc->policy.pool_token,
+					 &cc->policy.ruleset_pooled);
 		if (fd >= 0 && (fd = move_above(fd, 3 + o->preserve_fds, err)) < 0)
 			return -1;
 		if (fd >= 0) {
@@ -644,6 +658,14 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	 * program runs, and that waits for `start` (or SYNC_START), after create */
 	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
 		return -1;
+	/* A ruleset from the pool leaves that time free for the sentry's sockets,
+	 * unless a hook may still rewrite the resolv.conf they are made for. The
+	 * pool brought lo up already: the init's own bringing up cannot race
+	 * their binds. */
+	bool sentry_early = cc->policy.ruleset_pooled && !c->hooks.n_hooks[HOOK_PRESTART] &&
+			    !c->hooks.n_hooks[HOOK_CREATE_RUNTIME] && !c->hooks.n_hooks[HOOK_CREATE_CONTAINER];
+	if (sentry_early && policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+		return -1;
 	fault_point(6);
 	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
 		return -1;
@@ -651,11 +673,13 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* The sentry comes once init is ready: it reads the container's resolv.conf,
 	 * which Docker's prestart hook rewrites, and forking it earlier only takes
 	 * CPU from init's set-up, the longest leg of create (measured: +2 ms on a
-	 * 2-core host). Its sockets are made now, before the program can run; run
-	 * (in the foreground) forks it only once the program runs. */
+	 * 2-core host). Its sockets are made now (or were above), before the
+	 * program can run; run (in the foreground) forks it only once the program
+	 * runs. */
 	bool fork_after_start = run_mode && !o->detach;
-	if ((fork_after_start ? policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err)
-			      : policy_spawn_sentry(&cc->policy, c, st, cc->state_dirfd, err)) < 0)
+	if (!sentry_early && policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+		return -1;
+	if (!fork_after_start && policy_fork_sentry(&cc->policy, st, err) < 0)
 		return -1;
 	/* run waits for the sentry only once the program runs (container_run,
 	 * forward_until_exit): its listeners are bound, lookups queue until it serves */

@@ -117,8 +117,8 @@ int main(int argc, char **argv)
 {
 	util_main_frame = (uintptr_t)__builtin_frame_address(0);
 	/* the pool's filler, started by a create or run (runtime/netns_pool.h) */
-	if (argc == 3 && streq(argv[1], NETNS_POOL_FILL_COMMAND))
-		return netns_pool_fill(NETNS_POOL_DIR, argv[2]);
+	if ((argc == 3 || argc == 4) && streq(argv[1], NETNS_POOL_FILL_COMMAND))
+		return netns_pool_fill(NETNS_POOL_DIR, argv[2], argc == 4 ? argv[3] : NULL);
 	struct global_opts g = {.root = DEFAULT_STATE_ROOT};
 	const char *log_path = NULL;
 	bool log_json = false, debug = false;

@@ -19,12 +19,16 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "egress.h"
+#include "netdev.h"
+#include "sha256.h"
 #include "util.h"
 
-/* Entries are ns-<16 hex digits>; anything else in the directory is left alone. */
-#define ENTRY_PREFIX "ns-"
+#define PRISTINE_PREFIX "ns-"
+#define FIREWALLED_PREFIX "fw-"
 
 struct linux_dirent64 {
 	uint64_t d_ino;
@@ -33,6 +37,54 @@ struct linux_dirent64 {
 	unsigned char d_type;
 	char d_name[];
 };
+
+/* The name prefix of a kind of entry: pristine for KEY NULL, firewalled of
+ * KEY, firewalled of any key for "". */
+static void kind_prefix(const char *key, char *buf, size_t len)
+{
+	if (!key)
+		snprintf(buf, len, PRISTINE_PREFIX);
+	else if (!*key)
+		snprintf(buf, len, FIREWALLED_PREFIX);
+	else
+		snprintf(buf, len, FIREWALLED_PREFIX "%s-", key);
+}
+
+static bool is_hex(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[len] == 0;
+}
+
+static void random_hex(char *out, size_t digits)
+{
+	uint8_t rnd[32];
+	if (getrandom(rnd, digits / 2, 0) != (ssize_t)(digits / 2))
+		abort();   /* never on Linux >= 3.17 once the pool is initialised */
+	for (size_t i = 0; i < digits / 2; i++)
+		sprintf(out + 2 * i, "%02x", rnd[i]);
+}
+
+void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1])
+{
+	struct stat st = {0};
+	(void)stat("/proc/self/exe", &st);
+	char id[160];
+	int n = snprintf(id, sizeof id, "agentbox %llx-%llx-%llx-%llx.%lx-%llx.%lx\n", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+			 (unsigned long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+			 (unsigned long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	struct sha256 h;
+	uint8_t sum[32];
+	sha256_init(&h);
+	sha256_update(&h, id, (size_t)n);
+	sha256_update(&h, policy_text, strlen(policy_text));
+	sha256_final(&h, sum);
+	for (size_t i = 0; i < NETNS_POOL_KEY_LEN / 2; i++)
+		sprintf(key + 2 * i, "%02x", sum[i]);
+}
 
 static bool is_netns(int fd)
 {
@@ -56,12 +108,12 @@ static int open_pool_dir(const char *dir)
 	return fd;
 }
 
-/* Calls FN for each entry name of the open directory DFD until it returns
- * non-zero (which is returned). */
-static int each_entry(int dfd, int (*fn)(int dfd, const char *dir, const char *name, void *data),
+/* Calls FN for each entry of the open directory DFD whose name starts with
+ * PREFIX until it returns non-zero (which is returned). */
+static int each_entry(int dfd, const char *prefix, int (*fn)(int dfd, const char *dir, const char *name, void *data),
 		      const char *dir, void *data)
 {
-	char buf[2048];
+	char buf[4096];
 	if (lseek(dfd, 0, SEEK_SET) < 0)
 		return 0;
 	for (;;) {
@@ -71,7 +123,7 @@ static int each_entry(int dfd, int (*fn)(int dfd, const char *dir, const char *n
 		for (long off = 0; off < n;) {
 			struct linux_dirent64 *de = (struct linux_dirent64 *)(buf + off);
 			off += de->d_reclen;
-			if (strncmp(de->d_name, ENTRY_PREFIX, strlen(ENTRY_PREFIX)) != 0)
+			if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 				continue;
 			int r = fn(dfd, dir, de->d_name, data);
 			if (r)
@@ -80,12 +132,32 @@ static int each_entry(int dfd, int (*fn)(int dfd, const char *dir, const char *n
 	}
 }
 
+/* Unpin an entry and remove its file; both must succeed, or another create
+ * could take the same namespace. */
+static int unpin(int dfd, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 || unlinkat(dfd, name, 0) < 0)
+		return -1;
+	return 0;
+}
+
+struct take {
+	const char *prefix;
+	char *token;   /* firewalled: what follows the prefix */
+	int fd;
+};
+
 /* Take the first pinned namespace: open it, unpin it, remove its file. A file
  * that holds no namespace here (its pin was made in another mount namespace,
  * or lost) is removed. Runs under the directory's lock. */
 static int take_one(int dfd, const char *dir, const char *name, void *data)
 {
-	int *ret = data;
+	struct take *t = data;
+	const char *token = name + strlen(t->prefix);
+	if (t->token && !(strlen(token) == NETNS_POOL_TOKEN_LEN && is_hex(token, NETNS_POOL_TOKEN_LEN)))
+		return 0;
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -94,27 +166,39 @@ static int take_one(int dfd, const char *dir, const char *name, void *data)
 		(void)unlinkat(dfd, name, 0);
 		return 0;
 	}
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	/* both must succeed, or another create could take the same namespace */
-	if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 || unlinkat(dfd, name, 0) < 0) {
+	if (unpin(dfd, dir, name) < 0) {
 		close(fd);
 		return 0;
 	}
-	*ret = fd;
+	if (t->token)
+		memcpy(t->token, token, NETNS_POOL_TOKEN_LEN + 1);
+	t->fd = fd;
 	return 1;
 }
 
-int netns_pool_take(const char *dir)
+int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKEN_LEN + 1], bool *firewalled)
 {
+	*firewalled = false;
 	int dfd = open_pool_dir(dir);
 	if (dfd < 0)
 		return -1;
-	int fd = -1;
-	if (flock(dfd, LOCK_EX) == 0)
-		(void)each_entry(dfd, take_one, dir, &fd);
+	char prefix[64];
+	struct take t = {.prefix = prefix, .fd = -1};
+	if (flock(dfd, LOCK_EX) == 0) {
+		if (key && *key) {
+			kind_prefix(key, prefix, sizeof prefix);
+			t.token = token;
+			(void)each_entry(dfd, prefix, take_one, dir, &t);
+			*firewalled = t.fd >= 0;
+		}
+		if (t.fd < 0) {
+			kind_prefix(NULL, prefix, sizeof prefix);
+			t.token = NULL;
+			(void)each_entry(dfd, prefix, take_one, dir, &t);
+		}
+	}
 	close(dfd);
-	return fd;
+	return t.fd;
 }
 
 static int count_one(int dfd, const char *dir, const char *name, void *data)
@@ -129,26 +213,24 @@ static int count_one(int dfd, const char *dir, const char *name, void *data)
 	return 0;
 }
 
-unsigned netns_pool_count(const char *dir)
+unsigned netns_pool_count(const char *dir, const char *key)
 {
 	int dfd = open_pool_dir(dir);
 	if (dfd < 0)
 		return 0;
+	char prefix[64];
+	kind_prefix(key, prefix, sizeof prefix);
 	unsigned n = 0;
-	(void)each_entry(dfd, count_one, dir, &n);
+	(void)each_entry(dfd, prefix, count_one, dir, &n);
 	close(dfd);
 	return n;
 }
 
-/* Pin the calling thread's network namespace as a new entry, under the lock,
+/* Pin the calling thread's network namespace as entry NAME, under the lock,
  * so that a create never sees an entry half made. */
-static int pin_current(int dfd, const char *dir)
+static int pin_current(int dfd, const char *dir, const char *name)
 {
-	uint64_t rnd;
-	if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-		return -1;
-	char name[32], path[PATH_MAX];
-	snprintf(name, sizeof name, ENTRY_PREFIX "%016llx", (unsigned long long)rnd);
+	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	if (flock(dfd, LOCK_EX) < 0)
 		return -1;
@@ -164,7 +246,71 @@ static int pin_current(int dfd, const char *dir)
 	return r;
 }
 
-int netns_pool_fill(const char *dir, const char *size_arg)
+struct room {
+	const char *own_prefix;   /* entries of the policy being filled */
+	unsigned firewalled;      /* all firewalled entries */
+	char victim[256];         /* the oldest of another policy's */
+	unsigned long victim_made;
+};
+
+/* When a firewalled entry was made: its token starts with the time in seconds. */
+static unsigned long entry_made(const char *name)
+{
+	const char *token = strrchr(name, '-');
+	char made[9] = "";
+	if (token)
+		snprintf(made, sizeof made, "%.8s", token + 1);
+	return strtoul(made, NULL, 16);
+}
+
+static int note_firewalled(int dfd, const char *dir, const char *name, void *data)
+{
+	(void)dir;
+	struct room *r = data;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool pinned = fd >= 0 && is_netns(fd);
+	if (fd >= 0)
+		close(fd);
+	if (!pinned) {   /* a pin made in another mount namespace, or lost: no room taken */
+		(void)unlinkat(dfd, name, 0);
+		return 0;
+	}
+	r->firewalled++;
+	if (strncmp(name, r->own_prefix, strlen(r->own_prefix)) != 0 &&
+	    (!r->victim[0] || entry_made(name) < r->victim_made)) {
+		snprintf(r->victim, sizeof r->victim, "%s", name);
+		r->victim_made = entry_made(name);
+	}
+	return 0;
+}
+
+/* Firewalled entries hold a few hundred KiB of kernel memory each: at most
+ * NETNS_POOL_KINDS times SIZE of them. True when one more entry of OWN_PREFIX
+ * fits, after removing the oldest one of another policy if need be (each
+ * create with a policy has its entries made anew, so the policies used
+ * least recently go first). */
+static bool make_room(int dfd, const char *dir, const char *own_prefix, unsigned size)
+{
+	if (flock(dfd, LOCK_EX) < 0)
+		return false;
+	struct room r = {.own_prefix = own_prefix};
+	(void)each_entry(dfd, FIREWALLED_PREFIX, note_firewalled, dir, &r);
+	bool fits = r.firewalled < NETNS_POOL_KINDS * size || (r.victim[0] && unpin(dfd, dir, r.victim) == 0);
+	(void)flock(dfd, LOCK_UN);
+	return fits;
+}
+
+/* The netns of the calling thread, with the egress ruleset of POLICY; its
+ * table's comment names "@TOKEN" instead of a container. */
+static int install_ruleset(const struct egress_policy *policy, const char *token)
+{
+	char owner[NETNS_POOL_TOKEN_LEN + 2];
+	snprintf(owner, sizeof owner, "@%s", token);
+	struct ab_err e;
+	return egress_install_new(-1, policy, owner, EGRESS_SENTRY_PORT, &e) == 0 ? 0 : -1;
+}
+
+int netns_pool_fill(const char *dir, const char *size_arg, const char *policy_text)
 {
 	/* nothing of the caller's is open here (see refill_exec); 0-2 go to
 	 * /dev/null so that nothing opened later takes their place */
@@ -175,6 +321,22 @@ int netns_pool_fill(const char *dir, const char *size_arg)
 	unsigned long size = strtoul(size_arg, &end, 10);
 	if (*end || size > NETNS_POOL_MAX_SIZE || geteuid() != 0)
 		return 1;
+	/* firewalled: only a policy text that is its own canonical form, so that
+	 * its key is the one a create computes */
+	struct egress_policy policy = {0};
+	char key[NETNS_POOL_KEY_LEN + 1], prefix[64];
+	if (policy_text) {
+		struct ab_err e;
+		if (egress_policy_from_string(policy_text, "the pool's policy", &policy, &e) < 0)
+			return 1;
+		char *canonical = egress_policy_to_string(&policy);
+		bool same = streq(canonical, policy_text);
+		free(canonical);
+		if (!same)
+			return 1;
+		netns_pool_key(policy_text, key);
+	}
+	kind_prefix(policy_text ? key : NULL, prefix, sizeof prefix);
 	(void)setsid();
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	if (chdir("/") < 0)
@@ -183,15 +345,35 @@ int netns_pool_fill(const char *dir, const char *size_arg)
 	int dfd = open_pool_dir(dir);
 	if (dfd < 0)
 		return 1;
-	/* one filler at a time; the others would find nothing left to add */
+	/* one filler of a kind at a time (the others would find nothing left to
+	 * add): a lock on one byte of the lock file, 0 for pristine entries, one
+	 * chosen by the key for firewalled ones */
 	int lock = openat(dfd, "fill.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
+	struct flock kind = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1};
+	if (policy_text) {
+		char head[8];
+		snprintf(head, sizeof head, "%.7s", key);
+		kind.l_start = 1 + (off_t)strtoul(head, NULL, 16);
+	}
+	if (lock < 0 || fcntl(lock, F_OFD_SETLK, &kind) < 0)
 		return 0;
 	unsigned have = 0;
-	(void)each_entry(dfd, count_one, dir, &have);
-	for (; have < size; have++)
-		if (unshare(CLONE_NEWNET) < 0 || pin_current(dfd, dir) < 0)
+	(void)each_entry(dfd, prefix, count_one, dir, &have);
+	for (; have < size; have++) {
+		/* the token: when it was made (for make_room), then a random part */
+		char token[NETNS_POOL_TOKEN_LEN + 1], name[128];
+		snprintf(token, sizeof token, "%08lx", (unsigned long)time(NULL) & 0xffffffffUL);
+		random_hex(token + 8, NETNS_POOL_TOKEN_LEN - 8);
+		snprintf(name, sizeof name, "%s%s", prefix, token);
+		if (policy_text && !make_room(dfd, dir, prefix, (unsigned)size))
+			return 0;
+		/* lo up now, not on the init's way to the program: it is in any
+		 * namespace of a container (runc and crun bring it up too) */
+		struct ab_err e;
+		if (unshare(CLONE_NEWNET) < 0 || netdev_loopback_up(&e) < 0 ||
+		    (policy_text && install_ruleset(&policy, token) < 0) || pin_current(dfd, dir, name) < 0)
 			return 1;
+	}
 	return 0;
 }
 
@@ -201,7 +383,7 @@ static char refill_prog[] = "/proc/self/exe";
 static char refill_arg0[] = "agentbox";
 static char refill_arg1[] = NETNS_POOL_FILL_COMMAND;
 static char refill_size[16];
-static char *refill_argv[] = {refill_arg0, refill_arg1, refill_size, NULL};
+static char *refill_argv[] = {refill_arg0, refill_arg1, refill_size, NULL, NULL};
 static char *refill_envp[] = {NULL};
 static long refill_stack[1024];
 
@@ -216,11 +398,15 @@ static int refill_exec(void *unused)
 	return 0;
 }
 
-void netns_pool_refill(unsigned size)
+void netns_pool_refill(unsigned size, const char *policy_text)
 {
 	if (size == 0 || size > NETNS_POOL_MAX_SIZE || geteuid() != 0)
 		return;
 	snprintf(refill_size, sizeof refill_size, "%u", size);
+	/* a copy that outlives the caller's: never freed, the process ends soon */
+	refill_argv[3] = policy_text ? strdup(policy_text) : NULL;
+	if (policy_text && !refill_argv[3])
+		return;
 	/* no copy of this process (a fork's page tables and the copy-on-write
 	 * faults after it): the child borrows our memory for the moment until
 	 * its execve; no exit signal, nobody waits for it */

@@ -7,29 +7,55 @@
  * detached child at idle priority makes a few namespaces and pins each with a
  * bind mount in a root-only directory; the next create takes one (the pin goes
  * before it is used, so no two containers ever share one) and its init joins
- * it instead of making its own. Pooled namespaces are pristine: made by
- * unshare(2), nothing configured in them, lo down, used once. */
+ * it instead of making its own. Namespaces are made by unshare(2), with lo up
+ * (as every container's is), used once, and come in two kinds:
+ *  - pristine (ns-RANDOM): nothing else configured; for containers without a
+ *    firewall, and for any container when nothing else is left;
+ *  - firewalled (fw-KEY-TOKEN): the egress ruleset of one policy installed by
+ *    the filler, its table's comment naming TOKEN rather than a container
+ *    (the kernel cannot change a table's comment later; the container's state
+ *    records the token instead; the token starts with the time it was made
+ *    in seconds, in hex). KEY is netns_pool_key of the policy: a
+ *    create with that policy takes one and installs nothing. Filled after
+ *    each create with that policy; at most NETNS_POOL_KINDS policies' worth
+ *    at once, the others' entries make room. */
 #ifndef AGENTBOX_NETNS_POOL_H
 #define AGENTBOX_NETNS_POOL_H
+
+#include <stdbool.h>
 
 #define NETNS_POOL_DIR "/run/agentbox-netns"
 #define NETNS_POOL_DEFAULT_SIZE 2
 #define NETNS_POOL_MAX_SIZE 16
+/* firewalled entries of at most this many policies times the pool's size */
+#define NETNS_POOL_KINDS 4
+#define NETNS_POOL_KEY_LEN 32     /* hex digits */
+#define NETNS_POOL_TOKEN_LEN 16   /* hex digits */
+
+/* The key of the firewalled entries for a canonical egress policy text: the
+ * first half of a SHA-256 of this binary's identity (a rebuild's ruleset may
+ * differ) and the text. */
+void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1]);
 
 /* A pooled namespace as an fd the pool no longer holds, or -1 when the pool is
  * empty, missing or not as it should be (then the caller makes a namespace
- * as it always did). */
-int netns_pool_take(const char *dir);
+ * as it always did). With KEY: a firewalled entry of that key if there is
+ * one (its token into TOKEN, and *firewalled set), else a pristine one. */
+int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKEN_LEN + 1], bool *firewalled);
 
-/* Start `agentbox __netns-pool-fill SIZE` (netns_pool_fill) in the background,
- * with no fd of ours, and return at once. Nothing to do for SIZE 0. */
+/* Start `agentbox __netns-pool-fill SIZE [POLICY]` (netns_pool_fill) in the
+ * background, with no fd of ours, and return at once. POLICY (canonical egress
+ * policy text) asks for firewalled entries, NULL for pristine ones. Nothing
+ * to do for SIZE 0. */
 #define NETNS_POOL_FILL_COMMAND "__netns-pool-fill"
-void netns_pool_refill(unsigned size);
-/* That command: fill DIR up to SIZE_ARG namespaces at low priority, unless
- * another filler is at work. The exit status is for nobody in particular. */
-int netns_pool_fill(const char *dir, const char *size_arg);
+void netns_pool_refill(unsigned size, const char *policy_text);
+/* That command: fill DIR up to SIZE_ARG namespaces of the kind asked for, at
+ * low priority, unless another filler is at work. The exit status is for
+ * nobody in particular. */
+int netns_pool_fill(const char *dir, const char *size_arg, const char *policy_text);
 
-/* The pinned namespaces in DIR (for tests and the benchmark). */
-unsigned netns_pool_count(const char *dir);
+/* The pinned namespaces in DIR (for tests and the benchmark): pristine ones
+ * for KEY NULL, firewalled ones of KEY, or of any key for "". */
+unsigned netns_pool_count(const char *dir, const char *key);
 
 #endif

@@ -1,4 +1,5 @@
 #include "policy.h"
+#include "netns_pool.h"
 #include "cgroups.h"
 #include "log.h"
 #include "seccomp.h"
@@ -371,8 +372,38 @@ static int state_dir_path(int state_dirfd, char *dir, size_t len, struct ab_err 
 	return 0;
 }
 
+/* The container of ROOT whose state records the pool token TOKEN (its
+ * ruleset came from the pool, so the table's comment names the token): its id
+ * into id, or -1. States are read without their locks: each is replaced
+ * atomically, and only the match is read again properly. */
+static int token_owner(const char *root, const char *token, char *id, size_t len)
+{
+	char **ids;
+	size_t n;
+	struct ab_err e;
+	if (strlen(token) != NETNS_POOL_TOKEN_LEN || state_list_ids(root, &ids, &n, &e) < 0)
+		return -1;
+	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = -1;
+	for (size_t i = 0; i < n && r < 0; i++) {
+		char path[PATH_MAX], *buf;
+		size_t got;
+		snprintf(path, sizeof path, "%s/" STATE_FILE, ids[i]);
+		if (read_file_at(rootfd, path, STATE_FILE_MAX, &buf, &got, &e) < 0)
+			continue;
+		if (strstr(buf, token)) {
+			snprintf(id, len, "%s", ids[i]);
+			r = 0;
+		}
+		free(buf);
+	}
+	state_free_ids(ids, n);
+	return r;
+}
+
 /* The policy of the container whose ruleset polices a joined netns, from its
- * state in the same root (the table comment names it). */
+ * state in the same root (the table comment names it, or the pool token its
+ * state records). */
 static int owner_policy(int netns, const char *path, const char *self_id, int state_dirfd, char *owner,
 			size_t owner_len, struct egress_policy *ret, struct ab_err *err)
 {
@@ -381,15 +412,22 @@ static int owner_policy(int netns, const char *path, const char *self_id, int st
 		return ab_wrap(err, "egress: read the ruleset of the network namespace %s", path);
 	if (r == 0)
 		return 0;
-	if (!container_id_valid(owner) || streq(owner, self_id))
-		return ab_error(err, 0, "egress: the network namespace %s has an agentbox ruleset of no live container (table comment names \"%s\"): refused (delete it with: nft delete table inet agentbox)",
-				path, owner);
 	char dir[PATH_MAX];
 	if (state_dir_path(state_dirfd, dir, sizeof dir, err) < 0)
 		return -1;
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
+	char token[NETNS_POOL_TOKEN_LEN + 2] = "";
+	if (owner[0] == '@') {
+		snprintf(token, sizeof token, "%s", owner + 1);
+		if (token_owner(dir, token, owner, owner_len) < 0)
+			return ab_error(err, 0, "egress: the network namespace %s has an agentbox ruleset of no live container under %s (its table comment names pool token \"%s\"): refused",
+					path, dir, token);
+	}
+	if (!container_id_valid(owner) || streq(owner, self_id))
+		return ab_error(err, 0, "egress: the network namespace %s has an agentbox ruleset of no live container (table comment names \"%s\"): refused (delete it with: nft delete table inet agentbox)",
+				path, owner);
 	int dfd;
 	struct container_state ost;
 	struct ab_err e;
@@ -401,20 +439,16 @@ static int owner_policy(int netns, const char *path, const char *self_id, int st
 	if (r < 0)
 		return ab_error(err, 0, "egress: the network namespace %s is policed by container %s: %s: refused", path, owner, e.msg);
 	r = 1;
-	const char *text = ost.egress_policy;
-	const char *deny = text ? strstr(text, ";deny=") : NULL;
-	if (!text || strncmp(text, "allow=", 6) || !deny) {
+	char source[128];
+	snprintf(source, sizeof source, "container %s's egressPolicy", owner);
+	if (token[0] && !(ost.egress_token && streq(ost.egress_token, token)))
+		r = ab_error(err, 0, "egress: the network namespace %s has an agentbox ruleset of no live container under %s (its table comment names pool token \"%s\"): refused",
+			     path, dir, token);
+	else if (!ost.egress_policy || strncmp(ost.egress_policy, "allow=", 6) != 0)
 		r = ab_error(err, 0, "egress: the network namespace %s is policed by container %s, whose state has no egress policy: refused",
 			     path, owner);
-	} else {
-		char *allow = strndup(text + 6, (size_t)(deny - text - 6));
-		char source[128];
-		snprintf(source, sizeof source, "container %s's egressPolicy", owner);
-		if (!allow || egress_policy_add(ret, allow, false, source, err) < 0 ||
-		    egress_policy_add(ret, deny + 6, true, source, err) < 0)
-			r = -1;
-		free(allow);
-	}
+	else if (egress_policy_from_string(ost.egress_policy, source, ret, err) < 0)
+		r = -1;
 	state_free(&ost);
 	return r;
 }
@@ -456,6 +490,18 @@ static int check_joined(const struct agent_policy *p, int netns, const char *pat
 	return r;
 }
 
+const char *policy_pool_policy(struct agent_policy *p)
+{
+	if (!p->egress_enforced)
+		return NULL;
+	if (!p->pool_policy_text) {
+		char *text = egress_policy_to_string(&p->egress);
+		p->pool_policy_text = arena_strdup(&p->arena, text);
+		free(text);
+	}
+	return p->pool_policy_text;
+}
+
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err)
 {
@@ -481,6 +527,11 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		struct ab_err e;
 		if (egress_hook_anchor_ensure(EGRESS_HOOK_ANCHOR, &e) < 0)
 			log_debug("egress: %s (the ruleset works without it, only its install is slower)", e.msg);
+	}
+	if (p->ruleset_pooled) {
+		/* made by the pool's filler for this very policy: only say whose it is */
+		st->egress_token = arena_strdup(&st->arena, p->pool_token);
+		return 0;
 	}
 	_cleanup_close_ int netns = open_container_netns(p, c, st->pid, err);
 	if (netns < 0)
@@ -692,14 +743,6 @@ int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struc
 	st->sentry_pid = pid;
 	(void)proc_start_time(pid, &st->sentry_start_time);
 	return 0;
-}
-
-int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, struct ab_err *err)
-{
-	if (policy_prepare_sentry(p, c, st, state_dirfd, err) < 0)
-		return -1;
-	return policy_fork_sentry(p, st, err);
 }
 
 size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5])

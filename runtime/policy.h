@@ -30,6 +30,9 @@ struct agent_policy {
 	const char *egress_installed_path;  /* a joined netns we put our ruleset in (undone on failure) */
 	bool netns_pooled;                  /* the init joins netns_fd, taken from the pool */
 	int netns_fd;
+	bool ruleset_pooled;                /* ... with our ruleset in it already (netns_pool.h) */
+	char pool_token[17];                /* then the token its table's comment names */
+	char *pool_policy_text;             /* policy_pool_policy's answer, cached */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
@@ -45,20 +48,22 @@ int policy_floor_process(const struct agent_policy *p, struct oci_process *proc,
 /* The programs init loads, in order: the engine's own profile, then ours. */
 int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const char *state_root,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
+/* The canonical egress policy text that names the pool's firewalled network
+ * namespaces for this container (runtime/netns_pool.h), or NULL when it gets
+ * no ruleset of its own. */
+const char *policy_pool_policy(struct agent_policy *p);
 /* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err);
 /* The DNS sentry, forked (after the ruleset and the hooks: its upstream
  * resolvers come from the container's resolv.conf, which Docker's
  * libnetwork-setkey hook rewrites to its embedded 127.0.0.11) without waiting
- * for it. Its DNS listeners and log socket are made before the fork, so the
- * container's first lookups and refused packets queue until it serves; it goes
- * into the state at once. policy_wait_sentry waits for it to say ready (or why
- * not): create before it returns, run only after the program started. */
-int policy_spawn_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			int state_dirfd, struct ab_err *err);
-/* The two halves of policy_spawn_sentry: run makes the sentry's sockets before
- * the start and forks it only once the program runs, off its critical path. */
+ * for it, in two halves. policy_prepare_sentry makes its DNS listeners and log
+ * socket, so the container's first lookups and refused packets queue until it
+ * serves; policy_fork_sentry forks it and puts it into the state at once: create
+ * right after, run only once the program runs, off its critical path.
+ * policy_wait_sentry waits for it to say ready (or why not): create before it
+ * returns, run only after the program started. */
 int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			  int state_dirfd, struct ab_err *err);
 int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);

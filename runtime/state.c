@@ -104,6 +104,8 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 	json_kv_bool(o, "poststopHooks", s->poststop_hooks);
 	if (s->egress_policy)
 		json_kv_str(o, "egressPolicy", s->egress_policy);
+	if (s->egress_token)
+		json_kv_str(o, "egressToken", s->egress_token);
 	if (s->seccomp_profile)
 		json_kv_str(o, "seccompProfile", s->seccomp_profile);
 	json_key(o, "annotations");
@@ -177,6 +179,7 @@ static int state_from_json(yajl_val v, const char *id, const char *path, struct 
 	ret->sentry_pid = (pid_t)get_int(v, "sentryPid");
 	ret->sentry_start_time = (uint64_t)get_int(v, "sentryStartTime");
 	ret->egress_policy = arena_strdup(a, get_str(v, "egressPolicy"));
+	ret->egress_token = arena_strdup(a, get_str(v, "egressToken"));
 	ret->seccomp_profile = arena_strdup(a, get_str(v, "seccompProfile"));
 	yajl_val ann = json_get(v, "annotations");
 	if (YAJL_IS_OBJECT(ann) && ann->u.object.len) {
@@ -192,7 +195,7 @@ static int state_from_json(yajl_val v, const char *id, const char *path, struct 
 
 static int state_text(int dirfd, const char *id, const char *path, char **ret, struct ab_err *err)
 {
-	if (read_file_at(dirfd, STATE_FILE, 1 << 20, ret, NULL, err) < 0) {
+	if (read_file_at(dirfd, STATE_FILE, STATE_FILE_MAX, ret, NULL, err) < 0) {
 		if (err->code == ENOENT)
 			return ab_error(err, 0, "container \"%s\": state file %s missing (container is being created or was damaged)",
 					id, path);

@@ -18,6 +18,7 @@
 #define EXEC_FIFO "exec.fifo"
 #define CONFIG_COPY "config.json"
 #define EGRESS_LOG "egress.log"
+#define STATE_FILE_MAX (1 << 20)
 
 enum container_status { STATUS_CREATING, STATUS_CREATED, STATUS_RUNNING, STATUS_PAUSED, STATUS_STOPPED };
 
@@ -36,6 +37,7 @@ struct container_state {
 	pid_t sentry_pid;             /* DNS sentry, 0 if none */
 	uint64_t sentry_start_time;
 	char *egress_policy;          /* canonical policy text, NULL if none */
+	char *egress_token;           /* the pool token its ruleset's table names (netns_pool.h) */
 	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */
 	bool systemd_cgroup;
 	bool own_pidns;               /* a new pid namespace: killing init kills all */

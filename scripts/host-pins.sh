@@ -31,7 +31,7 @@ host_pins_cleanup() {
 			pgrep -f -- '__netns-pool-fill' >/dev/null || break
 			sleep 0.05
 		done
-		for f in "$netns_pool"/ns-*; do
+		for f in "$netns_pool"/ns-* "$netns_pool"/fw-*; do
 			[ -e "$f" ] || continue
 			while umount "$f" 2>/dev/null; do :; done
 		done

@@ -332,6 +332,43 @@ create_container() {
 	CT_STDOUT=$RT_STDOUT CT_STDERR=$RT_STDERR
 }
 
+# pool_fw_names: the firewalled entries of the netns pool (runtime/netns_pool.h)
+# that pin a namespace, one name a line.
+pool_fw_names() {
+	local f
+	for f in /run/agentbox-netns/fw-*; do
+		[ "$(stat -f -c %T "$f" 2>/dev/null)" = nsfs ] && echo "${f##*/}"
+	done
+	true
+}
+
+# pool_fw_clear: no firewalled entries in the pool (a cache: what a test
+# finds there afterwards was made for it), once no filler is at work.
+pool_fw_clear() {
+	local i f
+	for ((i = 0; i < 250; i++)); do
+		pgrep -f -- '__netns-pool-fill' >/dev/null || break
+		sleep 0.02
+	done
+	for f in /run/agentbox-netns/fw-*; do
+		[ -e "$f" ] || continue
+		umount "$f" 2>/dev/null
+		rm -f "$f"
+	done
+}
+
+# wait_pool_fw N: up to 10 s for N firewalled entries in the pool and for
+# the filler to be done.
+wait_pool_fw() {
+	local i n=0
+	for ((i = 0; i < 500; i++)); do
+		n=$(pool_fw_names | grep -c . || true)
+		[ "$n" -ge "$1" ] && ! pgrep -f -- '__netns-pool-fill' >/dev/null && return 0
+		sleep 0.02
+	done
+	fail "the pool holds $n firewalled entries, not $1: $(ls -la /run/agentbox-netns 2>&1)"
+}
+
 # state_field ID JQ-PATH: one field of `state ID`.
 state_field() {
 	"$RUNTIME" --root "$ROOT" state "$1" 3>&- | jq -r "$2"

@@ -161,6 +161,152 @@ fill_pool() {
 	runtime delete --force ctu
 }
 
+# The inodes of the firewalled namespaces in the pool, one a line.
+fw_inodes() {
+	local f
+	for f in $(pool_fw_names); do stat -L -c %i "$POOL/$f"; done
+	true
+}
+
+# fill_pool_with FLAGS...: one run with those runtime flags (an egress
+# policy), then two firewalled namespaces of that policy in the pool.
+fill_pool_with() {
+	pool_fw_clear
+	RUNTIME_ARGS=("$@")
+	set_args abtest true
+	run_container "warm$RANDOM"
+	assert_success
+	wait_pool_fw 2
+}
+
+# run_from_pool ID: a detached container that must take one of the pool's
+# firewalled namespaces; its init's pid into PID
+run_from_pool() {
+	local pooled ino
+	pooled=$(fw_inodes)
+	set_args abtest pause ready
+	run_container "$1" --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	PID=$(state_field "$1" .pid)
+	ino=$(stat -L -c %i "/proc/$PID/ns/net")
+	grep -qx "$ino" <<<"$pooled" || fail "the namespace $ino of $1 is not a firewalled one of the pool: $pooled"
+}
+
+# the container's ruleset, without the comment that names its owner
+rules_of() {
+	nsenter --net="/proc/$(state_field "$1" .pid)/ns/net" nft list ruleset | grep -v 'comment "agentbox egress '
+}
+
+@test "netns pool: a policy's namespaces come with its ruleset: a create with that policy takes one, the same rules as it would install" {
+	local policy=(--egress-allow "198.18.91.0/24,pool.example.test,198.18.90.7:5432/tcp" --egress-deny "198.18.91.9")
+	fill_pool_with "${policy[@]}"
+	run_from_pool ct
+	local pid=$PID token
+	! fw_inodes | grep -qx "$(stat -L -c %i "/proc/$pid/ns/net")" || fail "the namespace is still in the pool while a container uses it"
+	# its table names the pool token, which the state records
+	token=$(jq -r .egressToken "$ROOT/ct/state.json")
+	[[ $token =~ ^[0-9a-f]{16}$ ]] || fail "no pool token in the state: $token"
+	nsenter --net="/proc/$pid/ns/net" nft list table inet agentbox | grep -qF "comment \"agentbox egress @$token\"" ||
+		fail "the table does not name the token $token"
+	# lo up with its addresses, the sentry serving
+	nsenter --net="/proc/$pid/ns/net" ip -o addr show lo | grep -q 'inet 127.0.0.1/8'
+	kill -0 "$(jq -r .sentryPid "$ROOT/ct/state.json")"
+	# the same rules as a container that installs its own (no pool)
+	printf 'runtime: {netns_pool: 0}\n' >"$CONFIG"
+	RUNTIME_ARGS=(--config "$CONFIG" "${policy[@]}")
+	run_container own --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	nsenter --net="/proc/$(state_field own .pid)/ns/net" nft list table inet agentbox | grep -qF 'comment "agentbox egress own"'
+	[ "$(rules_of ct)" = "$(rules_of own)" ] || fail "pooled and installed rulesets differ: $(diff <(rules_of ct) <(rules_of own))"
+	[ -n "$(rules_of ct | grep '198.18.91.0/24')" ]
+	runtime delete --force ct
+	runtime delete --force own
+	assert_nothing_left
+}
+
+@test "netns pool: a ruleset from the pool enforces the policy: the allowed host answers, another that answers does not, and its refusal is logged" {
+	command -v socat >/dev/null || skip "needs socat"
+	fill_pool_with --egress-allow "198.18.97.1:8080/tcp"
+	run_from_pool ct
+	local pid=$PID ns=abpool$$
+	# a test host with two addresses, both answering on 8080, reached over a
+	# veth pair whose other end is in the container's namespace
+	ip netns add "$ns"
+	defer ip netns delete "$ns"
+	ip -n "$ns" link add abp1 type veth peer name abp0 netns "/proc/$pid/ns/net"
+	ip -n "$ns" addr add 198.18.97.1/24 dev abp1
+	ip -n "$ns" addr add 198.18.97.3/24 dev abp1
+	ip -n "$ns" link set abp1 up
+	ip -n "$ns" link set lo up
+	nsenter --net="/proc/$pid/ns/net" ip addr add 198.18.97.2/24 dev abp0
+	nsenter --net="/proc/$pid/ns/net" ip link set abp0 up
+	ip netns exec "$ns" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo hello-from-pool' </dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	# both addresses answer where no ruleset is in the way
+	local i
+	for i in $(seq 50); do
+		ip netns exec "$ns" socat -T2 - TCP:198.18.97.3:8080,connect-timeout=1 </dev/null 2>/dev/null | grep -q hello && break
+		sleep 0.1
+	done
+	[ "$(ip netns exec "$ns" socat -T2 - TCP:198.18.97.1:8080,connect-timeout=1 </dev/null)" = hello-from-pool ]
+	[ "$(ip netns exec "$ns" socat -T2 - TCP:198.18.97.3:8080,connect-timeout=1 </dev/null)" = hello-from-pool ]
+	runtime exec ct sh -c 'nc -w 3 198.18.97.1 8080 </dev/null'
+	assert_success
+	[ "$stdout" = hello-from-pool ]
+	runtime exec ct sh -c 'nc -w 1 198.18.97.3 8080 </dev/null; echo rc=$?'
+	[[ "$stdout" != *hello* && "$stdout" == *rc=1* ]] || fail "the address not allowed answered: $stdout"
+	for ((i = 0; i < 50; i++)); do
+		runtime egress log --json ct
+		[[ "$stdout" == *198.18.97.3* ]] && break
+		sleep 0.1
+	done
+	jq -se 'map(select(.dst == "198.18.97.3" and .port == 8080 and .proto == "tcp")) | length > 0' <<<"$stdout" >/dev/null ||
+		fail "the refusal is not in the log: $stdout"
+	runtime delete --force ct
+	assert_nothing_left
+}
+
+@test "netns pool: another policy, a container without a firewall, or another build never get a namespace with a ruleset made for a policy" {
+	fill_pool_with --egress-allow "198.18.92.0/24"
+	local pooled
+	pooled=$(fw_inodes)
+	set_args abtest pause ready
+	# the same policy, but another build of the runtime (here: a copy, another inode)
+	cp "$RUNTIME" "$TEST_DIR/agentbox-copy"
+	RUNTIME_ARGS=(--egress-allow "198.18.92.0/24")
+	local real=$RUNTIME
+	RUNTIME=$TEST_DIR/agentbox-copy
+	run_container copy --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	RUNTIME=$real
+	# another policy: a namespace of its own (or a pristine one), its own rules
+	RUNTIME_ARGS=(--egress-allow "198.18.93.0/24")
+	run_container other --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	# the firewall off (the permissive config)
+	RUNTIME_ARGS=(--config "$AGENT_CONFIG_PERMISSIVE")
+	run_container open --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local id ino
+	for id in other open copy; do
+		ino=$(stat -L -c %i "/proc/$(state_field "$id" .pid)/ns/net")
+		! grep -qx "$ino" <<<"$pooled" || fail "$id got a namespace the pool had filled for another policy"
+		[ "$(jq -r '.egressToken // empty' "$ROOT/$id/state.json")" = "" ] || fail "$id records a pool token"
+	done
+	nsenter --net="/proc/$(state_field other .pid)/ns/net" nft list table inet agentbox >"$TEST_DIR/other.nft"
+	grep -qF 'comment "agentbox egress other"' "$TEST_DIR/other.nft"
+	grep -q '198.18.93.0/24' "$TEST_DIR/other.nft" && ! grep -q '198.18.92.0/24' "$TEST_DIR/other.nft"
+	[ -z "$(nsenter --net="/proc/$(state_field open .pid)/ns/net" nft list ruleset)" ] || fail "a ruleset where the firewall is off"
+	nsenter --net="/proc/$(state_field copy .pid)/ns/net" nft list table inet agentbox | grep -qF 'comment "agentbox egress copy"'
+	for id in other open copy; do runtime delete --force "$id"; done
+	assert_nothing_left
+}
+
 @test "config: runtime.netns_pool takes 0 to 16 only, and unknown runtime keys are errors" {
 	write_config 'runtime: {netns_pool: 17}'
 	set_args abtest true

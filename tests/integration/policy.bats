@@ -362,6 +362,42 @@ run_alone() {
 	run_container "$@"
 }
 
+@test "egress: a container joining the netns of one whose ruleset came from the pool: the owner is found by the pool token its state records" {
+	pool_fw_clear
+	RUNTIME_ARGS=(--egress-allow "198.18.78.0/24")
+	set_args abtest true
+	run_alone warm
+	assert_success
+	wait_pool_fw 2
+	set_args abtest pause
+	run_alone own --detach
+	assert_success
+	local token
+	token=$(jq -r .egressToken "$ROOT/own/state.json")
+	[[ $token =~ ^[0-9a-f]{16}$ ]] || fail "the owner took no firewalled namespace from the pool: $token"
+	join_netns_of own
+	nsenter --net="$JOINED" nft list table inet agentbox | grep -qF "comment \"agentbox egress @$token\""
+	# the same policy: shared
+	run_alone same --detach
+	assert_success
+	[ "$(jq -r .egressPolicy "$ROOT/same/state.json")" = "shared:$JOINED" ]
+	# wider: refused, naming the owner found by its token
+	RUNTIME_ARGS=(--egress-allow "198.18.78.0/24,other.test")
+	run_alone wide --detach
+	assert_failure 1
+	assert_one_error_line "policed by container own, whose policy does not allow \"other\\.test\": refused"
+	[ ! -e "$ROOT/wide" ]
+	# a token no state records: refused as a ruleset of no live container
+	runtime delete --force same
+	jq '.egressToken = "0000000000000000"' "$ROOT/own/state.json" >"$TEST_DIR/s" && cat "$TEST_DIR/s" >"$ROOT/own/state.json"
+	RUNTIME_ARGS=(--egress-allow "198.18.78.0/24")
+	run_alone orphan --detach
+	assert_failure 1
+	assert_one_error_line "has an agentbox ruleset of no live container under .*pool token \"$token\".*: refused"
+	runtime delete --force own
+	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -name "$CGROUP_NAME-*")" ]
+}
+
 # routed_netns: the container joins a netns of its own with a route to
 # 198.18.77.0/24 (a veth pair inside it), so a packet there meets the firewall
 routed_netns() {
