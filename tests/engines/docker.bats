@@ -411,7 +411,12 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	pid=$(dk inspect -f '{{.State.Pid}}' abt-owner)
 	run nsenter -t "$pid" -n nft list table inet agentbox
 	assert_success
-	assert_output_contains "$(cid abt-owner)"
+	# the owner's ruleset: its table names the owner, or the pool token its
+	# state records (a ruleset made ahead of time in a pooled namespace)
+	local owner token
+	owner=$(cid abt-owner)
+	token=$(jq -r '.egressToken // empty' "$(rt_root)/$owner/state.json")
+	assert_output_contains "comment \"agentbox egress ${token:+@}${token:-$owner}\""
 }
 
 @test "docker healthcheck: the container becomes healthy (health exec)" {
