@@ -539,6 +539,9 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 					 &cc->policy.ruleset_pooled);
 		if (fd >= 0 && (fd = move_above(fd, 3 + o->preserve_fds, err)) < 0)
 			return -1;
+		log_debug("netns pool: %s", fd < 0 ? "empty, a namespace of its own"
+				 : cc->policy.ruleset_pooled ? "a namespace with this policy's ruleset"
+				 : "a pristine namespace");
 		if (fd >= 0) {
 			cc->policy.netns_pooled = true;
 			cc->policy.netns_fd = fd;
