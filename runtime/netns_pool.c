@@ -69,8 +69,11 @@ static void random_hex(char *out, size_t digits)
 
 void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1])
 {
-	struct stat st = {0};
-	(void)stat("/proc/self/exe", &st);
+	struct stat st;
+	if (stat("/proc/self/exe", &st) < 0) {
+		random_hex(key, NETNS_POOL_KEY_LEN);   /* no identity: a key nothing else has */
+		return;
+	}
 	char id[160];
 	int n = snprintf(id, sizeof id, "agentbox %llx-%llx-%llx-%llx.%lx-%llx.%lx\n", (unsigned long long)st.st_dev,
 			 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
