@@ -529,7 +529,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if ((flags & CLONE_NEWNET) && !new_userns && cc->policy.config.netns_pool > 0) {
 		/* one with our ruleset in it already if there is one, else a pristine one;
 		 * topped up with the kind we asked for */
-		const char *text = policy_pool_policy(&cc->policy);
+		const char *text = policy_egress_text(&cc->policy);
 		char key[NETNS_POOL_KEY_LEN + 1];
 		if (text)
 			netns_pool_key(text, key);

@@ -24,6 +24,7 @@
 
 #include "egress.h"
 #include "netdev.h"
+#include "sealed_exe.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -74,15 +75,12 @@ void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1])
 		random_hex(key, NETNS_POOL_KEY_LEN);   /* no identity: a key nothing else has */
 		return;
 	}
-	char id[160];
-	int n = snprintf(id, sizeof id, "agentbox %llx-%llx-%llx-%llx.%lx-%llx.%lx\n", (unsigned long long)st.st_dev,
-			 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
-			 (unsigned long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-			 (unsigned long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	char id[128];
+	exe_identity(&st, id, sizeof id);
 	struct sha256 h;
 	uint8_t sum[32];
 	sha256_init(&h);
-	sha256_update(&h, id, (size_t)n);
+	sha256_update(&h, id, strlen(id) + 1);   /* with its NUL: the text starts after it */
 	sha256_update(&h, policy_text, strlen(policy_text));
 	sha256_final(&h, sum);
 	for (size_t i = 0; i < NETNS_POOL_KEY_LEN / 2; i++)
@@ -94,6 +92,20 @@ static bool is_netns(int fd)
 	struct statfs fs;
 	return fstatfs(fd, &fs) == 0 && (unsigned long)fs.f_type == NSFS_MAGIC &&
 	       ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET;
+}
+
+/* The namespace entry NAME pins, or -1. A file that holds none here (its pin
+ * was made in another mount namespace, or lost) is removed when DROP_STALE. */
+static int open_pinned(int dfd, const char *name, bool drop_stale)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && !is_netns(fd)) {
+		close(fd);
+		fd = -1;
+		if (drop_stale)
+			(void)unlinkat(dfd, name, 0);
+	}
+	return fd;
 }
 
 /* The pool directory, only when it is root's alone: anyone else who could
@@ -161,14 +173,9 @@ static int take_one(int dfd, const char *dir, const char *name, void *data)
 	const char *token = name + strlen(t->prefix);
 	if (t->token && !(strlen(token) == NETNS_POOL_TOKEN_LEN && is_hex(token, NETNS_POOL_TOKEN_LEN)))
 		return 0;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open_pinned(dfd, name, true);
 	if (fd < 0)
 		return 0;
-	if (!is_netns(fd)) {
-		close(fd);
-		(void)unlinkat(dfd, name, 0);
-		return 0;
-	}
 	if (unpin(dfd, dir, name) < 0) {
 		close(fd);
 		return 0;
@@ -207,10 +214,9 @@ int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKE
 static int count_one(int dfd, const char *dir, const char *name, void *data)
 {
 	(void)dir;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open_pinned(dfd, name, false);
 	if (fd >= 0) {
-		if (is_netns(fd))
-			(*(unsigned *)data)++;
+		(*(unsigned *)data)++;
 		close(fd);
 	}
 	return 0;
@@ -270,14 +276,10 @@ static int note_firewalled(int dfd, const char *dir, const char *name, void *dat
 {
 	(void)dir;
 	struct room *r = data;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	bool pinned = fd >= 0 && is_netns(fd);
-	if (fd >= 0)
-		close(fd);
-	if (!pinned) {   /* a pin made in another mount namespace, or lost: no room taken */
-		(void)unlinkat(dfd, name, 0);
+	int fd = open_pinned(dfd, name, true);   /* a stale one takes no room */
+	if (fd < 0)
 		return 0;
-	}
+	close(fd);
 	r->firewalled++;
 	if (strncmp(name, r->own_prefix, strlen(r->own_prefix)) != 0 &&
 	    (!r->victim[0] || entry_made(name) < r->victim_made)) {

@@ -1,5 +1,4 @@
 #include "policy.h"
-#include "netns_pool.h"
 #include "cgroups.h"
 #include "log.h"
 #include "seccomp.h"
@@ -490,16 +489,16 @@ static int check_joined(const struct agent_policy *p, int netns, const char *pat
 	return r;
 }
 
-const char *policy_pool_policy(struct agent_policy *p)
+const char *policy_egress_text(struct agent_policy *p)
 {
 	if (!p->egress_enforced)
 		return NULL;
-	if (!p->pool_policy_text) {
+	if (!p->egress_text) {
 		char *text = egress_policy_to_string(&p->egress);
-		p->pool_policy_text = arena_strdup(&p->arena, text);
+		p->egress_text = arena_strdup(&p->arena, text);
 		free(text);
 	}
-	return p->pool_policy_text;
+	return p->egress_text;
 }
 
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
@@ -708,9 +707,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	}
 	a->ready_r = ready[0];
 	a->ready_w = ready[1];
-	char *text = egress_policy_to_string(&p->egress);
-	st->egress_policy = arena_strdup(&st->arena, text);
-	free(text);
+	st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
 	p->sentry_prep = a;
 	return 0;
 fail:

@@ -9,6 +9,7 @@
 #include "agent_config.h"
 #include "config.h"
 #include "egress.h"
+#include "netns_pool.h"
 #include "container.h"
 #include "error.h"
 #include "state.h"
@@ -31,8 +32,8 @@ struct agent_policy {
 	bool netns_pooled;                  /* the init joins netns_fd, taken from the pool */
 	int netns_fd;
 	bool ruleset_pooled;                /* ... with our ruleset in it already (netns_pool.h) */
-	char pool_token[17];                /* then the token its table's comment names */
-	char *pool_policy_text;             /* policy_pool_policy's answer, cached */
+	char pool_token[NETNS_POOL_TOKEN_LEN + 1];   /* then the token its table's comment names */
+	char *egress_text;                  /* policy_egress_text's answer, cached */
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
@@ -48,10 +49,10 @@ int policy_floor_process(const struct agent_policy *p, struct oci_process *proc,
 /* The programs init loads, in order: the engine's own profile, then ours. */
 int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const char *state_root,
 			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
-/* The canonical egress policy text that names the pool's firewalled network
- * namespaces for this container (runtime/netns_pool.h), or NULL when it gets
- * no ruleset of its own. */
-const char *policy_pool_policy(struct agent_policy *p);
+/* The canonical text of the container's egress policy (what its state records,
+ * and what names the pool's firewalled network namespaces for it), or NULL
+ * when it gets no ruleset of its own. Made once. */
+const char *policy_egress_text(struct agent_policy *p);
 /* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err);

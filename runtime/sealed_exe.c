@@ -179,13 +179,18 @@ static void host_copy_prune(int dir_fd, const char *keep)
  * build gets its own; the others are unmounted and removed when it is made.
  * -1 where it cannot be had (no right to mount, a foreign directory): the
  * memfd per child then. */
-static int host_copy_open(int src, const struct stat *st)
+void exe_identity(const struct stat *st, char *buf, size_t len)
 {
-	char name[128], path[PATH_MAX], tmp[PATH_MAX];
-	snprintf(name, sizeof name, "agentbox-%llx-%llx-%llx-%llx.%lx-%llx.%lx", (unsigned long long)st->st_dev,
+	snprintf(buf, len, "agentbox-%llx-%llx-%llx-%llx.%lx-%llx.%lx", (unsigned long long)st->st_dev,
 		 (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
 		 (unsigned long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
 		 (unsigned long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+static int host_copy_open(int src, const struct stat *st)
+{
+	char name[128], path[PATH_MAX], tmp[PATH_MAX];
+	exe_identity(st, name, sizeof name);
 	snprintf(path, sizeof path, EXE_CACHE_DIR "/%s", name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd >= 0 && on_readonly_mount(fd))

@@ -21,4 +21,9 @@ int sealed_exe_detach(struct ab_err *err);
  * opens (first making, where it may) the host's read-only copy of the binary. */
 int sealed_exe_prepare(struct ab_err *err);
 
+struct stat;
+/* A name for a build of the binary, from its stat: "agentbox-DEV-INO-SIZE-MTIME-CTIME".
+ * A new build (or the same bytes written again) gets another. */
+void exe_identity(const struct stat *st, char *buf, size_t len);
+
 #endif
