@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bpf_shorten.h"
 #include "json.h"
 #include "log.h"
 #include "seccomp.h"
@@ -358,7 +359,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct seccomp_prog *ret, struct ab_e
 	return 0;
 }
 
-int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
+int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (!kernel_has_seccomp_filter())
@@ -407,6 +408,23 @@ int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struc
 		return r;
 	ret->flags = flags;
 	ret->notify = notify;
+	return 0;
+}
+
+int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
+{
+	int r = seccomp_compile_libseccomp(s, ret, err);
+	if (r < 0)
+		return r;
+	struct sock_filter *shorter;
+	size_t shorter_len;
+	if (bpf_shorten(ret->filter, ret->len, &shorter, &shorter_len)) {
+		log_debug("seccomp: %u instructions from libseccomp, %zu after bpf_shorten",
+			  ret->len, shorter_len);
+		free(ret->filter);
+		ret->filter = shorter;
+		ret->len = (unsigned short)shorter_len;
+	}
 	return 0;
 }
 

@@ -19,8 +19,11 @@ struct seccomp_prog {
 	bool notify;                    /* has a NOTIFY action: load returns a listener fd */
 };
 
-/* Compile s into a ready BPF program for the native architecture (+ the listed ones). */
+/* Compile s into a ready BPF program for the native architecture (+ the listed ones):
+ * libseccomp's program, shortened by bpf_shorten where it can be. */
 int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
+/* The program as libseccomp makes it, before bpf_shorten (tests compare the two). */
+int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
 /* The same through a cache of compiled programs in cache_dir (created 0700; NULL:
  * no cache). See seccomp_cache.c. */
 int seccomp_compile_cached(const struct oci_seccomp *s, const char *cache_dir,

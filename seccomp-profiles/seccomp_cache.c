@@ -17,6 +17,9 @@
 #include <sys/utsname.h>
 
 #define CACHE_MAGIC "ABSECC01"
+/* what a cached program was made by, besides libseccomp: a change to
+ * bpf_shorten.c changes this, so no program it made earlier is reused */
+#define SECCOMP_COMPILER_TAG "short1"
 #define CACHE_MAX_INSNS 65535
 
 struct cache_header {
@@ -55,6 +58,7 @@ static void cache_key(const struct oci_seccomp *s, char out[65])
 	struct sha256 h;
 	sha256_init(&h);
 	hash_str(&h, "agentbox seccomp cache v1");
+	hash_str(&h, SECCOMP_COMPILER_TAG);
 	const struct scmp_version *v = seccomp_version();
 	hash_u64(&h, ((uint64_t)v->major << 32) | ((uint64_t)v->minor << 16) | v->micro);
 	struct utsname u;
@@ -181,8 +185,9 @@ int seccomp_builtin_compile_cached(const char *name, const char *cache_dir, stru
 			struct utsname u = {0};
 			(void)uname(&u);
 			/* "builtin-" never collides with the 64-hex keys of engine profiles */
-			snprintf(file, sizeof file, "builtin-%s-%016llx-%zu-%u.%u.%u-%.16s-%.40s.bpf", name,
-				 (unsigned long long)h, len, v->major, v->minor, v->micro, u.machine, u.release);
+			snprintf(file, sizeof file, "builtin-%s-%016llx-%zu-%u.%u.%u-%s-%.16s-%.40s.bpf", name,
+				 (unsigned long long)h, len, v->major, v->minor, v->micro, SECCOMP_COMPILER_TAG,
+				 u.machine, u.release);
 			for (char *p = file; *p; p++)
 				if (*p == '/')
 					*p = '_';
