@@ -1158,14 +1158,24 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	return root;
 }
 
-/* A value for the comment block: control characters (a newline would end the
- * comment) shown as '?'. In a. */
+/* A value for the comment block: control characters and the line breaks YAML
+ * knows besides \n (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR — each would end
+ * the comment and turn the rest of the line into YAML) shown as '?'. In a. */
 static const char *comment_safe(struct arena *a, const char *s)
 {
 	char *c = arena_strdup(a, s ? s : "");
-	for (char *p = c; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	char *w = c;
+	for (const unsigned char *p = (const unsigned char *)c; *p;) {
+		size_t unicode_break = p[0] == 0xc2 && p[1] == 0x85 ? 2
+				     : p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9) ? 3 : 0;
+		if (unicode_break || *p < 0x20 || *p == 0x7f) {
+			*w++ = '?';
+			p += unicode_break ? unicode_break : 1;
+		} else {
+			*w++ = (char)*p++;
+		}
+	}
+	*w = 0;
 	return c;
 }
 
@@ -1210,14 +1220,14 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		k->n_chain ? chain : "built-in default kit",
 		k->n_allow ? "user-mode (slirp4netns) behind a default-deny firewall"
 			   : "none (a network namespace with only loopback)",
-		allow, deny, k->seccomp, user, caps,
+		comment_safe(&a, allow), comment_safe(&a, deny), k->seccomp, user, caps,
 		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc"
 		: k->rootfs == KIT_ROOTFS_IMAGE ? arena_printf(&a, "the OCI image %s:%s", comment_safe(&a, k->rootfs_path),
 							       k->rootfs_tag ? comment_safe(&a, k->rootfs_tag) : "(its only image)")
 		: comment_safe(&a, k->rootfs_path),
 		k->readonly_rootfs ? "read-only" : "writable",
 		k->workspace ? comment_safe(&a, k->workspace) : "none",
-		k->n_credentials, timeout, yaml);
+		k->n_credentials, comment_safe(&a, timeout), yaml);
 	arena_free(&a);
 	*ret_text = text;
 	return 0;

@@ -634,6 +634,25 @@ static void test_extends(void)
 		kit_free(k);
 	}
 
+	/* YAML ends a comment at NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR too:
+	 * values in show's comment block must not carry one (a fuzzer found it) */
+	write_file("breaks.yaml", "name: b\nworkspace: \"/w\\u2028x: 1\\u0085y: 2\\u2029z: 3\\nq\"\n"
+				  "rootfs: \"/r\\u2028s: 4\"\n");
+	struct kit *kb = NULL;
+	ok(kit_load(tpath("breaks.yaml"), &kb, &err) == 0, "show: a kit with unicode line breaks in its paths loads%s%s",
+	   kb ? "" : ": ", kb ? "" : err.msg);
+	char *btext = NULL;
+	ok(kb && kit_show(kb, &btext, &err) == 0, "show: it shows");
+	has_substr(btext, "workspace: /w?x: 1?y: 2?z: 3?q\n", "show: the comment shows each line break as '?'");
+	write_file("breaks-shown.yaml", btext ? btext : "");
+	struct kit *kb2 = NULL;
+	ok(kit_load(tpath("breaks-shown.yaml"), &kb2, &err) == 0 && streq(kb2->workspace, kb->workspace) &&
+	   streq(kb2->rootfs_path, kb->rootfs_path), "show: the output reads back with the same paths%s%s",
+	   kb2 ? "" : ": ", kb2 ? "" : err.msg);
+	free(btext);
+	kit_free(kb2);
+	kit_free(kb);
+
 	/* cycles */
 	write_file("cyc-a.yaml", "name: a\nextends: cyc-b.yaml\n");
 	write_file("cyc-b.yaml", "name: b\nextends: cyc-a.yaml\n");
