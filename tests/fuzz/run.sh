@@ -13,6 +13,7 @@
 # it from then on) and the script fails at the end.
 #
 # Environment: FUZZ_JOBS (targets run at once, default 1), FUZZ_RSS_MB (2048),
+# FUZZ_SEED (libFuzzer's -seed; unset: a new one each run),
 # AGENTBOX_SHARED_DIR (engine fixtures; default ../shared next to the repo).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,6 +25,8 @@ shared=${AGENTBOX_SHARED_DIR:-$top/../shared}
 fixtures=$shared/engine-fixtures
 work=build/fuzz
 rss=${FUZZ_RSS_MB:-2048}
+seed=()
+[ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
 
 # extra seed files of a target, from outside tests/fuzz
 extra_seeds() {
@@ -54,7 +57,7 @@ fuzz_one() {
 	echo "== fuzz $t for ${seconds}s"
 	# new inputs go to the first directory (the working corpus), never to the repo
 	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="$rss" -max_len=65536 \
-		-print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1
+		-print_final_stats=1 -artifact_prefix="$art/" "${seed[@]}" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1
 	local rc=$?
 	local execs cov found
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
@@ -64,6 +67,7 @@ fuzz_one() {
 		mkdir -p tests/fuzz/regressions/$t
 		for f in $found; do cp "$art/$f" tests/fuzz/regressions/$t/; done
 		{
+			grep -E -m1 'INFO: Seed: ' "$log"
 			grep -E -m5 'ERROR: |FUZZ_CHECK|SUMMARY|runtime error' "$log"
 			echo "   FOUND: ${found:-exit status $rc} -> tests/fuzz/regressions/$t/ (log: $log)"
 			echo "   replay: $bin tests/fuzz/regressions/$t/${found%% *}"
