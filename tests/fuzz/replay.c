@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fuzz_agent_config.c"
+#include "fuzz_bpf.c"
 #include "fuzz_config.c"
 #include "fuzz_dns.c"
 #include "fuzz_egress.c"
@@ -41,6 +42,7 @@ static const struct replay_target {
 	int (*init)(void);
 } replay_targets[] = {
 	{"agent_config", fuzz_one_agent_config, fuzz_init_agent_config},
+	{"bpf", fuzz_one_bpf, replay_no_init},
 	{"config", fuzz_one_config, fuzz_init_config},
 	{"dns", fuzz_one_dns, replay_no_init},
 	{"egress", fuzz_one_egress, replay_no_init},
