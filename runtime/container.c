@@ -353,7 +353,8 @@ static void create_ctx_free(struct create_ctx *cc)
 
 /* The end of a create or run: free it all, then, if the container was made,
  * start topping up the network namespace pool it took from (last: the filler
- * starts in the background and needs nothing of ours). */
+ * starts in the background and needs nothing of ours, and the fds it gets a
+ * copy of for a moment — a state lock, the sync socket — are closed by then). */
 static void create_ctx_finish(struct create_ctx *cc, bool made)
 {
 	unsigned refill = made ? cc->netns_pool_refill : 0;

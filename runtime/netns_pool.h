@@ -45,7 +45,7 @@ int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKE
 
 /* Start `agentbox __netns-pool-fill SIZE [POLICY]` (netns_pool_fill) in the
  * background, with no fd of ours, and return at once. POLICY (canonical egress
- * policy text) asks for firewalled entries, NULL for pristine ones. Nothing
+ * policy text, copied) asks for firewalled entries, NULL for pristine ones. Nothing
  * to do for SIZE 0. */
 #define NETNS_POOL_FILL_COMMAND "__netns-pool-fill"
 void netns_pool_refill(unsigned size, const char *policy_text);
