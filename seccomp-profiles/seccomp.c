@@ -1,9 +1,10 @@
 /* OCI linux.seccomp → classic BPF through libseccomp, and loading it with the raw
  * seccomp(2) syscall.
  *
- * libseccomp only compiles here: the program is exported to memory at create time,
- * so the child that loads it right before execve needs neither libseccomp nor malloc,
- * and a NOTIFY filter hands its listener fd back straight from seccomp(2). */
+ * libseccomp only compiles here: the program is exported to memory at create time
+ * (and shortened by bpf_shorten.c), so the child that loads it right before execve
+ * needs neither libseccomp nor malloc, and a NOTIFY filter hands its listener fd back
+ * straight from seccomp(2). */
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <libseccomp.h>
