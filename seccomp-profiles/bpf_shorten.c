@@ -307,6 +307,16 @@ static int32_t search_tree(struct shortener *s, const struct range *r, size_t n)
 	return lo < 0 ? -1 : node_get(s, OP_JGE, r[mid].lo, hi, lo);
 }
 
+/* Code that loads the word at `offset` (the number or the architecture) and
+ * goes to the node of its range; r[0..n) merged first. With one answer for
+ * every value, the word is not even loaded. -1: too many nodes. */
+static int32_t dispatch(struct shortener *s, struct range *r, size_t n, uint32_t offset)
+{
+	size_t k = merge_ranges(r, n);
+	int32_t tree = search_tree(s, r, k);
+	return k == 1 || tree < 0 ? tree : node_get(s, OP_LD_ABS, offset, tree, -1);
+}
+
 /* ------------------------------------------------ 4. layout */
 
 /* Instructions are placed from the end of the program backwards, each node
@@ -467,19 +477,13 @@ int bpf_shorten(const struct sock_filter *prog, size_t n, struct sock_filter **r
 			pair_node[ai * nr_splits.n + ni] = r;
 			ranges[ni] = (struct range){nr_splits.v[ni], r};
 		}
-		size_t k = merge_ranges(ranges, nr_splits.n);
-		int32_t tree = search_tree(&s, ranges, k);
-		/* one answer for every number: no need to load it */
-		int32_t r = k == 1 ? tree : tree < 0 ? -1 : node_get(&s, OP_LD_ABS, OFF_NR, tree, -1);
-		if (r < 0)
+		arch_node[ai] = dispatch(&s, ranges, nr_splits.n, OFF_NR);
+		if (arch_node[ai] < 0)
 			goto out;
-		arch_node[ai] = r;
 	}
 	for (size_t ai = 0; ai < arch_splits.n; ai++)
 		ranges[ai] = (struct range){arch_splits.v[ai], arch_node[ai]};
-	size_t k = merge_ranges(ranges, arch_splits.n);
-	int32_t tree = search_tree(&s, ranges, k);
-	int32_t root = k == 1 ? tree : tree < 0 ? -1 : node_get(&s, OP_LD_ABS, OFF_ARCH, tree, -1);
+	int32_t root = dispatch(&s, ranges, arch_splits.n, OFF_ARCH);
 	if (root < 0)
 		goto out;
 
