@@ -618,7 +618,12 @@ int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err)
 	return 0;
 }
 
-static int mask_path(const char *path, struct ab_err *err)
+/* Masks path: a file gets /dev/null bound over it, a directory an empty
+ * read-only tmpfs. All masked directories share one tmpfs (the first is
+ * mounted, the others are binds of it): each tmpfs is a superblock the kernel
+ * builds at mount and tears down when the container exits. *dir_mask holds an
+ * O_PATH fd to the first one's root, -1 until it is made. */
+static int mask_path(const char *path, int *dir_mask, struct ab_err *err)
 {
 	_cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -631,12 +636,25 @@ static int mask_path(const char *path, struct ab_err *err)
 		return ab_error(err, errno, "mask %s", path);
 	char p[FD_PATH_MAX];
 	fd_path(fd, p);
-	if (S_ISDIR(st.st_mode)) {
-		if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=500") < 0)
+	if (!S_ISDIR(st.st_mode)) {
+		if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0)
 			return ab_error(err, errno, "mask %s", path);
-	} else if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0) {
-		return ab_error(err, errno, "mask %s", path);
+		return 0;
 	}
+	if (*dir_mask >= 0) {
+		char src[FD_PATH_MAX];
+		fd_path(*dir_mask, src);
+		/* a bind keeps the source mount's ro, nosuid, nodev and noexec */
+		if (mount(src, p, NULL, MS_BIND, NULL) < 0)
+			return ab_error(err, errno, "mask %s", path);
+		return 0;
+	}
+	if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=500") < 0)
+		return ab_error(err, errno, "mask %s", path);
+	/* fd is the directory under the new mount; the path now reaches its root */
+	*dir_mask = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (*dir_mask < 0)
+		return ab_error(err, errno, "reopen masked %s", path);
 	return 0;
 }
 
@@ -668,8 +686,9 @@ static int readonly_path(const char *path, struct ab_err *err)
 int mounts_finalize(const struct oci_config *c, struct ab_err *err)
 {
 	const struct oci_linux *l = &c->linux_;
+	_cleanup_close_ int dir_mask = -1;
 	for (size_t i = 0; i < l->n_masked_paths; i++)
-		if (mask_path(l->masked_paths[i], err) < 0)
+		if (mask_path(l->masked_paths[i], &dir_mask, err) < 0)
 			return ab_wrap(err, "linux.maskedPaths[%zu]", i);
 	for (size_t i = 0; i < l->n_readonly_paths; i++)
 		if (readonly_path(l->readonly_paths[i], err) < 0)

@@ -540,6 +540,25 @@ host_late_mount() {
 	[ "${lines[3]}" = EROFS ]
 }
 
+# bats test_tags=agentbox-only
+@test "maskedPaths: every masked directory is empty, read-only, nosuid, nodev and noexec (one tmpfs shared by all)" {
+	mkdir -p "$BUNDLE/rootfs/mask-a" "$BUNDLE/rootfs/mask-b"
+	echo secret >"$BUNDLE/rootfs/mask-b/inner"
+	update_config '.linux.maskedPaths = ["/mask-a", "/mask-b"]'
+	in_container sh -c 'echo "[$(ls -A /mask-a)][$(ls -A /mask-b)]"; abtest write /mask-b/new x; grep -E " /mask-[ab] " /proc/self/mountinfo'
+	assert_success
+	[ "${lines[0]}" = "[][]" ]
+	[ "${lines[1]}" = EROFS ]
+	[ "${#lines[@]}" -eq 4 ]
+	local a=(${lines[2]}) b=(${lines[3]})
+	# same device (one superblock), each mount ro,nosuid,nodev,noexec, mode 500
+	[ "${a[2]}" = "${b[2]}" ]
+	for m in "${lines[2]}" "${lines[3]}"; do
+		[[ "$m" == *" ro,nosuid,nodev,noexec"* ]]
+		[[ "$m" == *" - tmpfs "*"mode=500"* ]]
+	done
+}
+
 @test "maskedPaths: the default spec hides /proc/kcore and friends" {
 	in_container sh -c 'for p in /proc/kcore /proc/timer_list /proc/sched_debug; do [ -e $p ] && abtest stat $p; done; echo "[$(ls -A /proc/acpi 2>/dev/null)]"'
 	assert_success
