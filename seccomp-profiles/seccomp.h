@@ -25,7 +25,8 @@ int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struc
 /* The program as libseccomp makes it, before bpf_shorten (tests compare the two). */
 int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
 /* The same through a cache of compiled programs in cache_dir (created 0700; NULL:
- * no cache). See seccomp_cache.c. */
+ * no cache). Where no cache can be used the program is libseccomp's, not
+ * shortened (the shortening pays only when its result is kept). See seccomp_cache.c. */
 int seccomp_compile_cached(const struct oci_seccomp *s, const char *cache_dir,
 			   struct seccomp_prog *ret, struct ab_err *err);
 /* A shipped profile ("agent", "default") compiled through the same cache. */

@@ -69,6 +69,8 @@ int main(void)
 	struct seccomp_prog ref, a, b, c;
 	struct arena ar = {0};
 	struct oci_seccomp *prof;
+	struct oci_seccomp *prof0;
+	ok(seccomp_builtin_profile("agent", &ar, &prof0, &err) == 0, "agent profile parses (kept unchanged)");
 	ok(seccomp_builtin_profile("agent", &ar, &prof, &err) == 0, "agent profile parses");
 	ok(seccomp_compile(prof, &ref, &err) == 0, "agent profile compiles");
 
@@ -105,10 +107,20 @@ int main(void)
 	char *open_dir = xasprintf("%s/open", base);
 	mkdir(open_dir, 0777);
 	chmod(open_dir, 0777);
-	ok(seccomp_builtin_compile_cached("agent", open_dir, &c, &err) == 0 && same_prog(&ref, &c),
-	   "a world-writable cache dir still compiles");
+	struct seccomp_prog lib;
+	ok(seccomp_compile_libseccomp(prof0, &lib, &err) == 0 && !same_prog(&ref, &lib),
+	   "libseccomp's program differs from the shortened one");
+	ok(seccomp_builtin_compile_cached("agent", open_dir, &c, &err) == 0 && same_prog(&lib, &c),
+	   "a world-writable cache dir still compiles (libseccomp's program: not worth shortening uncached)");
 	ok(count_files(open_dir) == 0, "but nothing is read from or written to it");
 	seccomp_prog_free(&c);
+	ok(seccomp_builtin_compile_cached("agent", NULL, &c, &err) == 0 && same_prog(&lib, &c),
+	   "no cache dir: libseccomp's program");
+	seccomp_prog_free(&c);
+	ok(seccomp_compile_cached(prof0, NULL, &c, &err) == 0 && same_prog(&lib, &c),
+	   "engine profile, no cache dir: libseccomp's program");
+	seccomp_prog_free(&c);
+	seccomp_prog_free(&lib);
 
 	seccomp_prog_free(&ref);
 	seccomp_prog_free(&a);
