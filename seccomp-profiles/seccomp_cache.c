@@ -9,12 +9,14 @@
 #include "sha256.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libseccomp.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #define CACHE_MAGIC "ABSECC01"
 /* what a cached program was made by, besides libseccomp: a change to
@@ -125,6 +127,41 @@ static bool cache_read(int dirfd, const char *name, struct seccomp_prog *ret)
 	return true;
 }
 
+/* An entry is written once (per profile, binary, libseccomp and kernel) and
+ * then only read, so nothing tells when it stops being used: upgrades leave
+ * old ones behind. Whenever a new entry is written, entries (and leftover
+ * temporary files) written more than CACHE_MAX_AGE_S ago are removed; one
+ * still in use costs a compile at its next use, once a month. */
+#define CACHE_MAX_AGE_S (30L * 24 * 3600)
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+static void cache_collect(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	time_t cutoff = time(NULL) - CACHE_MAX_AGE_S;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!has_suffix(e->d_name, ".bpf") && !has_suffix(e->d_name, ".bpf.tmp"))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_mtime < cutoff && unlinkat(dirfd, e->d_name, 0) == 0)
+			log_debug("seccomp cache: removed %s, written more than 30 days ago", e->d_name);
+	}
+	closedir(d);
+}
+
 static void cache_write(int dirfd, const char *name, const struct seccomp_prog *p)
 {
 	struct cache_header hdr = {.flags = p->flags, .notify = p->notify, .len = p->len};
@@ -137,6 +174,7 @@ static void cache_write(int dirfd, const char *name, const struct seccomp_prog *
 	struct ab_err e;
 	if (write_file_atomic_at(dirfd, name, buf, size, 0600, &e) < 0)
 		log_debug("seccomp cache: %s", e.msg);
+	cache_collect(dirfd);
 }
 
 /* Without a cache the program is libseccomp's as it is: shortening costs more

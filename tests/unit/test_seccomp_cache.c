@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static int count_files(const char *dir)
 {
@@ -121,6 +124,38 @@ int main(void)
 	   "engine profile, no cache dir: libseccomp's program");
 	seccomp_prog_free(&c);
 	seccomp_prog_free(&lib);
+
+	/* old entries go when a new one is written; young ones and other files stay */
+	char *gc_dir = xasprintf("%s/gc", base);
+	mkdir(gc_dir, 0700);
+	const char *names[] = {"old.bpf", "old.bpf.tmp", "young.bpf", "old.txt"};
+	struct timespec forty_days_ago[2] = {{.tv_sec = time(NULL) - 40L * 24 * 3600},
+					     {.tv_sec = time(NULL) - 40L * 24 * 3600}};
+	for (size_t i = 0; i < 4; i++) {
+		char *fp = xasprintf("%s/%s", gc_dir, names[i]);
+		int gfd = open(fp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		close(gfd);
+		if (strcmp(names[i], "young.bpf") != 0)
+			utimensat(AT_FDCWD, fp, forty_days_ago, 0);
+		free(fp);
+	}
+	ok(seccomp_builtin_compile_cached("agent", gc_dir, &c, &err) == 0 && same_prog(&ref, &c),
+	   "a miss in a directory with old entries compiles");
+	seccomp_prog_free(&c);
+	char *probe = xasprintf("%s/old.bpf", gc_dir);
+	ok(access(probe, F_OK) < 0 && errno == ENOENT, "an entry written 40 days ago is removed");
+	free(probe);
+	probe = xasprintf("%s/old.bpf.tmp", gc_dir);
+	ok(access(probe, F_OK) < 0 && errno == ENOENT, "and an old temporary file");
+	free(probe);
+	probe = xasprintf("%s/young.bpf", gc_dir);
+	ok(access(probe, F_OK) == 0, "a young entry stays");
+	free(probe);
+	probe = xasprintf("%s/old.txt", gc_dir);
+	ok(access(probe, F_OK) == 0, "a file that is not an entry stays, however old");
+	free(probe);
+	ok(count_files(gc_dir) == 3, "with the new entry: young.bpf, old.txt and it");
+	free(gc_dir);
 
 	seccomp_prog_free(&ref);
 	seccomp_prog_free(&a);
