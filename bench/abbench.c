@@ -7,9 +7,12 @@
  *       with CMD's status.
  *
  *   abbench rounds [-n ROUNDS] [-w WARMUP] [-s SECTION] [-l LOG] PLAN OUT
- *       Run the cases of PLAN alternately: round r runs every case once, in an
- *       order rotated by r, so no runtime always goes first or follows the
- *       same neighbour. WARMUP rounds run first and are not recorded. Each
+ *       Run the cases of PLAN alternately: round r runs every case once, in
+ *       the order of row r of a Williams design (round_order.h), so over every
+ *       few rounds each case runs in each position and right after each other
+ *       case equally often: none always goes first or always follows the same
+ *       neighbour (and pays for the work it left running). WARMUP rounds run
+ *       first and are not recorded. Each
  *       timed step appends one JSON line to OUT:
  *         {"section","case","label","round","ns","utime_us","stime_us",
  *          "maxrss_kb","status"}
@@ -42,6 +45,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "round_order.h"
 
 extern char **environ;
 
@@ -368,7 +373,7 @@ static int cmd_rounds(int argc, char **argv)
 
 	for (int r = -warmup; r < rounds; r++) {
 		for (int k = 0; k < ncases; k++) {
-			int ci = ((k + r) % ncases + ncases) % ncases;
+			int ci = round_order_case(ncases, r, k);
 			struct bcase *c = &cases[ci];
 			for (int si = 0; si < c->nsteps; si++) {
 				struct step *s = &c->steps[si];

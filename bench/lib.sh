@@ -19,11 +19,16 @@ EGRESS20+=,198.18.3.10,198.19.0.0/16:8080/tcp,198.18.4.0/26,198.18.5.5:6379,198.
 EGRESS20+=,198.18.9.9:22/tcp,198.18.10.0/24:443/tcp
 
 # bench_build NAME [CFLAGS...]: bench/NAME.c -> bench/build/NAME when stale
+# (older than its source or than a header of bench/)
 bench_build() {
-	local n=$1
+	local n=$1 h stale=
 	shift
 	mkdir -p "$HERE/build"
-	if [ ! -x "$HERE/build/$n" ] || [ "$HERE/$n.c" -nt "$HERE/build/$n" ]; then
+	[ -x "$HERE/build/$n" ] && [ ! "$HERE/$n.c" -nt "$HERE/build/$n" ] || stale=1
+	for h in "$HERE"/*.h; do
+		[ -e "$h" ] && [ "$h" -nt "$HERE/build/$n" ] && stale=1
+	done
+	if [ -n "$stale" ]; then
 		cc -std=gnu11 -O2 -Wall -Wextra -Werror "$@" -o "$HERE/build/$n.tmp" "$HERE/$n.c" &&
 			mv "$HERE/build/$n.tmp" "$HERE/build/$n" || die "cannot build bench/$n.c"
 	fi

@@ -126,7 +126,7 @@ def main():
     P(f"- runtimes: {meta.get('agentbox', '').strip()} (git {meta.get('git')}); {meta.get('runc')}; "
       f"{meta.get('crun') or 'crun: not run'}")
     P(f"- mode: {meta.get('mode')}, {meta.get('rounds')} rounds (+{meta.get('warmup')} warm-up), "
-      f"runtimes alternated round by round (order rotated), one busybox-static bundle; "
+      f"runtimes alternated round by round (order from a Williams design: each case after each other equally often), one busybox-static bundle; "
       f"{extra.get('cgroup_layout', 'host cgroup layout')}; runtime state roots on "
       f"{'a tmpfs (like /run on most hosts)' if meta.get('state_fs', 'tmpfs') == 'tmpfs' else 'disk (ext4)'}")
     P(f"- load: loadavg at start {' '.join(ld.get('load_start', []))}, at end {' '.join(ld.get('load_end', []))}; "
