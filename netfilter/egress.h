@@ -119,6 +119,8 @@ struct egress_upstream {
 /* First nameserver lines (up to EGRESS_MAX_UPSTREAMS) of a resolv.conf. */
 int egress_upstream_from_resolv_conf(const char *path, struct egress_upstream *ret,
 				     size_t *ret_n, struct ab_err *err);
+/* 127.0.0.1 or ::1 at port: where a sentry listening on port would ask itself. */
+bool egress_upstream_is_sentry(const struct egress_upstream *u, uint16_t port);
 
 /* TTL clamp of the set elements a DNS answer creates (seconds). */
 #define EGRESS_TTL_MIN 30

@@ -1285,6 +1285,11 @@ static bool is_sentry_addr(const struct egress_upstream *u)
 	return u->family == AF_INET ? memcmp(u->addr, "\x7f\0\0\x01", 4) == 0 : memcmp(u->addr, lo6, 16) == 0;
 }
 
+bool egress_upstream_is_sentry(const struct egress_upstream *u, uint16_t port)
+{
+	return is_sentry_addr(u) && u->port == port;
+}
+
 /* 127.0.0.1/::1 carry the sentry itself; guarding them would cut it off */
 static bool guarded(const struct egress_upstream *u)
 {
@@ -1393,7 +1398,7 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		if (sp->n_upstream == 0 || sp->n_upstream > EGRESS_MAX_UPSTREAMS)
 			return ab_error(err, 0, "no upstream resolver");
 		for (size_t i = 0; i < sp->n_upstream; i++)
-			if (is_sentry_addr(&sp->upstream[i]) && sp->upstream[i].port == sp->port)
+			if (egress_upstream_is_sentry(&sp->upstream[i], sp->port))
 				return ab_error(err, 0, "the upstream resolver is the sentry's own address");
 		if (sp->listen_fd[0] >= 0) {
 			s->udp[0] = sp->listen_fd[0];

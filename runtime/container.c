@@ -658,6 +658,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		return -1;
+	cc->policy.sentry_status_file = !run_mode;
 	/* while init mounts: the firewall only has to be in place before the user's
 	 * program runs, and that waits for `start` (or SYNC_START), after create */
 	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
@@ -685,10 +686,11 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (!fork_after_start && policy_fork_sentry(&cc->policy, st, err) < 0)
 		return -1;
-	/* run waits for the sentry only once the program runs (container_run,
-	 * forward_until_exit): its listeners are bound, lookups queue until it serves */
-	if (!run_mode && policy_wait_sentry(&cc->policy, err) < 0)
-		return -1;
+	/* Nobody waits for the sentry here: its listeners are bound, lookups queue
+	 * until it serves. run waits for it once the program runs (container_run,
+	 * forward_until_exit), and after a create, start waits for its word in
+	 * SENTRY_STATUS before it lets the program run (container_start): the
+	 * engine's own work between create and start usually covers it. */
 	fault_point(8);
 
 	/* 7. record it */
@@ -769,6 +771,9 @@ int container_start(const struct global_opts *g, const char *id, struct ab_err *
 			ab_error(err, 0, "cannot start an already running container");
 		goto out;
 	}
+	/* the program may run once its DNS sentry serves (create did not wait) */
+	if (s.sentry_pid > 0 && policy_sentry_wait_started(dirfd, s.sentry_pid, s.sentry_start_time, err) < 0)
+		goto out;
 	fifo = openat(dirfd, EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fifo < 0) {
 		ab_error(err, errno, "open exec fifo of container \"%s\"", id);

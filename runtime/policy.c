@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -608,6 +609,12 @@ static int sentry_child(void *arg)
 	const char *delay = getenv("AGENTBOX_FAULT_SENTRY_DELAY_MS");
 	if (delay)
 		usleep((useconds_t)atoi(delay) * 1000u);
+	/* tests/integration/policy.bats: a sentry that fails after create or run went on */
+	if (getenv("AGENTBOX_FAULT_SENTRY_FAIL")) {
+		static const char why[] = "a failure injected by AGENTBOX_FAULT_SENTRY_FAIL";
+		(void)!write(a->ready_w, why, sizeof why - 1);
+		_exit(1);
+	}
 	struct egress_sentry_params *sp = malloc(sizeof *sp);
 	struct egress_policy *policy = malloc(sizeof *policy);
 	if (!sp || !policy)   /* copies: the runtime's stack is dead here */
@@ -678,6 +685,13 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	struct ab_err e;
 	if (egress_upstream_from_resolv_conf(resolv, sp->upstream, &sp->n_upstream, &e) < 0)
 		sp->n_upstream = 0;
+	/* refused here, where create can still say so (the sentry refuses it too) */
+	for (size_t i = 0; i < sp->n_upstream; i++)
+		if (egress_upstream_is_sentry(&sp->upstream[i], EGRESS_SENTRY_PORT)) {
+			ab_error(err, 0, "egress: DNS sentry: the upstream resolver is the sentry's own address (%s)",
+				 resolv);
+			goto fail;
+		}
 	if (sp->n_upstream == 0) {
 		/* nothing to forward to: the sentry only logs, and lookups fail closed */
 		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
@@ -700,13 +714,25 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	 * the fork): with a pidfd the sentry never mistakes a fast container for a
 	 * setup failure */
 	sp->init_pidfd = util_force_fallbacks ? -1 : (int)syscall(SYS_pidfd_open, st->pid, 0);
-	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		ab_error(err, errno, "egress: pipe");
-		goto fail;
+	if (p->sentry_status_file) {
+		/* create returns without waiting: start reads what the sentry says
+		 * here (policy_sentry_wait_started). Opened here for the reason the
+		 * deny log is. */
+		a->ready_w = openat(state_dirfd, SENTRY_STATUS, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+				    0600);
+		if (a->ready_w < 0) {
+			ab_error(err, errno, "egress: open %s", SENTRY_STATUS);
+			goto fail;
+		}
+	} else {
+		int ready[2];
+		if (pipe2(ready, O_CLOEXEC) < 0) {
+			ab_error(err, errno, "egress: pipe");
+			goto fail;
+		}
+		a->ready_r = ready[0];
+		a->ready_w = ready[1];
 	}
-	a->ready_r = ready[0];
-	a->ready_w = ready[1];
 	st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
 	p->sentry_prep = a;
 	return 0;
@@ -735,11 +761,77 @@ int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struc
 	if (p->sentry_pidfd < 0)
 		p->sentry_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	p->sentry_ready_fd = ready_r;
-	p->sentry_pending = true;
+	p->sentry_pending = ready_r >= 0;
 	/* in the state from now on, so that delete finds it even before it serves */
 	st->sentry_pid = pid;
 	(void)proc_start_time(pid, &st->sentry_start_time);
 	return 0;
+}
+
+/* What the sentry wrote to fd: 1 ready, 0 nothing yet, -1 its error in err. */
+static int sentry_status_read(int fd, struct ab_err *err)
+{
+	char msg[AB_ERR_MSG_MAX];
+	ssize_t n = pread(fd, msg, sizeof msg - 1, 0);
+	if (n < 0)
+		return ab_error(err, errno, "egress: read %s", SENTRY_STATUS);
+	if (n == 0)
+		return 0;
+	if (n == 1 && msg[0] == '1')
+		return 1;
+	msg[n] = 0;
+	return ab_error(err, 0, "egress: the DNS sentry did not start: %s", msg);
+}
+
+static bool sentry_alive(pid_t pid, uint64_t start_time)
+{
+	uint64_t t;
+	return proc_start_time(pid, &t) == 0 && t == start_time;
+}
+
+int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentry_start_time, struct ab_err *err)
+{
+	_cleanup_close_ int fd = openat(state_dirfd, SENTRY_STATUS, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : ab_error(err, errno, "egress: open %s", SENTRY_STATUS);
+	int r = sentry_status_read(fd, err);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	/* still starting: wait for its word (inotify), or its end (pidfd; where
+	 * there is none, a look at /proc every 100 ms) */
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, sentry_pid, 0);
+	_cleanup_close_ int in = inotify_init1(IN_CLOEXEC);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	if (in < 0 || inotify_add_watch(in, path, IN_MODIFY | IN_CLOSE_WRITE) < 0)
+		return ab_error(err, errno, "egress: watch %s", SENTRY_STATUS);
+	for (int waited_ms = 0;;) {
+		/* a word written before the watch was in place is read here */
+		if ((r = sentry_status_read(fd, err)) != 0)
+			return r < 0 ? -1 : 0;
+		if (!sentry_alive(sentry_pid, sentry_start_time))
+			return ab_error(err, 0, "egress: the DNS sentry exited before it served");
+		if (waited_ms >= SENTRY_START_MAX_MS)
+			return ab_error(err, ETIMEDOUT, "egress: the DNS sentry did not start within %d s",
+					SENTRY_START_MAX_MS / 1000);
+		struct pollfd pf[2] = {{.fd = in, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+		int step = pidfd >= 0 ? SENTRY_START_MAX_MS - waited_ms : 100;
+		int n = poll(pf, pidfd >= 0 ? 2 : 1, step);
+		if (n < 0 && errno != EINTR)
+			return ab_error(err, errno, "egress: wait for the DNS sentry");
+		if (n == 0)
+			waited_ms += step;
+		if (n > 0 && (pf[0].revents & POLLIN)) {
+			char buf[4096];
+			(void)!read(in, buf, sizeof buf);
+		}
+		if (n > 0 && pidfd >= 0 && (pf[1].revents & POLLIN)) {
+			/* gone (perhaps a zombie nobody reaped yet): its last word, if any */
+			if ((r = sentry_status_read(fd, err)) != 0)
+				return r < 0 ? -1 : 0;
+			return ab_error(err, 0, "egress: the DNS sentry exited before it served");
+		}
+	}
 }
 
 size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5])

@@ -24,6 +24,7 @@ struct agent_policy {
 	struct egress_policy egress;
 	struct sentry_child *sentry_prep;   /* policy_prepare_sentry made it ready to fork */
 	pid_t sentry_pid;                   /* started by policy_spawn_sentry */
+	bool sentry_status_file;            /* create: the sentry's word goes to SENTRY_STATUS */
 	bool sentry_pending;                /* spawned, policy_wait_sentry not yet called */
 	int sentry_ready_fd;                /* its "ready" pipe while pending */
 	int sentry_pidfd;                   /* of the forked sentry, -1: none */
@@ -63,12 +64,20 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
  * socket, so the container's first lookups and refused packets queue until it
  * serves; policy_fork_sentry forks it and puts it into the state at once: create
  * right after, run only once the program runs, off its critical path.
- * policy_wait_sentry waits for it to say ready (or why not): create before it
- * returns, run only after the program started. */
+ * policy_wait_sentry waits for it to say ready (or why not): run only after
+ * the program started. create does not wait: with sentry_status_file set the
+ * sentry writes its word to SENTRY_STATUS in the state directory, and start
+ * waits for it there (policy_sentry_wait_started) before the program may run. */
 int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			  int state_dirfd, struct ab_err *err);
 int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struct ab_err *err);
 int policy_wait_sentry(struct agent_policy *p, struct ab_err *err);
+/* start: 0 once the sentry of a created container says it serves (at once
+ * when it did already, or when the container has no SENTRY_STATUS); -1 with its
+ * error when it failed, exited first or took over SENTRY_START_MAX_MS. The
+ * sentry is the recorded one: pid and start time. */
+#define SENTRY_START_MAX_MS 30000
+int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentry_start_time, struct ab_err *err);
 /* A sentry prepared and not forked yet: the fds whose first input calls for it
  * (its DNS listeners and log socket) into fds, their count; 0 when there is none
  * to fork. */

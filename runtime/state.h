@@ -18,6 +18,7 @@
 #define EXEC_FIFO "exec.fifo"
 #define CONFIG_COPY "config.json"
 #define EGRESS_LOG "egress.log"
+#define SENTRY_STATUS "sentry.status"   /* after create: "1" once the DNS sentry serves, or why not */
 #define STATE_FILE_MAX (1 << 20)
 
 enum container_status { STATUS_CREATING, STATUS_CREATED, STATUS_RUNNING, STATUS_PAUSED, STATUS_STOPPED };

@@ -245,15 +245,60 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 @test "egress: a DNS sentry that fails once the program runs takes the container down, run and run -d; nothing left" {
 	# run no longer waits for the sentry before the start: its failure comes
 	# later and must still end the run with one line and no container
-	echo "nameserver 127.0.0.1" >"$BUNDLE/rootfs/etc/resolv.conf"
+	export AGENTBOX_FAULT_SENTRY_FAIL=1
 	in_container abtest pause
 	assert_failure 1
-	assert_one_error_line 'DNS sentry did not start.*the sentry.s own address'
+	assert_one_error_line 'DNS sentry did not start.*injected by AGENTBOX_FAULT_SENTRY_FAIL'
 	assert_nothing_left
 	set_args abtest pause
 	run_container dd --detach
 	assert_failure 1
-	assert_one_error_line 'DNS sentry did not start.*the sentry.s own address'
+	assert_one_error_line 'DNS sentry did not start.*injected by AGENTBOX_FAULT_SENTRY_FAIL'
+	assert_nothing_left
+}
+
+@test "egress: a resolv.conf naming the sentry's own address is refused by create and run at once; nothing left" {
+	# the sentry would forward every lookup to itself: refused before any
+	# program runs, not left to the sentry to find out
+	echo "nameserver 127.0.0.1" >"$BUNDLE/rootfs/etc/resolv.conf"
+	set_args abtest pause
+	create_container own
+	assert_failure 1
+	assert_one_error_line "the upstream resolver is the sentry's own address \\(.*/etc/resolv\\.conf\\)"
+	assert_nothing_left
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line "the upstream resolver is the sentry's own address"
+	assert_nothing_left
+}
+
+@test "egress: create does not wait for the DNS sentry; start does, and fails with the sentry's error" {
+	# create returns once the sentry is forked; the sentry says ready (or why
+	# not) in the state directory, and start reads that before the program may
+	# run. A sentry that takes a second (test-only delay) has not spoken yet
+	# when create returns.
+	set_args abtest pause
+	AGENTBOX_FAULT_SENTRY_DELAY_MS=1000 create_container slow
+	assert_success
+	[ -f "$ROOT/slow/sentry.status" ] || fail "no sentry.status after create"
+	[ ! -s "$ROOT/slow/sentry.status" ] || fail "create waited for the sentry: $(cat "$ROOT/slow/sentry.status")"
+	runtime start slow
+	assert_success
+	[ "$(cat "$ROOT/slow/sentry.status")" = 1 ] || fail "start returned before the sentry served"
+	[ "$(state_field slow .status)" = running ] || fail "not running after start"
+	runtime delete --force slow
+	assert_success
+	# a sentry that fails: create succeeds, start fails with its reason, and
+	# the program never ran
+	set_args abtest pause
+	AGENTBOX_FAULT_SENTRY_FAIL=1 create_container broken
+	assert_success
+	runtime start broken
+	assert_failure 1
+	assert_one_error_line 'DNS sentry did not start: a failure injected by AGENTBOX_FAULT_SENTRY_FAIL'
+	[ "$(state_field broken .status)" = created ] || fail "the program ran although its sentry failed"
+	runtime delete broken
+	assert_success
 	assert_nothing_left
 }
 
