@@ -799,7 +799,7 @@ int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentr
 		return r < 0 ? -1 : 0;
 	/* still starting: wait for its word (inotify), or its end (pidfd; where
 	 * there is none, a look at /proc every 100 ms) */
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, sentry_pid, 0);
+	_cleanup_close_ int pidfd = util_force_fallbacks ? -1 : (int)syscall(SYS_pidfd_open, sentry_pid, 0);
 	_cleanup_close_ int in = inotify_init1(IN_CLOEXEC);
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);

@@ -299,6 +299,19 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 	[ "$(state_field broken .status)" = created ] || fail "the program ran although its sentry failed"
 	runtime delete broken
 	assert_success
+	# a sentry killed while start waits for it: start says so at once
+	AGENTBOX_FAULT_SENTRY_DELAY_MS=5000 create_container killed
+	assert_success
+	local sentry
+	sentry=$(jq -r .sentryPid "$ROOT/killed/state.json")
+	[ "$sentry" -gt 0 ]
+	(sleep 0.3; kill -9 "$sentry") &
+	runtime start killed
+	assert_failure 1
+	assert_one_error_line 'the DNS sentry exited before it served'
+	[ "$(state_field killed .status)" = created ] || fail "the program ran without its sentry"
+	runtime delete killed
+	assert_success
 	assert_nothing_left
 }
 
