@@ -454,8 +454,7 @@ static void sweep_one(const struct global_opts *g, const char *base, const char 
 		int off = 0;
 		if (sscanf(text, "%d %llu %n", &pid, &start, &off) < 2 || !off)
 			return;
-		uint64_t now;
-		if (pid > 0 && proc_start_time(pid, &now) == 0 && now == start)
+		if (proc_is(pid, start))
 			return;         /* still running */
 		char *root = text + off;
 		root[strcspn(root, "\n")] = 0;

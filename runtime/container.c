@@ -71,8 +71,7 @@ static int pidfd_open_checked(pid_t pid, uint64_t start_time)
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0)
 		return -1;
-	uint64_t st;
-	if (proc_start_time(pid, &st) < 0 || st != start_time) {
+	if (!proc_is(pid, start_time)) {
 		close(fd);
 		errno = ESRCH;
 		return -1;
@@ -95,8 +94,7 @@ static int signal_init(const struct container_state *s, int sig)
 		if (errno != ENOSYS)
 			return -1;
 	}
-	uint64_t st;
-	if (proc_start_time(s->pid, &st) < 0 || st != s->pid_start_time) {
+	if (!proc_is(s->pid, s->pid_start_time)) {
 		errno = ESRCH;
 		return -1;
 	}

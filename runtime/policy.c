@@ -768,6 +768,16 @@ int policy_fork_sentry(struct agent_policy *p, struct container_state *st, struc
 	return 0;
 }
 
+/* The sentry's word, its n (> 0) bytes in msg (room for one more): "1" once
+ * it serves, else why it could not start (sentry_child). 0, or -1 with err. */
+static int sentry_word(char *msg, size_t n, struct ab_err *err)
+{
+	if (n == 1 && msg[0] == '1')
+		return 0;
+	msg[n] = 0;
+	return ab_error(err, 0, "egress: the DNS sentry did not start: %s", msg);
+}
+
 /* What the sentry wrote to fd: 1 ready, 0 nothing yet, -1 its error in err. */
 static int sentry_status_read(int fd, struct ab_err *err)
 {
@@ -777,16 +787,7 @@ static int sentry_status_read(int fd, struct ab_err *err)
 		return ab_error(err, errno, "egress: read %s", SENTRY_STATUS);
 	if (n == 0)
 		return 0;
-	if (n == 1 && msg[0] == '1')
-		return 1;
-	msg[n] = 0;
-	return ab_error(err, 0, "egress: the DNS sentry did not start: %s", msg);
-}
-
-static bool sentry_alive(pid_t pid, uint64_t start_time)
-{
-	uint64_t t;
-	return proc_start_time(pid, &t) == 0 && t == start_time;
+	return sentry_word(msg, (size_t)n, err) < 0 ? -1 : 1;
 }
 
 int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentry_start_time, struct ab_err *err)
@@ -809,7 +810,7 @@ int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentr
 		/* a word written before the watch was in place is read here */
 		if ((r = sentry_status_read(fd, err)) != 0)
 			return r < 0 ? -1 : 0;
-		if (!sentry_alive(sentry_pid, sentry_start_time))
+		if (!proc_is(sentry_pid, sentry_start_time))
 			return ab_error(err, 0, "egress: the DNS sentry exited before it served");
 		if (waited_ms >= SENTRY_START_MAX_MS)
 			return ab_error(err, ETIMEDOUT, "egress: the DNS sentry did not start within %d s",
@@ -881,11 +882,9 @@ int policy_wait_sentry(struct agent_policy *p, struct ab_err *err)
 	while (n < 0 && errno == EINTR);
 	close(p->sentry_ready_fd);
 	p->sentry_pending = false;
-	if (n != 1) {
-		msg[n > 0 ? n : 0] = 0;
-		return ab_error(err, 0, "egress: the DNS sentry did not start%s%s", n > 1 ? ": " : "", n > 1 ? msg : "");
-	}
-	return 0;
+	if (n <= 0)   /* gone without a word */
+		return ab_error(err, 0, "egress: the DNS sentry did not start");
+	return sentry_word(msg, (size_t)n, err);
 }
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
@@ -968,8 +967,7 @@ void policy_cleanup(struct agent_policy *p, struct container_state *st)
 
 void policy_teardown(const struct container_state *s)
 {
-	uint64_t t;
-	if (s->sentry_pid > 0 && proc_start_time(s->sentry_pid, &t) == 0 && t == s->sentry_start_time)
+	if (proc_is(s->sentry_pid, s->sentry_start_time))
 		kill(s->sentry_pid, SIGKILL);
 }
 

@@ -317,8 +317,7 @@ void state_free_ids(char **ids, size_t n)
 
 bool state_init_alive(const struct container_state *s)
 {
-	uint64_t st;
-	if (s->pid <= 0 || proc_start_time(s->pid, &st) < 0 || st != s->pid_start_time)
+	if (!proc_is(s->pid, s->pid_start_time))
 		return false;
 	char c = proc_state(s->pid);
 	return c != 0 && c != 'Z' && c != 'X';

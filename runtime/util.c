@@ -366,6 +366,12 @@ int proc_start_time(pid_t pid, uint64_t *ret)
 	return 0;
 }
 
+bool proc_is(pid_t pid, uint64_t start_time)
+{
+	uint64_t t;
+	return pid > 0 && proc_start_time(pid, &t) == 0 && t == start_time;
+}
+
 char proc_state(pid_t pid)
 {
 	char buf[1024];

@@ -73,6 +73,9 @@ bool container_id_valid(const char *s);
 
 /* Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat). */
 int proc_start_time(pid_t pid, uint64_t *ret);
+/* pid still names the process that started at start_time: a recycled pid does
+ * not (a zombie not yet reaped still does). */
+bool proc_is(pid_t pid, uint64_t start_time);
 /* 'R','S','Z',... or 0 if the process does not exist. */
 char proc_state(pid_t pid);
 

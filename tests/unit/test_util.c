@@ -51,5 +51,12 @@ int main(void)
 	char now[64];
 	format_rfc3339(now, sizeof now);
 	ok(strlen(now) == 30 && now[10] == 'T' && now[29] == 'Z', "format_rfc3339 of now: %s", now);
+		/* proc_is: a pid with its start time, as the state records them */
+	uint64_t self_start = 0;
+	ok(proc_start_time(getpid(), &self_start) == 0, "proc_start_time of ourselves");
+	ok(proc_is(getpid(), self_start), "proc_is: ourselves with our start time");
+	ok(!proc_is(getpid(), self_start + 1), "proc_is: ourselves with another start time (a recycled pid)");
+	ok(!proc_is(0, self_start), "proc_is: pid 0");
+	ok(!proc_is(-1, self_start), "proc_is: a negative pid");
 	return tap_done();
 }
