@@ -326,21 +326,27 @@ static bool word_in(const char *list, const char *word)
 	return false;
 }
 
-bool cg_v2_root_has(const char *ctrl)
+const char *cg_v2_root_controllers(void)
 {
 	/* read once per layout detected: asked for each resource group the
-	 * unified hierarchy might handle */
+	 * unified hierarchy might handle, and by each create */
 	(void)cg_host_get();
 	struct cg_host *h = &host;
 	if (!h->root_controllers_read) {
 		_cleanup_free_ char *s = NULL;
 		struct ab_err e;
 		if (!h->unified[0] || cg_read(h->unified, "cgroup.controllers", &s, &e) < 0)
-			return false;
+			return NULL;
 		snprintf(h->root_controllers, sizeof h->root_controllers, "%s", s);
 		h->root_controllers_read = true;
 	}
-	return word_in(h->root_controllers, ctrl);
+	return h->root_controllers;
+}
+
+bool cg_v2_root_has(const char *ctrl)
+{
+	const char *all = cg_v2_root_controllers();
+	return all && word_in(all, ctrl);
 }
 
 /* ------------------------------------------------------------------ file helpers */
@@ -925,21 +931,25 @@ static void made_dirs_add(struct made_dirs *m, const char *dir)
 
 /* mkdir each component of dir after its first root_len bytes, remembering what we
  * made. The parents usually exist already: the leaf is tried first, which saves a
- * failing mkdir per level and hierarchy on every create. A cpuset hierarchy is
- * walked level by level, since each level must have cpus and mems before a
- * process can join below it. */
+ * failing mkdir per level and hierarchy on every create. In a cpuset hierarchy
+ * every level must have cpus and mems before a process can join below it: a new
+ * leaf copies its parent's, and only when the parent has none, or the leaf was
+ * there before, are the levels walked from the top and filled in. */
 static int mkdir_tracked(const char *dir, size_t root_len, bool cpuset, struct made_dirs *m,
 			 struct ab_err *err)
 {
-	if (!cpuset) {
-		if (mkdir(dir, 0755) == 0) {
-			made_dirs_add(m, dir);
+	if (mkdir(dir, 0755) == 0) {
+		made_dirs_add(m, dir);
+		if (!cpuset)
 			return 0;
-		}
-		if (errno == EEXIST)
+		int r = cg_v1_cpuset_inherit(dir, true, err);
+		if (r <= 0)
+			return r;
+	} else if (errno == EEXIST) {
+		if (!cpuset)
 			return 0;
-		if (errno != ENOENT)
-			return ab_error(err, errno, "mkdir %s", dir);
+	} else if (errno != ENOENT) {
+		return ab_error(err, errno, "mkdir %s", dir);
 	}
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", dir);

@@ -54,6 +54,8 @@ int cg_v1_dir(const char *ctrl, const char *path, char *buf, size_t len); /* -EN
 int cg_v2_dir(const char *path, char *buf, size_t len);
 /* Is ctrl listed in the cgroup.controllers of the v2 mount's root? */
 bool cg_v2_root_has(const char *ctrl);
+/* That file's words (read once per process), or NULL when it cannot be read. */
+const char *cg_v2_root_controllers(void);
 
 /* ---- file helpers: errors name the file and the value ---- */
 bool cg_exists(const char *dir, const char *file);
@@ -103,7 +105,9 @@ enum {
 /* Apply resources for the controllers mounted as v1, except the groups in skip (left to
  * the unified hierarchy in hybrid mode). */
 int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, struct ab_err *err);
-/* cpuset dirs start empty in v1; give dir its parent's cpus/mems so tasks can join. */
+/* cpuset dirs start empty in v1; give dir its parent's cpus/mems so tasks can join.
+ * fresh: dir was just made (so it is not read first). 1 when the parent has none to
+ * give (its own levels need filling first), 0 when done, -1 on error. */
 int cg_v1_cpuset_inherit(const char *dir, bool fresh, struct ab_err *err);
 int cg_v1_freeze(const char *path, bool frozen, struct ab_err *err);
 int cg_v1_is_frozen(const char *path, struct ab_err *err);

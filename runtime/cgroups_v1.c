@@ -35,6 +35,7 @@ int cg_v1_cpuset_inherit(const char *dir, bool fresh, struct ab_err *err)
 	if (!slash || slash == parent)
 		return 0;
 	*slash = 0;
+	int parent_empty = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		_cleanup_free_ char *cur = NULL, *up = NULL;
 		/* a cpuset made a moment ago is empty (unless its parent has
@@ -48,10 +49,12 @@ int cg_v1_cpuset_inherit(const char *dir, bool fresh, struct ab_err *err)
 		if (cg_read(parent, files[i], &up, err) < 0)
 			return -1;
 		up[strcspn(up, "\n")] = 0;
-		if (*up && cg_write(dir, files[i], up, err) < 0)
+		if (!*up)
+			parent_empty = 1;
+		else if (cg_write(dir, files[i], up, err) < 0)
 			return -1;
 	}
-	return 0;
+	return parent_empty;
 }
 
 static int v1_memory(const char *dir, const struct oci_resources *r, struct ab_err *err)

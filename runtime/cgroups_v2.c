@@ -17,19 +17,46 @@
 
 /* ------------------------------------------------------------------ controllers */
 
+/* The next space-separated word at or after *p (its length in *n), or NULL; *p
+ * moves past it. */
+static const char *next_word(const char **p, size_t *n)
+{
+	const char *w = *p;
+	while (isspace((unsigned char)*w))
+		w++;
+	const char *e = w;
+	while (*e && !isspace((unsigned char)*e))
+		e++;
+	*p = e;
+	*n = (size_t)(e - w);
+	return *n ? w : NULL;
+}
+
 static bool has_word(const char *list, const char *w, size_t n)
 {
-	for (const char *p = list; *p;) {
-		while (isspace((unsigned char)*p))
-			p++;
-		const char *e = p;
-		while (*e && !isspace((unsigned char)*e))
-			e++;
-		if ((size_t)(e - p) == n && strncmp(p, w, n) == 0)
+	size_t len;
+	for (const char *p = list, *c; (c = next_word(&p, &len));)
+		if (len == n && strncmp(c, w, n) == 0)
 			return true;
-		p = e;
-	}
 	return false;
+}
+
+/* Does the leaf offer every controller of the root already? Then every level above
+ * it has them all on: the usual case once a parent has held one container. One read
+ * instead of two per level. */
+static bool leaf_has_all(const char *path)
+{
+	char dir[PATH_MAX];
+	_cleanup_free_ char *leaf = NULL;
+	struct ab_err e;
+	const char *root = cg_v2_root_controllers();
+	if (!root || cg_v2_dir(path, dir, sizeof dir) < 0 || cg_read(dir, "cgroup.controllers", &leaf, &e) < 0)
+		return false;
+	size_t n;
+	for (const char *p = root, *c; (c = next_word(&p, &n));)
+		if (!has_word(leaf, c, n))
+			return false;
+	return true;
 }
 
 /* A controller must be on in every ancestor's cgroup.subtree_control for its files to
@@ -38,6 +65,8 @@ static bool has_word(const char *list, const char *w, size_t n)
  * fails later if a limit needs it, with an error naming the missing file. */
 void cg_v2_enable_controllers(const char *path)
 {
+	if (leaf_has_all(path))
+		return;
 	char dir[PATH_MAX];
 	if (cg_v2_dir("", dir, sizeof dir) < 0)
 		return;
@@ -47,18 +76,11 @@ void cg_v2_enable_controllers(const char *path)
 		struct ab_err e;
 		if (cg_read(dir, "cgroup.controllers", &avail, &e) == 0 &&
 		    cg_read(dir, "cgroup.subtree_control", &on, &e) == 0) {
-			for (const char *c = avail; *c;) {
-				while (isspace((unsigned char)*c))
-					c++;
-				const char *end = c;
-				while (*end && !isspace((unsigned char)*end))
-					end++;
-				size_t n = (size_t)(end - c);
-				if (n && !has_word(on, c, n) &&
+			size_t n;
+			for (const char *q = avail, *c; (c = next_word(&q, &n));)
+				if (!has_word(on, c, n) &&
 				    cg_writef(dir, "cgroup.subtree_control", &e, "+%.*s", (int)n, c) < 0)
 					log_debug("cgroups: %s", e.msg);
-				c = end;
-			}
 		}
 		/* next component; stop before the leaf */
 		while (*p == '/')

@@ -824,6 +824,72 @@ static void test_v1(void)
 	okx(cgroup_destroy(&cg, &err) == 0, "destroy again: ENOENT is success");
 }
 
+/* Parents made by someone else with a bare mkdir: a v1 cpuset parent has no cpus
+ * and mems, a v2 parent no controllers in its cgroup.subtree_control. A create
+ * below them fills them in; a second create, below parents filled in now, takes
+ * the short way (the leaf first) and must give its leaf the same. */
+static void test_bare_parents(void)
+{
+	const struct cg_host *host = cg_host_get();
+	struct ab_err err = {0};
+	char parent[64], leaf[2][80];
+	snprintf(parent, sizeof parent, "/agentbox-test-%d-bare", (int)getpid());
+	char cs_root[PATH_MAX], cs_parent[PATH_MAX], u_parent[PATH_MAX];
+	bool cpuset = cg_v1_dir("cpuset", "", cs_root, sizeof cs_root) == 0 &&
+		      cg_v1_dir("cpuset", parent, cs_parent, sizeof cs_parent) == 0;
+	const char *root_ctrls = host->unified[0] ? cg_v2_root_controllers() : NULL;
+	char want_ctrls[256] = "";
+	if (root_ctrls)
+		snprintf(want_ctrls, sizeof want_ctrls, "%.*s", (int)strcspn(root_ctrls, "\n"), root_ctrls);
+	bool v2 = want_ctrls[0] && cg_v2_dir(parent, u_parent, sizeof u_parent) == 0;
+	if (!cpuset && !v2) {
+		skip("bare parents: no v1 cpuset hierarchy and no v2 controllers here");
+		return;
+	}
+	if (cpuset) {
+		okx(mkdir(cs_parent, 0755) == 0, "mkdir %s", cs_parent);
+		is_str(readf(cs_parent, "cpuset.cpus"), "", "a cpuset made by mkdir alone has no cpus");
+	}
+	if (v2) {
+		okx(mkdir(u_parent, 0755) == 0, "mkdir %s", u_parent);
+		is_str(readf(u_parent, "cgroup.subtree_control"), "", "a v2 parent made by mkdir alone delegates nothing");
+	}
+	struct cgroup_ref cg[2];
+	for (int i = 0; i < 2; i++) {
+		snprintf(leaf[i], sizeof leaf[i], "%s/%c", parent, 'a' + i);
+		okx(cgroup_resolve(leaf[i], "t", false, false, &cg[i], &err) == 0 &&
+			    cgroup_create(&cg[i], NULL, &err) == 0,
+		    "create %s (%s parents): %s", leaf[i], i ? "filled-in" : "bare", E(&err));
+		if (cpuset) {
+			char d[PATH_MAX];
+			cg_v1_dir("cpuset", leaf[i], d, sizeof d);
+			is_str(readf(cs_parent, "cpuset.cpus"), readf(cs_root, "cpuset.cpus"), "the parent has the root's cpus");
+			is_str(readf(cs_parent, "cpuset.mems"), readf(cs_root, "cpuset.mems"), "the parent has the root's mems");
+			is_str(readf(d, "cpuset.cpus"), readf(cs_root, "cpuset.cpus"), "%s has the root's cpus", leaf[i]);
+			is_str(readf(d, "cpuset.mems"), readf(cs_root, "cpuset.mems"), "%s has the root's mems", leaf[i]);
+		}
+		if (v2) {
+			char d[PATH_MAX];
+			cg_v2_dir(leaf[i], d, sizeof d);
+			is_str(readf(d, "cgroup.controllers"), want_ctrls, "%s is offered every controller of the root", leaf[i]);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		okx(cgroup_destroy(&cg[i], &err) == 0, "destroy %s: %s", leaf[i], E(&err));
+	/* the parents, in every hierarchy the creates made them in */
+	bool gone = true;
+	for (size_t i = 0; i < host->n_hier; i++) {
+		char d[PATH_MAX];
+		if (cg_hier_used(&host->hier[i]) && cg_hier_dir(&host->hier[i], parent, d, sizeof d) == 0 &&
+		    rmdir(d) < 0 && errno != ENOENT)
+			gone = false;
+	}
+	char d[PATH_MAX];
+	if (cg_v2_dir(parent, d, sizeof d) == 0 && rmdir(d) < 0 && errno != ENOENT)
+		gone = false;
+	okx(gone, "the parents removed");
+}
+
 static void test_v2_core(void)
 {
 	const struct cg_host *host = cg_host_get();
@@ -965,6 +1031,7 @@ int main(void)
 	}
 	printf("# host layout: %s\n", cgroup_mode_name(cgroup_host_mode()));
 	test_v1();
+	test_bare_parents();
 	test_v2_core();
 	test_env_override();
 	return tap_done();
