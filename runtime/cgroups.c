@@ -316,12 +316,24 @@ int cg_v2_dir(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static bool word_in(const char *list, const char *word)
+const char *cg_next_word(const char **p, size_t *n)
 {
-	size_t n = strlen(word);
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || isspace((unsigned char)p[-1])) &&
-		    (p[n] == 0 || isspace((unsigned char)p[n])))
+	const char *w = *p;
+	while (isspace((unsigned char)*w))
+		w++;
+	const char *e = w;
+	while (*e && !isspace((unsigned char)*e))
+		e++;
+	*p = e;
+	*n = (size_t)(e - w);
+	return *n ? w : NULL;
+}
+
+bool cg_has_word(const char *list, const char *w, size_t n)
+{
+	size_t len;
+	for (const char *p = list, *c; (c = cg_next_word(&p, &len));)
+		if (len == n && strncmp(c, w, n) == 0)
 			return true;
 	return false;
 }
@@ -346,7 +358,7 @@ const char *cg_v2_root_controllers(void)
 bool cg_v2_root_has(const char *ctrl)
 {
 	const char *all = cg_v2_root_controllers();
-	return all && word_in(all, ctrl);
+	return all && cg_has_word(all, ctrl, strlen(ctrl));
 }
 
 /* ------------------------------------------------------------------ file helpers */

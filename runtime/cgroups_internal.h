@@ -57,6 +57,12 @@ bool cg_v2_root_has(const char *ctrl);
 /* That file's words (read once per process), or NULL when it cannot be read. */
 const char *cg_v2_root_controllers(void);
 
+/* Lists of words as cgroup files hold them (controllers, split at white space):
+ * the next word at or after *p (its length in *n; *p moves past it), or NULL;
+ * and whether the n bytes at w are one of list's words. */
+const char *cg_next_word(const char **p, size_t *n);
+bool cg_has_word(const char *list, const char *w, size_t n);
+
 /* ---- file helpers: errors name the file and the value ---- */
 bool cg_exists(const char *dir, const char *file);
 int cg_write(const char *dir, const char *file, const char *val, struct ab_err *err);

@@ -2,7 +2,6 @@
  * In hybrid mode the same code drives the unified mount for what v1 lacks. */
 #include "cgroups_internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,30 +16,6 @@
 
 /* ------------------------------------------------------------------ controllers */
 
-/* The next space-separated word at or after *p (its length in *n), or NULL; *p
- * moves past it. */
-static const char *next_word(const char **p, size_t *n)
-{
-	const char *w = *p;
-	while (isspace((unsigned char)*w))
-		w++;
-	const char *e = w;
-	while (*e && !isspace((unsigned char)*e))
-		e++;
-	*p = e;
-	*n = (size_t)(e - w);
-	return *n ? w : NULL;
-}
-
-static bool has_word(const char *list, const char *w, size_t n)
-{
-	size_t len;
-	for (const char *p = list, *c; (c = next_word(&p, &len));)
-		if (len == n && strncmp(c, w, n) == 0)
-			return true;
-	return false;
-}
-
 /* Does the leaf offer every controller of the root already? Then every level above
  * it has them all on: the usual case once a parent has held one container. One read
  * instead of two per level. */
@@ -53,8 +28,8 @@ static bool leaf_has_all(const char *path)
 	if (!root || cg_v2_dir(path, dir, sizeof dir) < 0 || cg_read(dir, "cgroup.controllers", &leaf, &e) < 0)
 		return false;
 	size_t n;
-	for (const char *p = root, *c; (c = next_word(&p, &n));)
-		if (!has_word(leaf, c, n))
+	for (const char *p = root, *c; (c = cg_next_word(&p, &n));)
+		if (!cg_has_word(leaf, c, n))
 			return false;
 	return true;
 }
@@ -77,8 +52,8 @@ void cg_v2_enable_controllers(const char *path)
 		if (cg_read(dir, "cgroup.controllers", &avail, &e) == 0 &&
 		    cg_read(dir, "cgroup.subtree_control", &on, &e) == 0) {
 			size_t n;
-			for (const char *q = avail, *c; (c = next_word(&q, &n));)
-				if (!has_word(on, c, n) &&
+			for (const char *q = avail, *c; (c = cg_next_word(&q, &n));)
+				if (!cg_has_word(on, c, n) &&
 				    cg_writef(dir, "cgroup.subtree_control", &e, "+%.*s", (int)n, c) < 0)
 					log_debug("cgroups: %s", e.msg);
 		}
