@@ -29,12 +29,24 @@ WERROR   ?= -Werror
 SANITIZE ?=
 SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer,)
 ALL_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR) -Wno-unused-parameter -D_GNU_SOURCE \
-	-fvisibility=hidden -Iruntime -Ioci -Iseccomp-profiles -Inetfilter \
+	-fvisibility=hidden \
 	-DAGENTBOX_VERSION='"$(VERSION)"' -DAGENTBOX_COMMIT='"$(COMMIT)"' \
 	$(PKG_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS := -Wl,-z,now -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 
-SRCS     := $(wildcard runtime/*.c oci/*.c seccomp-profiles/*.c netfilter/*.c)
+# One-way layers (docs/ARCHITECTURE.md): each folder compiles with the include
+# paths of itself and the layers below it only, so an include that points up
+# fails the build. lib <- netfilter <- oci <- seccomp-profiles <- runtime.
+LAYERS   := lib netfilter oci seccomp-profiles runtime
+INC_lib              := -Ilib
+INC_netfilter        := $(INC_lib) -Inetfilter
+INC_oci              := $(INC_netfilter) -Ioci
+INC_seccomp-profiles := $(INC_oci) -Iseccomp-profiles
+INC_runtime          := $(INC_seccomp-profiles) -Iruntime
+INC_ALL              := $(INC_runtime)
+HDRS     := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h))
+
+SRCS     := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 OBJS     := $(SRCS:.c=.o)
 LIB_OBJS := $(filter-out runtime/main.o,$(OBJS))
 PROFILES := $(wildcard seccomp-profiles/*.json)
@@ -48,8 +60,10 @@ all: agentbox tests/helper/abtest tests/helper/prober
 agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
 
-%.o: %.c $(wildcard runtime/*.h oci/*.h seccomp-profiles/*.h netfilter/*.h)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+# the folder of a source picks its include paths
+layer_inc = $(INC_$(firstword $(subst /, ,$(1))))
+%.o: %.c $(HDRS)
+	$(CC) $(call layer_inc,$<) $(ALL_CFLAGS) -c -o $@ $<
 
 # profiles are embedded with .incbin; rebuild when they change
 seccomp-profiles/profiles_embed.o: $(PROFILES)
@@ -62,10 +76,10 @@ tests/helper/prober: tests/helper/prober.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
 
 tests/netfilter/egress-driver: tests/netfilter/egress-driver.c $(LIB_OBJS)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) $(INC_ALL) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 
 tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) $(INC_ALL) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 
 unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done
@@ -124,7 +138,6 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wextra $(WERROR) -Wno-unused-parameter -D_GNU_SOURCE \
-	-Iruntime -Ioci -Iseccomp-profiles -Inetfilter \
 	-DAGENTBOX_VERSION='"$(VERSION)"' -DAGENTBOX_COMMIT='"$(COMMIT)"' $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out runtime/main.c,$(SRCS)))
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -136,14 +149,14 @@ FUZZ_SMOKE_SEED ?= 1
 
 .PHONY: fuzz-build fuzz-smoke fuzz-replay
 .SECONDARY: $(FUZZ_OBJS)
-$(FUZZ_DIR)/%.o: %.c $(wildcard runtime/*.h oci/*.h seccomp-profiles/*.h netfilter/*.h)
+$(FUZZ_DIR)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZ_CC) $(call layer_inc,$<) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_DIR)/seccomp-profiles/profiles_embed.o: $(PROFILES)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS)
+	$(FUZZ_CC) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -1,4 +1,4 @@
-/* The YAML module (oci/yml.h) under every YAML agentbox reads — kits and
+/* The YAML module (lib/yml.h) under every YAML agentbox reads — kits and
  * /etc/agentbox/config.yaml: yml_parse, the strict walk helpers over every
  * node, and emit → parse giving back the same document. */
 #include "fuzz.h"

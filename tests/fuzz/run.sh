@@ -5,7 +5,7 @@
 # The working corpus of a target is build/fuzz/corpus/TARGET (kept between
 # runs, so fuzzing is incremental); it starts from the committed seeds
 # (tests/fuzz/corpus/TARGET), the regression inputs, and the real inputs the
-# repository and the shared fixtures hold (engine config.json/process.json/
+# repository holds, the engines' payloads among them (engine config.json/process.json/
 # update payloads, test configs, kits, agent configs).
 #
 # A crash, leak, timeout or out-of-memory input is copied to
@@ -14,15 +14,14 @@
 #
 # Environment: FUZZ_JOBS (targets run at once, default 1), FUZZ_RSS_MB (2048),
 # FUZZ_SEED (libFuzzer's -seed; unset: a new one each run),
-# AGENTBOX_SHARED_DIR (engine fixtures; default ../shared next to the repo).
+# AGENTBOX_FIXTURES (engine payloads; default tests/data/engine-fixtures).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 seconds=${1:?usage: run.sh SECONDS TARGET...}
 shift
 [ $# -gt 0 ] || { echo "run.sh: no targets" >&2; exit 2; }
-shared=${AGENTBOX_SHARED_DIR:-$top/../shared}
-fixtures=$shared/engine-fixtures
+fixtures=${AGENTBOX_FIXTURES:-$top/tests/data/engine-fixtures}
 work=build/fuzz
 rss=${FUZZ_RSS_MB:-2048}
 seed=()

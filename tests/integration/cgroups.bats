@@ -103,9 +103,8 @@ start_running() {
 
 @test "update with the engines' real payloads" {
 	local f
-	[ -d "$SHARED_DIR/engine-fixtures" ] || skip "no engine fixtures at $SHARED_DIR"
 	start_running
-	for f in "$SHARED_DIR"/engine-fixtures/*-update-resources.json; do
+	for f in "$FIXTURES_DIR"/*-update-resources.json; do
 		runtime update --resources "$f" ct
 		assert_success
 	done

@@ -1,15 +1,14 @@
 #!/usr/bin/env bats
-# The config.json files real engines wrote (shared/engine-fixtures/), run as
+# The config.json files real engines wrote (tests/data/engine-fixtures/), run as
 # they are, with only what cannot exist here replaced: the rootfs, the host
 # files they bind, the hooks, the cgroup path, namespaces joined by path.
 
 load helpers
 
-FIXTURES=$SHARED_DIR/engine-fixtures
+FIXTURES=$FIXTURES_DIR
 
 setup() {
 	requires root
-	[ -d "$FIXTURES" ] || skip "no engine fixtures at $FIXTURES (set AGENTBOX_SHARED_DIR)"
 	setup_bundle
 }
 

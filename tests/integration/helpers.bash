@@ -10,7 +10,7 @@
 #   RUNTIME                the runtime binary (default: the repo's ./agentbox)
 #   AGENTBOX_TEST_ROOTFS   where to build/cache the fixture rootfs
 #                          (default: once per bats run, under $BATS_RUN_TMPDIR)
-#   AGENTBOX_SHARED_DIR    the shared/ dir with engine-fixtures/ (default: ../shared)
+#   AGENTBOX_FIXTURES      the engines' payloads (default: tests/data/engine-fixtures)
 #   RUNTIME_TIMEOUT        seconds before a hung runtime call is killed (default 60)
 
 bats_require_minimum_version 1.5.0
@@ -18,7 +18,7 @@ bats_require_minimum_version 1.5.0
 INTEGRATION_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(git -C "$INTEGRATION_ROOT" rev-parse --show-toplevel 2>/dev/null ||
 	{ cd "$INTEGRATION_ROOT/../.." && pwd; })
-SHARED_DIR=${AGENTBOX_SHARED_DIR:-$REPO_ROOT/../shared}
+FIXTURES_DIR=${AGENTBOX_FIXTURES:-$REPO_ROOT/tests/data/engine-fixtures}
 ABTEST=$REPO_ROOT/tests/helper/abtest
 BUSYBOX=${AGENTBOX_TEST_BUSYBOX:-/bin/busybox}
 RUNTIME_TIMEOUT=${RUNTIME_TIMEOUT:-60}

@@ -256,7 +256,7 @@ int main(void)
 {
 	fixtures = getenv("AGENTBOX_FIXTURES");
 	if (!fixtures)
-		fixtures = "../shared/engine-fixtures";
+		fixtures = "tests/data/engine-fixtures";
 	test_shipped_profiles();
 	test_engine_profiles();
 	test_far_jumps();

@@ -639,7 +639,7 @@ int main(void)
 {
 	fixtures = getenv("AGENTBOX_FIXTURES");
 	if (!fixtures)
-		fixtures = "../shared/engine-fixtures";
+		fixtures = "tests/data/engine-fixtures";
 	test_docker();
 	test_podman();
 	test_ctr();

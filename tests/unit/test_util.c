@@ -1,4 +1,4 @@
-/* Unit tests of runtime/util.c helpers that have their own arithmetic. */
+/* Unit tests of lib/util.c helpers that have their own arithmetic. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
