@@ -65,6 +65,22 @@ char *egress_entry_to_string(const struct egress_entry *e, char *buf, size_t len
 /* Does a NAME or WILDCARD entry match the lowercase name (no final dot)? */
 bool egress_entry_matches_name(const struct egress_entry *e, const char *name);
 
+/* Room for any entry's canonical text: "*." + a 253-character name + ":65535/tcp"
+ * is 265. (A shorter buffer cut ports and protocols off, and two entries that
+ * differ only there compared equal.) */
+#define EGRESS_ENTRY_TEXT 320
+
+/* Is entry e inside what list allows? The same entry, a name the list's names
+ * cover, or a CIDR inside one of its CIDRs, each with no narrower port or
+ * protocol on the list's side (egress_compare.c). */
+bool egress_entry_covered(const struct egress_list *list, const struct egress_entry *e);
+/* Would a container with policy mine reach anything one with owner's cannot?
+ * The first such entry goes into what, and *missing_deny says whether it is an
+ * owner's deny entry that mine lacks. Conservative: false means narrower or
+ * the same. */
+bool egress_policy_wider(const struct egress_policy *mine, const struct egress_policy *owner, char *what,
+			 size_t len, bool *missing_deny);
+
 enum egress_name_verdict {
 	EGRESS_NAME_NONE,  /* no allow entry names it: REFUSED */
 	EGRESS_NAME_DENY,  /* a deny entry without port or protocol names it: REFUSED */

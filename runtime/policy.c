@@ -27,112 +27,8 @@ static bool profile_name_valid(const char *n)
 	return streq(n, "agent") || streq(n, "default") || streq(n, "none");
 }
 
-/* Room for any entry's canonical text: "*." + a 253-character name + ":65535/tcp"
- * is 265. (A shorter buffer cut ports and protocols off, and two entries that
- * differ only there compared equal.) */
-#define ENTRY_TEXT 320
-
 #define ANNOTATION_EGRESS_ALLOW "agentbox.egress.allow"
 #define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
-
-/* Is annotation entry e inside what the admin allowed? Same entry, or a name the
- * admin's names cover, or a CIDR inside an admin CIDR — each with no narrower
- * port or protocol on the admin's side. */
-static bool entry_covered(const struct egress_list *list, const struct egress_entry *e)
-{
-	char a[ENTRY_TEXT], b[ENTRY_TEXT];
-	egress_entry_to_string(e, a, sizeof a);
-	for (size_t i = 0; i < list->n; i++) {
-		const struct egress_entry *x = &list->v[i];
-		if (streq(a, egress_entry_to_string(x, b, sizeof b)))
-			return true;
-		if ((x->port && x->port != e->port) || (x->proto && x->proto != e->proto))
-			continue;
-		if (e->kind == EGRESS_NAME && egress_entry_matches_name(x, e->name))
-			return true;
-		if (e->kind == EGRESS_WILDCARD && x->kind == EGRESS_WILDCARD) {
-			size_t le = strlen(e->name), lx = strlen(x->name);
-			if (le >= lx && streq(e->name + le - lx, x->name) && (le == lx || e->name[le - lx - 1] == '.'))
-				return true;
-		}
-		bool v4 = e->kind == EGRESS_CIDR4 && x->kind == EGRESS_CIDR4;
-		bool v6 = e->kind == EGRESS_CIDR6 && x->kind == EGRESS_CIDR6;
-		if ((v4 || v6) && e->prefix >= x->prefix) {
-			unsigned bits = x->prefix, full = bits / 8;
-			bool same = memcmp(e->addr, x->addr, full) == 0;
-			if (same && bits % 8) {
-				uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
-				same = (e->addr[full] & mask) == (x->addr[full] & mask);
-			}
-			if (same)
-				return true;
-		}
-	}
-	return false;
-}
-
-/* x is y or a name below it (label boundary). */
-static bool name_within(const char *x, const char *y)
-{
-	size_t lx = strlen(x), ly = strlen(y);
-	return lx >= ly && streq(x + lx - ly, y) && (lx == ly || x[lx - ly - 1] == '.');
-}
-
-/* Could deny entry d stop anything allow entry a lets through? A CIDR deny may
- * hold the addresses any name resolves to; a name's deny only covers the
- * addresses the sentry learnt for that name, so it never meets a CIDR allow
- * (an address reached without DNS is judged by the CIDR entries only). */
-static bool entries_overlap(const struct egress_entry *d, const struct egress_entry *a)
-{
-	if ((d->port && a->port && d->port != a->port) || (d->proto && a->proto && d->proto != a->proto))
-		return false;
-	bool dn = d->kind == EGRESS_NAME || d->kind == EGRESS_WILDCARD;
-	bool an = a->kind == EGRESS_NAME || a->kind == EGRESS_WILDCARD;
-	if (dn && an) {
-		if (a->kind == EGRESS_NAME)
-			return egress_entry_matches_name(d, a->name);
-		if (d->kind == EGRESS_NAME)
-			return egress_entry_matches_name(a, d->name);
-		return name_within(a->name, d->name) || name_within(d->name, a->name);
-	}
-	if (dn)
-		return false;
-	if (an)
-		return true;
-	if (d->kind != a->kind)
-		return false;
-	unsigned bits = d->prefix < a->prefix ? d->prefix : a->prefix, full = bits / 8;
-	if (memcmp(d->addr, a->addr, full))
-		return false;
-	uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
-	return bits % 8 == 0 || (d->addr[full] & mask) == (a->addr[full] & mask);
-}
-
-/* Would a container with policy mine reach anything one with owner's cannot?
- * The first such entry into what (and whether it is an owner's deny entry that
- * mine lacks). Conservative: "no" means narrower or the same. */
-static bool policy_wider(const struct egress_policy *mine, const struct egress_policy *owner, char *what,
-			 size_t len, bool *missing_deny)
-{
-	for (size_t i = 0; i < mine->allow.n; i++)
-		if (!entry_covered(&owner->allow, &mine->allow.v[i])) {
-			egress_entry_to_string(&mine->allow.v[i], what, len);
-			*missing_deny = false;
-			return true;
-		}
-	for (size_t i = 0; i < owner->deny.n; i++) {
-		const struct egress_entry *d = &owner->deny.v[i];
-		if (entry_covered(&mine->deny, d))
-			continue;
-		for (size_t k = 0; k < mine->allow.n; k++)
-			if (entries_overlap(d, &mine->allow.v[k])) {
-				egress_entry_to_string(d, what, len);
-				*missing_deny = true;
-				return true;
-			}
-	}
-	return false;
-}
 
 static int resolve_egress(const struct global_opts *g, const struct oci_config *c,
 			  struct agent_policy *ret, struct ab_err *err)
@@ -165,7 +61,7 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 			return -1;
 		if (cfg->egress_annotations_may_widen) {
 			for (size_t i = 0; i < req.allow.n; i++) {
-				char buf[ENTRY_TEXT];
+				char buf[EGRESS_ENTRY_TEXT];
 				egress_entry_to_string(&req.allow.v[i], buf, sizeof buf);
 				if (egress_policy_add(&ret->egress, buf, false, "annotation " ANNOTATION_EGRESS_ALLOW, err) < 0) {
 					egress_policy_free(&req);
@@ -177,8 +73,8 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 		}
 		/* the workload's side may only narrow what the admin allowed */
 		for (size_t i = 0; i < req.allow.n; i++) {
-			if (!entry_covered(&ret->egress.allow, &req.allow.v[i])) {
-				char buf[ENTRY_TEXT];
+			if (!egress_entry_covered(&ret->egress.allow, &req.allow.v[i])) {
+				char buf[EGRESS_ENTRY_TEXT];
 				egress_entry_to_string(&req.allow.v[i], buf, sizeof buf);
 				egress_policy_free(&req);
 				return ab_error(err, 0, "annotation %s: entry \"%s\" is not within the runtime's allowlist: refused (allow it with --egress-allow, or set egress.annotations_may_widen in %s)",
@@ -199,115 +95,6 @@ deny:;
 	if (!net)
 		return ab_error(err, 0, "egress policy: the container has no network namespace of its own, so its egress cannot be policed: refused (give it a network namespace, or turn the firewall off with --egress-allow all or egress.enforce: false in %s)",
 				cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
-	return 0;
-}
-
-/* Capabilities that make a container privileged: each hands over part of the host. */
-static const int privileged_caps[] = {
-	CAP_SYS_ADMIN, CAP_SYS_MODULE, CAP_SYS_PTRACE, CAP_SYS_RAWIO, CAP_NET_ADMIN, CAP_SYS_BOOT,
-	CAP_SYS_TIME, CAP_MAC_ADMIN, CAP_MAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_AUDIT_CONTROL,
-	CAP_SYSLOG, CAP_BPF, CAP_PERFMON,
-};
-
-static const char *config_name(const struct agent_policy *p)
-{
-	return p->config.path ? p->config.path : DEFAULT_AGENT_CONFIG;
-}
-
-int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
-			 struct ab_err *err)
-{
-	if (!proc)
-		return 0;
-	const struct agent_config *cfg = &p->config;
-	struct oci_capabilities *caps = &proc->caps;
-	uint64_t all = caps->bounding | caps->effective | caps->permitted | caps->inheritable | caps->ambient;
-	if (cfg->refuse_privileged) {
-		for (size_t i = 0; i < ARRAY_SIZE(privileged_caps); i++) {
-			uint64_t bit = 1ULL << privileged_caps[i];
-			if (!(all & bit) || (cfg->allowed_capabilities & bit))
-				continue;
-			char *name = cap_to_name(privileged_caps[i]);
-			char upper[64] = "";
-			for (size_t k = 0; name && name[k] && k < sizeof upper - 1; k++)
-				upper[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 32 : name[k]);
-			if (name)
-				cap_free(name);
-			return ab_error(err, 0, "floor: privileged containers are refused: %s.capabilities has %s (allow it with floor.allow_capabilities, or floor.refuse_privileged: false, in %s)",
-					what, upper, config_name(p));
-		}
-	}
-	if (cfg->force_no_new_privileges && !proc->no_new_privileges) {
-		log_debug("floor: forcing noNewPrivileges");
-		proc->no_new_privileges = true;
-	}
-	if (p->egress_enforced) {
-		/* with its firewall in force the container must not hold CAP_NET_ADMIN (it
-		 * could rewrite the rules) nor CAP_NET_RAW (packet sockets pass beneath them) */
-		uint64_t drop = (1ULL << CAP_NET_ADMIN) | (1ULL << CAP_NET_RAW);
-		if (all & drop)
-			log_debug("egress policy in force: dropping CAP_NET_ADMIN and CAP_NET_RAW");
-		caps->bounding &= ~drop;
-		caps->effective &= ~drop;
-		caps->permitted &= ~drop;
-		caps->inheritable &= ~drop;
-		caps->ambient &= ~drop;
-	}
-	return 0;
-}
-
-/* Is the namespace at path the host's own (that of pid 1)? */
-static bool is_host_ns(const char *path, const char *name)
-{
-	char host[64];
-	struct stat a, b;
-	snprintf(host, sizeof host, "/proc/1/ns/%s", name);
-	return stat(path, &a) == 0 && stat(host, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
-
-int policy_floor_config(const struct agent_policy *p, struct oci_config *c, struct ab_err *err)
-{
-	const struct agent_config *cfg = &p->config;
-	const char *file = config_name(p);
-	if (policy_floor_process(p, c->process, "process", err) < 0)
-		return -1;
-	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
-	if (cfg->refuse_host_network && (!net || (net->path && is_host_ns(net->path, "net"))))
-		return ab_error(err, 0, "floor: the host's network namespace is refused: give the container its own (or set floor.refuse_host_network: false in %s)", file);
-	const struct oci_namespace *pid = oci_namespace_find(c, NS_PID);
-	if (cfg->refuse_host_pid && (!pid || (pid->path && is_host_ns(pid->path, "pid"))))
-		return ab_error(err, 0, "floor: the host's PID namespace is refused: give the container its own (or set floor.refuse_host_pid: false in %s)", file);
-	if (cfg->refuse_host_devices) {
-		const struct oci_resources *r = &c->linux_.resources;
-		for (size_t i = 0; c->linux_.has_resources && i < r->n_devices; i++) {
-			const struct oci_device_rule *d = &r->devices[i];
-			bool reads_or_writes = strpbrk(d->access, "rw") != NULL;
-			if (d->allow && reads_or_writes && (d->type == 'a' || d->major < 0))
-				return ab_error(err, 0, "floor: host devices are refused: linux.resources.devices[%zu] allows every %s device (or set floor.refuse_host_devices: false in %s)",
-						i, d->type == 'b' ? "block" : d->type == 'c' ? "character" : "", file);
-		}
-		for (size_t i = 0; i < c->linux_.n_devices; i++)
-			if (c->linux_.devices[i].type == 'b')
-				return ab_error(err, 0, "floor: host devices are refused: linux.devices[%zu] is the block device %s (or set floor.refuse_host_devices: false in %s)",
-						i, c->linux_.devices[i].path, file);
-	}
-	/* extra masked paths on top of the engine's */
-	if (cfg->n_masked_paths) {
-		struct oci_linux *l = &c->linux_;
-		char **paths = arena_alloc(&c->arena, sizeof(char *) * (l->n_masked_paths + cfg->n_masked_paths + 1));
-		size_t n = 0;
-		for (size_t i = 0; i < l->n_masked_paths; i++)
-			paths[n++] = l->masked_paths[i];
-		for (size_t i = 0; i < cfg->n_masked_paths; i++) {
-			bool dup = false;
-			for (size_t k = 0; k < l->n_masked_paths; k++)
-				dup |= streq(l->masked_paths[k], cfg->masked_paths[i]);
-			if (!dup)
-				paths[n++] = cfg->masked_paths[i];
-		}
-		l->masked_paths = paths;
-		l->n_masked_paths = n;
-	}
 	return 0;
 }
 
@@ -465,13 +252,13 @@ static int check_joined(const struct agent_policy *p, int netns, const char *pat
 	int r = owner_policy(netns, path, id, state_dirfd, owner, sizeof owner, &op, err);
 	if (r <= 0)
 		return r;
-	char what[ENTRY_TEXT];
+	char what[EGRESS_ENTRY_TEXT];
 	bool missing_deny = false;
 	r = 0;
 	if (!p->egress_enforced)
 		r = ab_error(err, 0, "egress: the network namespace %s is policed by container %s and this container's firewall is off (it would allow everything): refused (give it the same policy or a narrower one)",
 			     path, owner);
-	else if (policy_wider(&p->egress, &op, what, sizeof what, &missing_deny))
+	else if (egress_policy_wider(&p->egress, &op, what, sizeof what, &missing_deny))
 		r = ab_error(err, 0, missing_deny
 			     ? "egress: the network namespace %s is policed by container %s, which denies \"%s\" and this container does not: refused (containers sharing a network namespace share its rules; give it the same policy or a narrower one)"
 			     : "egress: the network namespace %s is policed by container %s, whose policy does not allow \"%s\": refused (containers sharing a network namespace share its rules; give it the same policy or a narrower one)",

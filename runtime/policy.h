@@ -39,7 +39,7 @@ struct agent_policy {
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 		   struct agent_policy *ret, struct ab_err *err);
-/* The hardening floor on a whole config: privileged capabilities, host network,
+/* The hardening floor (floor.c) on a whole config: privileged capabilities, host network,
  * PID namespace and devices are refused (each naming the config key that relaxes
  * it), noNewPrivileges forced, extra masked paths added, and CAP_NET_ADMIN and
  * CAP_NET_RAW dropped while the egress firewall is in force. */
