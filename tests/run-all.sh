@@ -2,16 +2,16 @@
 # The whole test suite: unit tests (C, TAP), then the bats suites against the real
 # kernel and the real engines. Prints one summary line "N passed, N failed, N skipped".
 # Usage: tests/run-all.sh [SUITE...]
-#   suites: unit integration netfilter kits engines reliability fuzz sanitize
-#   default (what `make check` and CI run): unit sanitize netfilter kits engines
-#   reliability fuzz — the integration suite runs once, against the ASan/UBSan
+#   suites: unit integration security netfilter kits engines reliability fuzz sanitize
+#   default (what `make check` and CI run): unit sanitize security netfilter kits
+#   engines reliability fuzz — the integration suite runs once, against the ASan/UBSan
 #   build (sanitize), to stay within CI's time; `integration` runs it against the
 #   plain build. See tests/README.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit sanitize netfilter kits engines reliability fuzz)
+[ ${#suites[@]} -gt 0 ] || suites=(unit sanitize security netfilter kits engines reliability fuzz)
 
 logdir=$(mktemp -d /tmp/agentbox-tests.XXXXXX)
 # the netfilter hook anchor the tests make goes at the end, unless it was there before
@@ -122,6 +122,7 @@ for s in "${suites[@]}"; do
 	case $s in
 	unit) run_unit ;;
 	integration) run_bats integration tests/integration ;;
+	security) run_bats security tests/security ;;
 	netfilter) run_bats netfilter tests/netfilter ;;
 	kits) [ -f tests/integration/kit.bats ] && echo "== kits: run as part of integration (sanitize)" ;;
 	engines) run_bats engines tests/engines ;;
