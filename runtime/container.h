@@ -10,21 +10,11 @@
 #include "cgroups.h"
 #include "config.h"
 #include "error.h"
+#include "init.h"
+#include "options.h"
 #include "state.h"
 
-struct seccomp_prog;
 struct agent_policy;
-
-/* Global flags every command sees. */
-struct global_opts {
-	const char *root;               /* state root */
-	bool systemd_cgroup;
-	bool cgroups_disabled;          /* --cgroup-manager disabled */
-	const char *config_path;        /* --config (agent policy) */
-	const char *egress_allow;       /* --egress-allow LIST */
-	const char *egress_deny;        /* --egress-deny LIST */
-	const char *seccomp_profile;    /* --seccomp-profile NAME */
-};
 
 struct create_opts {
 	const char *id;
@@ -49,32 +39,6 @@ struct create_opts {
 	 * killed runtime leaves no box running. Not for create/run of engines, whose
 	 * runtime process exits while the container lives on. */
 	bool die_with_parent;
-};
-
-/* Everything the init child needs; it reads this copy after clone. */
-struct init_ctx {
-	const char *id;
-	const char *bundle;
-	char rootfs[PATH_MAX];
-	const struct oci_config *config;
-	const struct oci_process *process;
-	int sync_fd;                    /* child's end */
-	int exec_fifo_fd;               /* O_PATH fd of the exec fifo; -1 when run waits on sync */
-	int preserve_fds;
-	bool wait_on_sync;              /* run: SYNC_START instead of the fifo */
-	bool console;                   /* create a pty and send its master */
-	bool no_pivot;
-	bool no_new_keyring;
-	bool new_userns;
-	enum cgroup_mode cgroup_mode;
-	const char *cgroup_path;
-	struct cgroup_join cgroup_join; /* v1 hierarchies: the init joins them itself */
-	struct seccomp_prog *seccomp;   /* programs to load, in order */
-	size_t n_seccomp;
-	const char *exec_path;          /* resolved program path */
-	char *const *exec_env;          /* process.env, with HOME when it had none */
-	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
-	int netns_fd;                   /* a pooled network namespace to join, else -1 */
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o, struct ab_err *err);
@@ -112,8 +76,5 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 /* Load state of ID, locked (exclusive or shared). */
 int container_load(const struct global_opts *g, const char *id, bool exclusive, int *ret_dirfd,
 		   struct container_state *ret, struct ab_err *err);
-
-/* Child side (init.c): never returns; on failure reports over sync_fd and _exit(1). */
-__attribute__((noreturn)) void init_main(struct init_ctx *ctx);
 
 #endif

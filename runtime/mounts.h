@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "container.h"
+#include "init_ctx.h"
 #include "error.h"
 
 /* Propagation of /, bind the rootfs on itself, every config mount, devices and

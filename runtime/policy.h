@@ -10,7 +10,7 @@
 #include "config.h"
 #include "egress.h"
 #include "netns_pool.h"
-#include "container.h"
+#include "options.h"
 #include "error.h"
 #include "state.h"
 

@@ -1,0 +1,42 @@
+/* What the container's init child needs from the parent: a copy it reads after
+ * clone (types only, so the child-side files share it without calling up into
+ * init.c). */
+#ifndef AGENTBOX_INIT_CTX_H
+#define AGENTBOX_INIT_CTX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroups.h"
+#include "config.h"
+
+struct seccomp_prog;
+
+/* Everything the init child needs; it reads this copy after clone. */
+struct init_ctx {
+	const char *id;
+	const char *bundle;
+	char rootfs[PATH_MAX];
+	const struct oci_config *config;
+	const struct oci_process *process;
+	int sync_fd;                    /* child's end */
+	int exec_fifo_fd;               /* O_PATH fd of the exec fifo; -1 when run waits on sync */
+	int preserve_fds;
+	bool wait_on_sync;              /* run: SYNC_START instead of the fifo */
+	bool console;                   /* create a pty and send its master */
+	bool no_pivot;
+	bool no_new_keyring;
+	bool new_userns;
+	enum cgroup_mode cgroup_mode;
+	const char *cgroup_path;
+	struct cgroup_join cgroup_join; /* v1 hierarchies: the init joins them itself */
+	struct seccomp_prog *seccomp;   /* programs to load, in order */
+	size_t n_seccomp;
+	const char *exec_path;          /* resolved program path */
+	char *const *exec_env;          /* process.env, with HOME when it had none */
+	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
+	int netns_fd;                   /* a pooled network namespace to join, else -1 */
+};
+
+#endif

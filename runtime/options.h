@@ -1,0 +1,18 @@
+/* The global flags every command sees (main.c parses them). */
+#ifndef AGENTBOX_OPTIONS_H
+#define AGENTBOX_OPTIONS_H
+
+#include <stdbool.h>
+
+/* Global flags every command sees. */
+struct global_opts {
+	const char *root;               /* state root */
+	bool systemd_cgroup;
+	bool cgroups_disabled;          /* --cgroup-manager disabled */
+	const char *config_path;        /* --config (agent policy) */
+	const char *egress_allow;       /* --egress-allow LIST */
+	const char *egress_deny;        /* --egress-deny LIST */
+	const char *seccomp_profile;    /* --seccomp-profile NAME */
+};
+
+#endif
