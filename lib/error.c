@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int ab_verror(struct ab_err *err, int errnum, const char *fmt, va_list ap)
 {
@@ -42,4 +43,27 @@ int ab_wrap(struct ab_err *err, const char *fmt, ...)
 	memcpy(err->msg + n + 2, old, m);
 	err->msg[n + 2 + m] = 0;
 	return err->code > 0 ? -err->code : -1;
+}
+
+static void (*fatal_print)(const char *msg);
+
+void ab_set_fatal_hook(void (*print)(const char *msg)) { fatal_print = print; }
+
+void ab_fatal(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (fatal_print) {
+		fatal_print(msg);
+	} else {
+		char line[600];
+		int n = snprintf(line, sizeof line, "agentbox: %s\n", msg);
+		if (n > (int)sizeof line - 1)
+			n = (int)sizeof line - 1;
+		(void)!write(STDERR_FILENO, line, (size_t)n);
+	}
+	_exit(1);
 }

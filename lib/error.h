@@ -23,6 +23,12 @@ int ab_verror(struct ab_err *err, int errnum, const char *fmt, va_list ap);
 /* Prefix the existing message with "fmt: "; returns -1 (or -code). */
 int ab_wrap(struct ab_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* What cannot be an error return: memory exhausted, or a library refusing
+ * what only a bug could ask of it. One line naming what, through the hook main
+ * sets (the engine's log and stderr; stderr alone before that), then exit
+ * status 1. Never abort(): no core file, nothing half-printed. */
+__attribute__((noreturn)) void ab_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ab_set_fatal_hook(void (*print)(const char *msg));
 static inline void ab_err_clear(struct ab_err *err) { err->code = 0; err->msg[0] = 0; }
 static inline int ab_err_is_set(const struct ab_err *err) { return err->msg[0] != 0; }
 

@@ -154,7 +154,7 @@ struct json_out *json_out_new(bool pretty)
 	struct json_out *o = xmalloc(sizeof *o);
 	o->g = yajl_gen_alloc(NULL);
 	if (!o->g)
-		abort();
+		ab_fatal("out of memory (a JSON generator)");
 	if (pretty) {
 		yajl_gen_config(o->g, yajl_gen_beautify, 1);
 		yajl_gen_config(o->g, yajl_gen_indent_string, "  ");
@@ -173,13 +173,11 @@ void json_out_free(struct json_out *o)
 }
 
 /* A yajl_gen failure means the caller nested keys and values wrongly: a bug,
- * not a runtime condition, so stop loudly. */
+ * not a runtime condition, so stop with one line. */
 static void check(yajl_gen_status st)
 {
-	if (st != yajl_gen_status_ok) {
-		fprintf(stderr, "agentbox: JSON generator misuse (yajl_gen status %d)\n", (int)st);
-		abort();
-	}
+	if (st != yajl_gen_status_ok)
+		ab_fatal("JSON generator misuse (yajl_gen status %d)", (int)st);
 }
 
 void json_obj_begin(struct json_out *o) { check(yajl_gen_map_open(o->g)); }

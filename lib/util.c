@@ -17,7 +17,7 @@ void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		abort();
+		ab_fatal("out of memory (%zu bytes)", n);
 	return p;
 }
 
@@ -25,7 +25,7 @@ void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
-		abort();
+		ab_fatal("out of memory (%zu x %zu bytes)", n, size);
 	return p;
 }
 
@@ -33,7 +33,7 @@ void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		abort();
+		ab_fatal("out of memory (%zu bytes)", n);
 	return p;
 }
 
@@ -41,7 +41,7 @@ char *xstrdup(const char *s)
 {
 	char *p = strdup(s);
 	if (!p)
-		abort();
+		ab_fatal("out of memory (a string of %zu bytes)", strlen(s));
 	return p;
 }
 
@@ -53,7 +53,7 @@ char *xasprintf(const char *fmt, ...)
 	int r = vasprintf(&p, fmt, ap);
 	va_end(ap);
 	if (r < 0)
-		abort();
+		ab_fatal("out of memory (formatting %s)", fmt);
 	return p;
 }
 

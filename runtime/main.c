@@ -113,6 +113,9 @@ static const struct option global_options[] = {
 
 extern uintptr_t util_main_frame;
 
+/* ab_fatal's line goes where every other error goes */
+static void log_fatal_line(const char *msg) { log_error("%s", msg); }
+
 int main(int argc, char **argv)
 {
 	util_main_frame = (uintptr_t)__builtin_frame_address(0);
@@ -180,6 +183,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "agentbox: --log %s: %s\n", log_path, strerror(errno));
 		return 1;
 	}
+	ab_set_fatal_hook(log_fatal_line);
 	if (optind >= argc) {
 		print_usage(stderr);
 		log_error("no command given");

@@ -63,7 +63,7 @@ static void random_hex(char *out, size_t digits)
 {
 	uint8_t rnd[32];
 	if (getrandom(rnd, digits / 2, 0) != (ssize_t)(digits / 2))
-		abort();   /* never on Linux >= 3.17 once the pool is initialised */
+		ab_fatal("getrandom: %s", strerror(errno));   /* never on Linux >= 3.17 once the pool is initialised */
 	for (size_t i = 0; i < digits / 2; i++)
 		sprintf(out + 2 * i, "%02x", rnd[i]);
 }
