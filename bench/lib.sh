@@ -2,12 +2,16 @@
 #
 # Needs HERE (bench/), REPO, WORK (a fresh work directory) and die/say.
 # bench_setup builds the tools, copies the runtimes and writes the bundle:
-#   ABBENCH FLOOR         bench/build/abbench, bench/build/floor
+#   ABBENCH FLOOR SAMEWORK  bench/build/abbench, bench/build/floor (the old floor),
+#                         bench/build/samework (the same-work floor)
+#   AB_BASE               a copy of AGENTBOX_BASE (an older agentbox), or empty
+#   SRT                   Anthropic's sandbox-runtime (npm), or empty
 #   AB RUNC CRUN          runtime binaries (AB is a copy in WORK/bin; CRUN empty if absent)
 #   SRC_AB                where the agentbox copy came from
 #   WORK/rootfs           busybox-static, read-only for every container
 #   WORK/bundle-true      runc's default spec + cgroup namespace, /bin/true
 #   WORK/bundle-sleep     the same, /bin/sleep 100000
+#   WORK/bundle-mounts    the same, printing /proc/self/mountinfo
 #   EGRESS20              20 egress allow entries (names *.example.test, CIDRs in 198.18.0.0/15)
 
 # 20 entries: names under example.test and CIDRs in 198.18.0.0/15 (never contacted:
@@ -18,18 +22,20 @@ EGRESS20+=,mirror.example.test:80,auth.example.test:443,198.18.0.0/24,198.18.1.7
 EGRESS20+=,198.18.3.10,198.19.0.0/16:8080/tcp,198.18.4.0/26,198.18.5.5:6379,198.18.6.0/23
 EGRESS20+=,198.18.9.9:22/tcp,198.18.10.0/24:443/tcp
 
-# bench_build NAME [CFLAGS...]: bench/NAME.c -> bench/build/NAME when stale
-# (older than its source or than a header of bench/)
+# bench_build NAME [CFLAGS...] [-- LIBS...]: bench/NAME.c -> bench/build/NAME
+# when stale (older than its source or than a header of bench/)
 bench_build() {
-	local n=$1 h stale=
+	local n=$1 h stale= cflags=() libs=()
 	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do cflags+=("$1"); shift; done
+	[ $# -gt 0 ] && { shift; libs=("$@"); }
 	mkdir -p "$HERE/build"
 	[ -x "$HERE/build/$n" ] && [ ! "$HERE/$n.c" -nt "$HERE/build/$n" ] || stale=1
 	for h in "$HERE"/*.h; do
 		[ -e "$h" ] && [ "$h" -nt "$HERE/build/$n" ] && stale=1
 	done
 	if [ -n "$stale" ]; then
-		cc -std=gnu11 -O2 -Wall -Wextra -Werror "$@" -o "$HERE/build/$n.tmp" "$HERE/$n.c" &&
+		cc -std=gnu11 -O2 -Wall -Wextra -Werror "${cflags[@]}" -o "$HERE/build/$n.tmp" "$HERE/$n.c" "${libs[@]}" &&
 			mv "$HERE/build/$n.tmp" "$HERE/build/$n" || die "cannot build bench/$n.c"
 	fi
 }
@@ -44,7 +50,9 @@ bench_setup() {
 	done
 	bench_build abbench
 	bench_build floor -static
-	ABBENCH=$HERE/build/abbench FLOOR=$HERE/build/floor
+	# the same-work floor reads config.json with yajl (libyajl-dev's static library)
+	bench_build samework -static -- -lyajl_s
+	ABBENCH=$HERE/build/abbench FLOOR=$HERE/build/floor SAMEWORK=$HERE/build/samework
 
 	# a copy of agentbox, so a concurrent `make` cannot swap it mid-run
 	SRC_AB=${AGENTBOX:-$REPO/agentbox}
@@ -59,6 +67,24 @@ bench_setup() {
 	done
 	"$WORK/bin/agentbox" --version >/dev/null 2>&1 || die "no working agentbox at $SRC_AB"
 	AB=$WORK/bin/agentbox
+	# an older agentbox to compare with (the cost of what changed since)
+	AB_BASE=
+	if [ -n "${AGENTBOX_BASE:-}" ]; then
+		cp "$AGENTBOX_BASE" "$WORK/bin/agentbox-base" && "$WORK/bin/agentbox-base" --version >/dev/null 2>&1 ||
+			die "AGENTBOX_BASE=$AGENTBOX_BASE does not run"
+		AB_BASE=$WORK/bin/agentbox-base
+	fi
+	# Anthropic's sandbox-runtime, for kit run's comparison: from the npm registry
+	# (bubblewrap, socat and ripgrep come with install-deps.sh bench)
+	# (bench/run.sh's SRT= leaves it out)
+	if [ -z "${SRT+set}" ]; then
+		SRT=$(command -v srt)
+		if [ -z "$SRT" ] && command -v npm >/dev/null; then
+			say "installing srt (npm install -g @anthropic-ai/sandbox-runtime)"
+			npm install -g --silent @anthropic-ai/sandbox-runtime >&2 && SRT=$(command -v srt)
+		fi
+	fi
+	[ -n "$SRT" ] || say "no srt (npm install -g @anthropic-ai/sandbox-runtime): leaving it out"
 	RUNC=${RUNC:-/usr/sbin/runc}
 	CRUN=${CRUN-/usr/bin/crun}
 	[ -x "$RUNC" ] || die "no runc at $RUNC"
@@ -86,6 +112,9 @@ bench_setup() {
 		| del(.process.capabilities.ambient) | .linux.namespaces += [{"type": "cgroup"}]' \
 		"$WORK/config.json" >"$WORK/bundle-true/config.json" || die "jq failed"
 	jq '.process.args = ["/bin/sleep", "100000"]' "$WORK/bundle-true/config.json" >"$WORK/bundle-sleep/config.json"
+	mkdir -p "$WORK/bundle-mounts"
+	jq '.process.args = ["/bin/busybox", "cat", "/proc/self/mountinfo"]' "$WORK/bundle-true/config.json" \
+		>"$WORK/bundle-mounts/config.json"
 	rm "$WORK/config.json"
 }
 
