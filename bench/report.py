@@ -19,9 +19,14 @@ SECTION_TITLES = {
     "lifecycle": "create / start / delete, separately",
     "exec": "exec /bin/true into a running container",
     "docker": "docker run --rm IMAGE /bin/true (end to end)",
+    "kit": "kit run -- true against srt",
 }
-CASE_ORDER = ["agentbox", "agentbox-ro", "agentbox-nopool", "agentbox-agent", "agentbox-egress", "agentbox-plain", "runc", "crun",
-              "floor"]
+# the case each section's ratio column compares with
+SECTION_REF = {"kit": "kit"}
+CASE_ORDER = ["agentbox", "agentbox-ro", "agentbox-nopool", "agentbox-agent", "agentbox-egress", "agentbox-plain",
+              "agentbox-base", "runc", "crun", "samework", "floor",
+              "kit", "kit-net", "kit-base", "kit-base-net", "kit-rootless", "kit-net-rootless", "srt", "srt-net",
+              "srt-user"]
 CASE_NOTES = {
     "agentbox": "defaults: agent seccomp profile, default-deny egress + DNS sentry",
     "agentbox-ro": "defaults, the binary on a read-only bind mount (no detach from the binary, see agentbox(8))",
@@ -29,7 +34,19 @@ CASE_NOTES = {
     "agentbox-agent": "--seccomp-profile agent --egress-allow <20 entries>",
     "agentbox-egress": "--seccomp-profile none --egress-allow <20 entries> (the egress policy alone)",
     "agentbox-plain": "--seccomp-profile none --egress-allow all",
-    "floor": "bench/floor.c: unshare 6 ns + fork + mount proc + chroot + exec",
+    "agentbox-base": "defaults, an older agentbox (AGENTBOX_BASE)",
+    "samework": "bench/samework.c: the same-work floor (the bundle's cgroups, namespaces, mounts, devices, "
+                "pivot_root, masked/read-only paths, hostname, rlimits, capabilities, no_new_privs; no runtime of its own)",
+    "floor": "bench/floor.c, the old floor: unshare 6 ns + fork + mount proc + chroot + exec",
+    "kit": "agentbox kit run --workspace WS -- true (no kit: the host's programs, no network)",
+    "kit-net": "the same with --allow api.example.test (slirp4netns, firewall, DNS sentry)",
+    "kit-base": "kit, an older agentbox (AGENTBOX_BASE)",
+    "kit-base-net": "kit-net, an older agentbox (AGENTBOX_BASE)",
+    "kit-rootless": "kit as an unprivileged user",
+    "kit-net-rootless": "kit-net as an unprivileged user",
+    "srt": "srt --settings S true (Anthropic's sandbox-runtime: bubblewrap; no network, writes in WS)",
+    "srt-net": "the same with allowedDomains [api.example.test] (its HTTP and SOCKS proxies, socat bridges)",
+    "srt-user": "srt as the unprivileged user",
 }
 
 
@@ -124,7 +141,8 @@ def main():
     P(f"- machine: {meta.get('host')} — {meta.get('ncpu')} CPU ({meta.get('cpu')}), "
       f"{meta.get('mem_bytes', 0) / 2**30:.1f} GiB, kernel {meta.get('kernel')}")
     P(f"- runtimes: {meta.get('agentbox', '').strip()} (git {meta.get('git')}); {meta.get('runc')}; "
-      f"{meta.get('crun') or 'crun: not run'}")
+      f"{meta.get('crun') or 'crun: not run'}; {meta.get('srt') or 'srt: not run'}"
+      + (f"; base: {meta['agentbox_base'].strip()}" if meta.get("agentbox_base") else ""))
     P(f"- mode: {meta.get('mode')}, {meta.get('rounds')} rounds (+{meta.get('warmup')} warm-up), "
       f"runtimes alternated round by round (order from a Williams design: each case after each other equally often), one busybox-static bundle; "
       f"{extra.get('cgroup_layout', 'host cgroup layout')}; runtime state roots on "
@@ -136,17 +154,17 @@ def main():
     P("")
     P("Wall times in ms (median [min–max]); cpu = median user+sys of the runtime process and the "
       "children it reaped; RSS = peak (wait4 ru_maxrss); ratio = agentbox median / this median "
-      "(< 1: agentbox faster).")
+      "(< 1: agentbox faster); in the kit rows, kit's median / this median.")
     P("")
     P("| measurement | case | n | median | min–max | cpu | peak RSS | agentbox/this wall | agentbox/this cpu |")
     P("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    order = {"run": 0, "agent": 1, "agent-create": 1, "lifecycle": 2, "exec": 3, "docker": 4}
+    order = {"run": 0, "agent": 1, "agent-create": 1, "lifecycle": 2, "exec": 3, "kit": 4, "docker": 5}
     labels = sorted({(k[0], k[1]) for k in summ if not k[0].startswith("density")},
                     key=lambda x: (order.get(x[0], 9), ["run", "create", "start", "delete", "exec",
-                                                         "docker-run"].index(x[1]) if x[1] in
-                                   ["run", "create", "start", "delete", "exec", "docker-run"] else 9))
+                                                         "kit-run", "docker-run"].index(x[1]) if x[1] in
+                                   ["run", "create", "start", "delete", "exec", "kit-run", "docker-run"] else 9))
     for sec, lab in labels:
-        ref = summ.get((sec, lab, "agentbox"), {})
+        ref = summ.get((sec, lab, SECTION_REF.get(sec, "agentbox")), {})
         cases = sorted([k[2] for k in summ if k[0] == sec and k[1] == lab],
                        key=lambda c: CASE_ORDER.index(c) if c in CASE_ORDER else 99)
         for c in cases:
@@ -169,8 +187,46 @@ def main():
             P(f"| {name} | {c} | {s['n']}{fail} | {fmt(s['median_ms'])} | {fmt(s['min_ms'])}–{fmt(s['max_ms'])} | "
               f"{cpu} | {rss} | {fmt(rw, 2)} | {fmt(rc, 2)} |")
     P("")
-    P("Cases: " + "; ".join(f"`{k}` = {v}" for k, v in CASE_NOTES.items()) + ".")
+    present = {k[2] for k in summ}
+    P("Cases: " + "; ".join(f"`{k}` = {v}" for k, v in CASE_NOTES.items() if k in present) + ".")
     P("")
+    ml = extra.get("mount_lines")
+    if ml:
+        P("Mount lines each container sees (`/proc/self/mountinfo` of the bundle's program): "
+          + ", ".join(f"{c} {n}" for c, n in sorted(ml.items(), key=lambda x: CASE_ORDER.index(x[0])
+                                                    if x[0] in CASE_ORDER else 99)) + ".")
+        P("")
+    for k, v in sorted(extra.items()):
+        if k.startswith("kit_skip_"):
+            P(f"- `{k[9:]}` left out: {v.strip()}")
+    P("")
+
+    # ---- the machinery of a box: everything beside its program, resident
+    mach = {}
+    for k, v in extra.items():
+        if not k.startswith("machinery_"):
+            continue
+        ok = [x for x in v if x.get("ok")]
+        if not ok:
+            mach[k[10:]] = {"ok": False, "why": (v[0].get("why") if v else "no sample")}
+            continue
+        ok.sort(key=lambda x: x["total_rss_kb"])
+        m = ok[len(ok) // 2]
+        mach[k[10:]] = {"ok": True, "n": len(ok), "rss_kb": m["total_rss_kb"], "pss_kb": m["total_pss_kb"],
+                        "procs": m["procs"]}
+    if mach:
+        P("## The box's machinery (everything beside the program, resident while `sleep` runs in it)")
+        P("")
+        P("| case | n | RSS sum | PSS sum | processes (RSS KiB) |")
+        P("| --- | ---: | ---: | ---: | --- |")
+        for c in sorted(mach, key=lambda c: CASE_ORDER.index(c) if c in CASE_ORDER else 99):
+            x = mach[c]
+            if not x["ok"]:
+                P(f"| {c} | 0 | | | {x['why']} |")
+                continue
+            procs = ", ".join(f"{p['comm']} {p['rss_kb']}" for p in sorted(x["procs"], key=lambda p: -p["rss_kb"]))
+            P(f"| {c} | {x['n']} | {x['rss_kb'] / 1024:.1f} MiB | {x['pss_kb'] / 1024:.1f} MiB | {procs} |")
+        P("")
 
     # ---- memory and density
     dens = {}
@@ -244,10 +300,40 @@ def main():
         r = a / b
         targets.append((name, f"{r:.2f}× ({a:.1f} / {b:.1f} ms)", f"≤ {limit}×", "PASS" if r <= limit else "FAIL"))
 
+    def reported(name, a, b):
+        if a is not None and b is not None:
+            targets.append((name, f"{a / b:.2f}× ({a:.1f} / {b:.1f} ms)", "reported", "-"))
+
     ab_run = med("run", "run", "agentbox")
-    ratio_target("run median vs floor", ab_run, med("run", "run", "floor"), 1.5)
-    ratio_target("run median vs crun", ab_run, med("run", "run", "crun"), 0.5)
+    ratio_target("run median vs the same-work floor", ab_run, med("run", "run", "samework"), 1.3)
     ratio_target("run median vs runc", ab_run, med("run", "run", "runc"), 0.2)
+    ratio_target("run median vs crun", ab_run, med("run", "run", "crun"), 0.3)
+    reported("run median vs the old floor (bench/floor.c)", ab_run, med("run", "run", "floor"))
+    reported("same-work floor vs runc", med("run", "run", "samework"), med("run", "run", "runc"))
+    # kit run against srt, networking's cost, rootful and rootless
+    ratio_target("kit run -- true vs srt", med("kit", "kit-run", "kit"), med("kit", "kit-run", "srt"), 0.16)
+    ratio_target("kit run with networking vs srt with one domain", med("kit", "kit-run", "kit-net"),
+                 med("kit", "kit-run", "srt-net"), 0.16)
+    ratio_target("kit run with networking vs without", med("kit", "kit-run", "kit-net"),
+                 med("kit", "kit-run", "kit"), 1.5)
+    for c, base in (("kit-rootless", "srt-user"), ("kit-net-rootless", "kit-rootless")):
+        limit = 0.16 if base.startswith("srt") else 1.5
+        ratio_target(f"{c} vs {base}", med("kit", "kit-run", c), med("kit", "kit-run", base), limit)
+    for c in ("kit-net", "kit-net-rootless"):
+        x = mach.get(c)
+        if not x or not x["ok"]:
+            targets.append((f"machinery of {c} (RSS sum)", "not measured" if not x else x["why"], "≤ 5 MiB", "n/a"))
+            continue
+        v = x["rss_kb"] / 1024
+        targets.append((f"machinery of {c} (RSS sum)", f"{v:.1f} MiB (PSS {x['pss_kb'] / 1024:.1f})", "≤ 5 MiB",
+                        "PASS" if v <= 5 else "FAIL"))
+    # what changed since an older agentbox (AGENTBOX_BASE) costs
+    for sec, lab, a, b in (("run", "run", "agentbox", "agentbox-base"), ("lifecycle", "create", "agentbox", "agentbox-base"),
+                           ("kit", "kit-run", "kit", "kit-base"), ("kit", "kit-run", "kit-net", "kit-base-net")):
+        d = paired_diff(raw, sec, lab, a, b)
+        if d:
+            targets.append((f"{lab}: {a} over {b} (the older binary)", f"{d['wall_ms']:+.2f} ms wall, "
+                            f"{d['cpu_ms']:+.2f} ms cpu (median of {d['n']} per-round differences)", "reported", "-"))
     def added_target(name, d, limit_ms=1):
         if not d:
             targets.append((name, "not measured", f"≤ {limit_ms} ms", "n/a"))
@@ -314,6 +400,7 @@ def main():
            "egress_policy_paired_diff": {lab: paired_diff(raw, sec, lab, "agentbox-egress", "agentbox-plain")
                                          for sec, lab in (("agent", "run"), ("agent-create", "create"))},
            "targets": [dict(target=t[0], measured=t[1], limit=t[2], result=t[3]) for t in targets],
+           "machinery": mach, "mount_lines": extra.get("mount_lines"),
            "raw": raw}
     with open(os.path.join(out, "latest.json"), "w") as f:
         json.dump(doc, f, indent=1)

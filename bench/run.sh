@@ -13,6 +13,9 @@
 #   --no-docker     skip the end-to-end Docker comparison
 #   --out DIR       where latest.json / latest.md go (default bench/results)
 #   --keep          keep the work directory (bundles, raw files, runtime logs)
+#   --no-kit        skip kit run against srt and the machinery's memory
+#   --no-rootless   no rootless cases (they need a user, made for the run:
+#                   abbnbench, removed at the end)
 #
 # Docker: DOCKER_ROUNDS (default 8), DOCKER_NETWORK (default none; "bridge"
 # adds libnetwork's veth setup, the same for both runtimes).
@@ -25,8 +28,11 @@
 # keeps them on /tmp's file system: ext4 here, as is this machine's /run).
 #
 # Environment: AGENTBOX (default: the repo's ./agentbox, built with make if
-# missing; the benchmark runs a copy), RUNC (/usr/sbin/runc), CRUN
-# (/usr/bin/crun), BUSYBOX (/bin/busybox, must be static).
+# missing; the benchmark runs a copy), AGENTBOX_BASE (an older agentbox binary:
+# its cases run beside this one's, so the difference is what changed since),
+# RUNC (/usr/sbin/runc), CRUN (/usr/bin/crun), BUSYBOX (/bin/busybox, must be
+# static), SRT (srt; installed with npm when missing, SRT= leaves it out),
+# KIT_ROUNDS (default 30; --quick 5), MACHINERY_SAMPLES (3; --quick 1).
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,6 +56,7 @@ rt_cmd() {
 	agentbox-agent) echo "$AB --root $WORK/state/agentbox-agent --seccomp-profile agent --egress-allow $EGRESS20" ;;
 	agentbox-plain) echo "$AB --root $WORK/state/agentbox-plain --seccomp-profile none --egress-allow all" ;;
 	agentbox-egress) echo "$AB --root $WORK/state/agentbox-egress --seccomp-profile none --egress-allow $EGRESS20" ;;
+	agentbox-base) echo "$AB_BASE --root $WORK/state/agentbox-base" ;;
 	runc) echo "$RUNC --root $WORK/state/runc" ;;
 	crun) echo "$CRUN --root $WORK/state/crun" ;;
 	esac
@@ -90,8 +97,112 @@ json_add() { # json_add KEY VALUE(JSON)
 	printf '{"%s":%s}\n' "$1" "$2" >>"$WORK/extra.jsonl"
 }
 
+# mount_lines CASE...: the lines of /proc/self/mountinfo each case's container
+# sees (the bundle's mounts as each one makes them), into WORK/logs/mountinfo-CASE
+mount_lines() {
+	local c out js="{}" n
+	for c in "$@"; do
+		case $c in agentbox-ro | agentbox-nopool | agentbox-agent | agentbox-plain | agentbox-egress) continue ;; esac
+		out=$WORK/logs/mountinfo-$c
+		case $c in
+		floor) "$FLOOR" "$WORK/rootfs" /bin/busybox cat /proc/self/mountinfo ;;
+		samework) "$SAMEWORK" "$WORK/bundle-mounts" mounts ;;
+		*) $(rt_cmd "$c") run --bundle "$WORK/bundle-mounts" "mounts-$c" ;;
+		esac >"$out" 2>"$out.err" || { say "mount lines: $c failed: $(head -c 200 "$out.err")"; continue; }
+		n=$(grep -c . "$out")
+		js=$(jq -c --arg c "$c" --argjson n "$n" '. + {($c): $n}' <<<"$js")
+	done
+	json_add mount_lines "$js"
+}
+
+# kit_cmd CASE: the command line of a kit case, up to and including "--" (the
+# program follows); srt cases up to the program
+kit_cmd() {
+	case $1 in
+	kit) echo "$AB --root $WORK/state/kit kit run --workspace $WORK/ws --" ;;
+	kit-net) echo "$AB --root $WORK/state/kit kit run --allow $KIT_ALLOW --workspace $WORK/ws --" ;;
+	kit-base) echo "$AB_BASE --root $WORK/state/kit-base kit run --workspace $WORK/ws --" ;;
+	kit-base-net) echo "$AB_BASE --root $WORK/state/kit-base kit run --allow $KIT_ALLOW --workspace $WORK/ws --" ;;
+	kit-rootless) echo "$AS_USER $AB kit run --workspace $WORK/ws-user --" ;;
+	kit-net-rootless) echo "$AS_USER $AB kit run --allow $KIT_ALLOW --workspace $WORK/ws-user --" ;;
+	srt) echo "$SRT --settings $WORK/srt-none.json" ;;
+	srt-net) echo "$SRT --settings $WORK/srt-net.json" ;;
+	srt-user) echo "$AS_USER $SRT --settings $WORK/srt-user.json" ;;
+	esac
+}
+
+# srt_settings FILE WORKSPACE [DOMAIN]: srt's settings: writes only in the
+# workspace, no network or one allowed domain
+srt_settings() {
+	jq -n --arg ws "$2" --arg d "${3:-}" '{network: {allowedDomains: (if $d == "" then [] else [$d] end),
+		deniedDomains: []}, filesystem: {denyRead: [], allowWrite: [$ws], denyWrite: []}}' >"$1"
+}
+
+# kits: `kit run -- true` against srt (Anthropic's sandbox-runtime: bubblewrap
+# and proxies), without and with networking (user-mode networking and one
+# allowed name for kit run, the proxies and one allowed domain for srt),
+# rootful, and rootless where it works; then the machinery's memory
+kits() {
+	local c cases=() plan=$WORK/plan-kit i js
+	mkdir -p "$WORK/ws" "$WORK/state/kit" "$WORK/state/kit-base"
+	# kit run's temporary bundles go to /run/agentbox-kits: on a tmpfs here, as
+	# /run is on most hosts (this mount namespace only)
+	if [ "$BENCH_STATE_FS" = tmpfs ]; then
+		mkdir -p /run/agentbox-kits && mount -t tmpfs -o mode=0700,size=256m bench-kits /run/agentbox-kits ||
+			say "kits: cannot mount a tmpfs on /run/agentbox-kits"
+	fi
+	srt_settings "$WORK/srt-none.json" "$WORK/ws"
+	srt_settings "$WORK/srt-net.json" "$WORK/ws" "$KIT_ALLOW"
+	local want=(kit kit-net)
+	[ -n "$AB_BASE" ] && want+=(kit-base kit-base-net)
+	[ -n "$SRT" ] && want+=(srt srt-net)
+	if [ -n "${BENCH_USER:-}" ]; then
+		mkdir -p "$WORK/ws-user" "$WORK/home-user" "$WORK/xdg-user"
+		chown "$BENCH_USER:" "$WORK/ws-user" "$WORK/home-user" "$WORK/xdg-user"
+		chmod 0700 "$WORK/xdg-user"
+		AS_USER="setpriv --reuid=$BENCH_USER --regid=$BENCH_USER --init-groups env HOME=$WORK/home-user"
+		AS_USER+=" XDG_RUNTIME_DIR=$WORK/xdg-user PATH=/usr/local/bin:/usr/bin:/bin"
+		want+=(kit-rootless kit-net-rootless)
+		if [ -n "$SRT" ]; then
+			srt_settings "$WORK/srt-user.json" "$WORK/ws-user"
+			want+=(srt-user)
+		fi
+	fi
+	for c in "${want[@]}"; do
+		# shellcheck disable=SC2046
+		if (cd "$WORK/ws" && $(kit_cmd "$c") true) >"$WORK/logs/probe-$c.log" 2>&1; then
+			cases+=("$c")
+		else
+			case $c in
+			*rootless) say "$c: skipped until rootless kits work here: $(tail -n 1 "$WORK/logs/probe-$c.log" | head -c 300)" ;;
+			*) say "$c cannot run true, leaving it out: $(tail -n 1 "$WORK/logs/probe-$c.log" | head -c 300)" ;;
+			esac
+			json_add "kit_skip_$c" "$(tail -n 1 "$WORK/logs/probe-$c.log" | head -c 300 | jq -Rs .)"
+		fi
+	done
+	json_add kit_cases "$(printf '%s\n' "${cases[@]}" | jq -R . | jq -sc .)"
+	[ ${#cases[@]} -gt 0 ] || return 0
+	: >"$plan"
+	for c in "${cases[@]}"; do
+		printf 'case %s\nstep kit-run %s true\n' "$c" "$(kit_cmd "$c")" >>"$plan"
+	done
+	(cd "$WORK/ws" && rounds kit "$plan" "$KIT_ROUNDS")
+
+	# the machinery: everything a box runs beside its program, resident
+	for c in "${cases[@]}"; do
+		js="[]"
+		for ((i = 0; i < MACHINERY_SAMPLES; i++)); do
+			# shellcheck disable=SC2046
+			js=$(jq -c --argjson x "$(cd "$WORK/ws" && python3 "$HERE/machinery.py" sleep -- $(kit_cmd "$c") sleep 4)" \
+				'. + [$x]' <<<"$js") || break
+		done
+		json_add "machinery_$c" "$js"
+	done
+	say "kits: machinery done"
+}
+
 inner() {
-	local c cases_run=(floor agentbox agentbox-nopool agentbox-agent agentbox-plain runc) cases_rt=(agentbox agentbox-plain runc)
+	local c cases_run=(floor samework agentbox agentbox-nopool agentbox-agent agentbox-plain runc) cases_rt=(agentbox agentbox-plain runc)
 	mkdir -p "$WORK/logs"
 	# agentbox-nopool: the defaults, but every container makes its own network
 	# namespace (no pool made ahead of time: agentbox-config(5) runtime.netns_pool)
@@ -102,13 +213,16 @@ inner() {
 	cp "$AB" "$WORK/robin/agentbox"
 	if mount --bind "$WORK/robin" "$WORK/robin" && mount -o remount,bind,ro "$WORK/robin"; then
 		AB_RO=$WORK/robin/agentbox
-		cases_run=(floor agentbox agentbox-ro agentbox-nopool agentbox-agent agentbox-plain runc)
+		cases_run=(floor samework agentbox agentbox-ro agentbox-nopool agentbox-agent agentbox-plain runc)
 	else
 		say "cannot make a read-only bind mount, leaving agentbox-ro out"
 	fi
 
+	# an older agentbox beside this one: what changed since costs the difference
+	[ -n "$AB_BASE" ] && { cases_run+=(agentbox-base); cases_rt+=(agentbox-base); }
+
 	bench_state_fs
-	for c in agentbox agentbox-ro agentbox-nopool agentbox-agent agentbox-egress agentbox-plain runc crun; do mkdir -p "$WORK/state/$c"; done
+	for c in agentbox agentbox-ro agentbox-nopool agentbox-agent agentbox-egress agentbox-plain agentbox-base runc crun; do mkdir -p "$WORK/state/$c"; done
 	if [ -n "$CRUN" ]; then
 		bench_unmount_unified &&
 			json_add cgroup_layout '"cgroup v1 only (the cgroup2 mount at /sys/fs/cgroup/unified unmounted in a private mount namespace, for crun)"'
@@ -122,6 +236,14 @@ inner() {
 	local have=()
 	for c in "${cases_run[@]}"; do
 		[ "$c" = floor ] && { have+=(floor); continue; }
+		if [ "$c" = samework ]; then
+			if "$SAMEWORK" "$WORK/bundle-true" probe >"$WORK/logs/probe-samework.log" 2>&1; then
+				have+=(samework)
+			else
+				say "samework cannot run /bin/true, leaving it out: $(head -c 300 "$WORK/logs/probe-samework.log")"
+			fi
+			continue
+		fi
 		if $(rt_cmd "$c") run --bundle "$WORK/bundle-true" probe >"$WORK/logs/probe-$c.log" 2>&1; then
 			have+=("$c")
 		else
@@ -133,6 +255,7 @@ inner() {
 	cases_run=("${have[@]}")
 	say "probes done: ${cases_run[*]}"
 	json_add cases "$(printf '%s\n' "${cases_run[@]}" | jq -R . | jq -sc .)"
+	mount_lines "${cases_run[@]}"
 
 	# ---- 1 (and 4, 5): run of /bin/true, the floor, peak RSS, agent features on/off
 	local plan=$WORK/plan-run
@@ -141,6 +264,8 @@ inner() {
 		echo "case $c" >>"$plan"
 		if [ "$c" = floor ]; then
 			echo "step run $FLOOR $WORK/rootfs /bin/true" >>"$plan"
+		elif [ "$c" = samework ]; then
+			echo "step run $SAMEWORK $WORK/bundle-true {id}" >>"$plan"
 		else
 			echo "step run $(rt_cmd "$c") run --bundle $WORK/bundle-true {id}" >>"$plan"
 		fi
@@ -226,6 +351,9 @@ inner() {
 		$(rt_cmd "$c") delete --force x-exec >>"$WORK/logs/exec-setup.log" 2>&1 || say "exec: $c: delete --force failed"
 	done
 
+	# ---- kit run against srt, with and without networking, and the machinery
+	[ -z "$BENCH_NO_KIT" ] && kits
+
 	# ---- 6: density
 	local n=$BENCH_DENSITY
 	if [ "$n" -gt 0 ]; then
@@ -265,7 +393,7 @@ fi
 
 # ================================================================ outer part
 
-QUICK= ROUNDS= WARMUP= DENSITY= NO_CRUN= NO_DOCKER= OUT=$HERE/results KEEP=
+QUICK= ROUNDS= WARMUP= DENSITY= NO_CRUN= NO_DOCKER= OUT=$HERE/results KEEP= NO_KIT= NO_ROOTLESS=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
@@ -276,6 +404,8 @@ while [ $# -gt 0 ]; do
 	--no-docker) NO_DOCKER=1 ;;
 	--out) OUT=$2; shift ;;
 	--keep) KEEP=1 ;;
+	--no-kit) NO_KIT=1 ;;
+	--no-rootless) NO_ROOTLESS=1 ;;
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
@@ -283,8 +413,11 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "$QUICK" ]; then
 	ROUNDS=${ROUNDS:-5} WARMUP=${WARMUP:-1} DENSITY=${DENSITY:-20} NO_DOCKER=1 BENCH_MEM_SAMPLES=3
-	AGENT_ROUNDS=${AGENT_ROUNDS:-10}
+	AGENT_ROUNDS=${AGENT_ROUNDS:-10} KIT_ROUNDS=${KIT_ROUNDS:-5} MACHINERY_SAMPLES=${MACHINERY_SAMPLES:-1}
 fi
+KIT_ROUNDS=${KIT_ROUNDS:-30} MACHINERY_SAMPLES=${MACHINERY_SAMPLES:-3}
+# the one name kit-net and srt-net allow (never asked: the program is true)
+KIT_ALLOW=api.example.test
 AGENT_ROUNDS=${AGENT_ROUNDS:-100}
 ROUNDS=${ROUNDS:-50} WARMUP=${WARMUP:-2} DENSITY=${DENSITY:-200}
 DOCKER_ROUNDS=${DOCKER_ROUNDS:-8}
@@ -301,6 +434,7 @@ done
 WORK=$(mktemp -d /tmp/agentbox-bench.XXXXXX) || die "mktemp"
 SAMPLER=
 ENGINES_DIR=
+MADE_USER= BENCH_USER=
 # the netfilter hook anchor the Docker runs pin in the host's mount namespace
 # goes again at the end, unless it was there before
 # shellcheck source=scripts/host-pins.sh
@@ -309,6 +443,7 @@ cleanup() {
 	[ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
 	[ -n "$ENGINES_DIR" ] && "$REPO/tests/engines/engines-down.sh" "$ENGINES_DIR" >/dev/null 2>&1
 	host_pins_cleanup
+	[ -n "$MADE_USER" ] && userdel "$BENCH_USER" 2>/dev/null
 	if [ -n "$KEEP" ]; then
 		say "work directory kept: $WORK"
 	else
@@ -321,6 +456,23 @@ trap 'exit 130' INT TERM
 [ -n "$NO_CRUN" ] && CRUN=
 bench_setup
 
+# the rootless cases' user (with subordinate ids, as rootless tools need), made
+# for this run unless it is there; WORK must be traversable for it
+if [ -z "$NO_KIT$NO_ROOTLESS" ]; then
+	BENCH_USER=abbnbench
+	if ! id "$BENCH_USER" >/dev/null 2>&1; then
+		if useradd -M -d /nonexistent -s /usr/sbin/nologin "$BENCH_USER" 2>"$WORK/useradd.err"; then
+			MADE_USER=1
+			usermod --add-subuids 2190000000-2190065535 --add-subgids 2190000000-2190065535 "$BENCH_USER" 2>/dev/null ||
+				say "no subordinate ids for $BENCH_USER"
+		else
+			say "cannot make the user $BENCH_USER, no rootless cases: $(cat "$WORK/useradd.err")"
+			BENCH_USER=
+		fi
+	fi
+	[ -n "$BENCH_USER" ] && chmod 0711 "$WORK"
+fi
+
 # ---- machine and load
 {
 	echo "{\"meta\":$(jq -nc --arg date "$(date -u +%FT%TZ)" --arg host "$(uname -n)" \
@@ -329,10 +481,13 @@ bench_setup
 		--arg agentbox "$("$AB" --version 2>&1 | tr '\n' ' ')" --arg agentbox_src "$SRC_AB" \
 		--arg git "$(git -C "$REPO" describe --always --dirty 2>/dev/null)" \
 		--arg runc "$("$RUNC" --version 2>&1 | head -1)" --arg crun "${CRUN:+$("$CRUN" --version 2>&1 | head -1)}" \
+		--arg agentbox_base "${AB_BASE:+$("$AB_BASE" --version 2>&1 | tr '\n' ' ') ($AGENTBOX_BASE)}" \
+		--arg srt "${SRT:+srt $("$SRT" --version 2>&1 | head -1), $(bwrap --version 2>&1 | head -1)}" \
 		--arg mode "${QUICK:+quick}" --argjson rounds "$ROUNDS" --argjson warmup "$WARMUP" \
 		--argjson density "$DENSITY" --arg egress "$EGRESS20" --arg statefs "$BENCH_STATE_FS" \
 		'{date: $date, host: $host, kernel: $kernel, cpu: $cpu, ncpu: $ncpu, mem_bytes: $mem,
 		  agentbox: $agentbox, agentbox_src: $agentbox_src, git: $git, runc: $runc, crun: $crun,
+		  agentbox_base: $agentbox_base, srt: $srt,
 		  mode: (if $mode == "" then "full" else $mode end), rounds: $rounds, warmup: $warmup,
 		  density: $density, egress_allow_20: $egress, state_fs: $statefs}')}"
 } >"$WORK/extra.jsonl"
@@ -348,7 +503,8 @@ bench_setup
 SAMPLER=$!
 echo "$(cut -d' ' -f1-4 /proc/loadavg)" >"$WORK/load-start"
 
-export WORK AB RUNC CRUN FLOOR ABBENCH EGRESS20 AGENT_ROUNDS BENCH_STATE_FS=${BENCH_STATE_FS:-tmpfs} BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_DENSITY=$DENSITY BENCH_MEM_SAMPLES=${BENCH_MEM_SAMPLES:-5}
+export WORK AB AB_BASE RUNC CRUN FLOOR SAMEWORK SRT ABBENCH EGRESS20 AGENT_ROUNDS KIT_ROUNDS KIT_ALLOW \
+	MACHINERY_SAMPLES BENCH_USER BENCH_NO_KIT=$NO_KIT BENCH_STATE_FS=${BENCH_STATE_FS:-tmpfs} BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_DENSITY=$DENSITY BENCH_MEM_SAMPLES=${BENCH_MEM_SAMPLES:-5}
 say "setup done in $SECONDS s; work directory $WORK; $ROUNDS rounds (+$WARMUP warm-up), density $DENSITY; load $(cut -d' ' -f1-3 /proc/loadavg)"
 T0=$SECONDS
 mkdir -p "$WORK/logs"
