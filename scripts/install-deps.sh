@@ -9,7 +9,7 @@ build="gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-dev libn
 run="slirp4netns iproute2 libarchive13"
 test="bats jq busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux"
 engines="docker.io containerd podman conmon"
-bench="crun"   # bench/run.sh compares with it; the tests do not need it
+bench="crun bubblewrap ripgrep passt"   # bench/run.sh: crun and srt (bubblewrap, ripgrep; srt itself from npm) to compare with, pasta to measure
 
 case $what in
 build) pkgs="$build" ;;
