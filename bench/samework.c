@@ -8,12 +8,12 @@
  * It reads BUNDLE/config.json (yajl's tree parser, linked statically) and does
  * what it asks, in runc's order:
  *   parent: make a cgroup ID (or linux.cgroupsPath) in every cgroup v1
- *           hierarchy, or in the cgroup2 mount on a pure v2 host; write the
+ *           hierarchy and the cgroup2 mount (that alone on a pure v2 host); write the
  *           device rules (v1 devices.deny/allow: the config's, then one allow
  *           per device node made, as runc does); open each "tasks"; clone the
- *           config's namespaces but cgroup (on v2 straight into the cgroup);
+ *           config's namespaces but network and cgroup (on v2 straight into the cgroup);
  *           wait; remove the cgroups.
- *   child:  join the cgroups (v1), unshare the cgroup namespace, make / a
+ *   child:  join the cgroups (v1), unshare the network and cgroup namespaces, make / a
  *           slave, bind the rootfs onto itself, the config's mounts (a
  *           "cgroup" mount on v1 is a tmpfs with a read-only bind of the
  *           container's cgroup of each hierarchy, as runc 1.1 makes it; on v2 a
@@ -127,13 +127,13 @@ struct hier {
 	char mnt[256];          /* where the host mounted it */
 	char name[64];          /* its directory under /sys/fs/cgroup */
 	char dir[512];          /* the container's cgroup */
-	bool devices, cpuset;
+	bool devices, cpuset, v2;
 	int procs_fd;
 };
 
 static struct hier hiers[MAX_HIER];
 static int nhier;
-static bool v2;
+static bool pure_v2;    /* no v1 hierarchy: the cgroup2 mount alone */
 
 /* This process's cgroup in the hierarchy whose /proc/self/cgroup controller
  * field is ctl ("" for cgroup2). */
@@ -218,16 +218,20 @@ static void find_hierarchies(const char *cgpath)
 		h->procs_fd = -1;
 	}
 	fclose(f);
-	if (nhier == 0 && v2mnt[0]) {
+	/* the cgroup2 mount: alone on a pure v2 host, beside the v1 ones on a
+	 * hybrid host (where runtimes join it too) */
+	if (v2mnt[0] && nhier < MAX_HIER) {
+		pure_v2 = nhier == 0;
 		struct hier *h = &hiers[nhier++];
 		char own[256] = "/";
 		if (cgpath[0] != '/')
 			own_cgroup("", own, sizeof own);
 		snprintf(h->mnt, sizeof h->mnt, "%s", v2mnt);
+		snprintf(h->name, sizeof h->name, "%s", strrchr(v2mnt, '/') + 1);
 		snprintf(h->dir, sizeof h->dir, "%s%s%s%s", v2mnt, cgpath[0] == '/' ? "" : own,
 			 cgpath[0] == '/' || !strcmp(own, "/") ? "" : "/", cgpath);
 		h->procs_fd = -1;
-		v2 = true;
+		h->v2 = true;
 	}
 }
 
@@ -292,20 +296,23 @@ static void device_rules(const char *dir, yajl_val lnx)
 	device_rule(dir, true, 'c', 5, 2, "rwm");
 }
 
+/* mkdir -p: the parents only when the directory's own mkdir says they are
+ * missing (one syscall in the common case) */
 static void mkdir_p(const char *path, mode_t mode)
 {
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return;
+	if (errno != ENOENT)
+		die("mkdir %s", path);
 	char p[640];
 	snprintf(p, sizeof p, "%s", path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
-			die("mkdir %s", p);
-		*s = '/';
+	char *slash = strrchr(p, '/');
+	if (slash && slash != p) {
+		*slash = 0;
+		mkdir_p(p, mode);
 	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		die("mkdir %s", p);
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		die("mkdir %s", path);
 }
 
 /* a new v1 cpuset cgroup is empty: no task may join it until it has its
@@ -402,7 +409,7 @@ static void bind_mount(const char *src, const char *dst, unsigned long flags)
  * per hierarchy; v2 a cgroup2 mount (the cgroup namespace's view) */
 static void mount_cgroups(const char *dst, unsigned long flags)
 {
-	if (v2) {
+	if (pure_v2) {
 		do_mount("cgroup", dst, "cgroup2", flags, NULL);
 		return;
 	}
@@ -621,7 +628,7 @@ static void masked_path(const char *p)
 		do_mount("/dev/null", p, NULL, MS_BIND, NULL);
 }
 
-static int child(yajl_val cfg, const char *rootfs, int cgroupns, int last_cap, int *ns_fds)
+static int child(yajl_val cfg, const char *rootfs, int late_flags, int last_cap, int *ns_fds)
 {
 	yajl_val lnx = get(cfg, "linux"), process = get(cfg, "process");
 	in_child = true;
@@ -635,8 +642,8 @@ static int child(yajl_val cfg, const char *rootfs, int cgroupns, int last_cap, i
 	for (size_t i = 0; i < sizeof nstypes / sizeof nstypes[0]; i++)
 		if (ns_fds[i] >= 0 && nstypes[i].flag != CLONE_NEWPID && setns(ns_fds[i], nstypes[i].flag) < 0)
 			die("join the %s namespace", nstypes[i].type);
-	if (cgroupns && unshare(CLONE_NEWCGROUP) < 0)
-		die("unshare the cgroup namespace");
+	if (late_flags && unshare(late_flags) < 0)
+		die("unshare the %s namespace(s)", late_flags & CLONE_NEWNET ? "network and cgroup" : "cgroup");
 
 	const char *prop = str(lnx, "rootfsPropagation");
 	unsigned long pflag = MS_SLAVE | MS_REC;
@@ -735,7 +742,7 @@ int main(int argc, char **argv)
 
 	/* the namespaces: new ones cloned, existing ones (a path) joined */
 	uint64_t flags = 0;
-	int cgroupns = 0, ns_fds[sizeof nstypes / sizeof nstypes[0]];
+	int late_flags = 0, ns_fds[sizeof nstypes / sizeof nstypes[0]];
 	yajl_val nss = get(lnx, "namespaces");
 	for (size_t k = 0; k < sizeof nstypes / sizeof nstypes[0]; k++)
 		ns_fds[k] = -1;
@@ -749,8 +756,13 @@ int main(int argc, char **argv)
 					die("open %s", p);
 				if (nstypes[k].flag == CLONE_NEWPID && setns(ns_fds[k], CLONE_NEWPID) < 0)
 					die("join the pid namespace %s", p);
-			} else if (nstypes[k].flag == CLONE_NEWCGROUP) {
-				cgroupns = 1;   /* after the cgroups are joined */
+			} else if (nstypes[k].flag == CLONE_NEWCGROUP || nstypes[k].flag == CLONE_NEWNET) {
+				/* after the cgroups are joined: the cgroup namespace
+				 * is rooted where the process is then; and a v1
+				 * cgroup join right after a new network namespace
+				 * waits ~10 ms here (what runc's order, cgroups
+				 * first, and a pool of namespaces both avoid) */
+				late_flags |= nstypes[k].flag;
 			} else {
 				flags |= (uint64_t)nstypes[k].flag;
 			}
@@ -767,7 +779,7 @@ int main(int argc, char **argv)
 			cpuset_copy_down(h->dir);
 		if (h->devices)
 			device_rules(h->dir, lnx);
-		if (v2) {
+		if (h->v2) {
 			if ((cgfd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 				die("open %s", h->dir);
 			continue;
@@ -790,7 +802,7 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		die("clone3");
 	if (pid == 0)
-		_exit(child(cfg, rootfs, cgroupns, last_cap, ns_fds));
+		_exit(child(cfg, rootfs, late_flags, last_cap, ns_fds));
 	for (int i = 0; i < nhier; i++)
 		if (hiers[i].procs_fd >= 0)
 			close(hiers[i].procs_fd);
