@@ -6,6 +6,11 @@
 # 1. Ablation: `run /bin/true` with one feature at a time switched off
 #    (runtime flags only, no code change), alternated round by round with
 #    abbench like bench/run.sh; medians of wall and CPU time.
+# 1b. The same phases: `perf trace` of only the marker syscalls (brk, mkdir,
+#    clone, clone3, pivot_root, execve, exit_group) of N alternated runs of
+#    the same-work floor (bench/samework.c), agentbox's defaults, without the
+#    netns pool, and plain; bench/samephases.py cuts each into the same six
+#    phases (same-phases.md: medians, and agentbox's extra over the floor).
 # 2. Start-up: `agentbox --version` (exec + dynamic linking + exit) beside a
 #    static busybox `true`; ld.so's own statistics (LD_DEBUG=statistics).
 # 3. strace -c -f of a default and a plain run; strace -f -tt -T of 5 default
@@ -53,6 +58,8 @@ inner() {
 	: >"$plan"
 	echo "case floor" >>"$plan"
 	echo "step run $FLOOR $WORK/rootfs /bin/true" >>"$plan"
+	echo "case samework" >>"$plan"
+	echo "step run $SAMEWORK $WORK/bundle-true {id}" >>"$plan"
 	for v in $VARIANTS; do
 		printf 'case %s\nstep run %s %s run --bundle %s {id}\n' "$v" "$AB" "$(variant "$v")" "$WORK/bundle-true" >>"$plan"
 	done
@@ -63,6 +70,28 @@ inner() {
 	"$ABBENCH" rounds -n "$ROUNDS" -w 2 -s ablation -l "$WORK/logs/ablation.log" "$plan" "$out/ablation.jsonl" ||
 		say "ablation: some runs failed (see $WORK/logs/ablation.log)"
 	LD_DEBUG=statistics "$AB" --version 2>"$out/ld-statistics.txt" >/dev/null
+
+	# ---- 1b. the same phases as the same-work floor (perf trace: markers only)
+	if command -v perf >/dev/null; then
+		local i c args=() ev=brk,mkdir,clone,clone3,pivot_root,execve,exit_group
+		printf 'runtime:\n  netns_pool: 0\n' >"$WORK/nopool.yaml"
+		mkdir -p "$WORK/state/nopool" "$WORK/phases"
+		for ((i = 1; i <= ROUNDS; i++)); do
+			for c in samework agentbox agentbox-nopool agentbox-plain; do
+				local cmd
+				case $c in
+				samework) cmd="$SAMEWORK $WORK/bundle-true ph-$c-$i" ;;
+				agentbox) cmd="$AB $(variant default) run --bundle $WORK/bundle-true ph-$c-$i" ;;
+				agentbox-nopool) cmd="$AB --root $WORK/state/nopool --config $WORK/nopool.yaml run --bundle $WORK/bundle-true ph-$c-$i" ;;
+				agentbox-plain) cmd="$AB $(variant plain) run --bundle $WORK/bundle-true ph-$c-$i" ;;
+				esac
+				# shellcheck disable=SC2086
+				perf trace -T -f -e "$ev" -o "$WORK/phases/$c.$i.txt" -- $cmd >/dev/null 2>>"$WORK/logs/phases.log" &&
+					args+=("$c=$WORK/phases/$c.$i.txt")
+			done
+		done
+		python3 "$HERE/samephases.py" "${args[@]}" >"$out/same-phases.md" || say "samephases.py failed"
+	fi
 
 	# ---- 3. strace
 	local A="$AB $(variant default)"
@@ -138,7 +167,7 @@ bench_setup
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 cut -d' ' -f1-3 /proc/loadavg >"$OUT/load-start"
-export WORK AB FLOOR ABBENCH EGRESS20 ROUNDS OUT BENCH_STATE_FS=tmpfs
+export WORK AB FLOOR SAMEWORK ABBENCH EGRESS20 ROUNDS OUT BENCH_STATE_FS=tmpfs
 unshare -m --propagation private "$ABBENCH" reap -- bash "$0" --inner || die "profile failed"
 cut -d' ' -f1-3 /proc/loadavg >"$OUT/load-end"
 python3 - "$OUT" <<'EOF'
@@ -158,7 +187,7 @@ def paired(a, b, f):
 wall = lambda r: r["ns"] / 1e6
 lines = ["| case | n | wall median ms | cpu median ms | wall vs default (paired) | cpu vs default (paired) |",
          "| --- | ---: | ---: | ---: | ---: | ---: |"]
-for c in ["floor", "default", "no-seccomp", "no-egress", "seccomp-default", "egress20-only", "plain",
+for c in ["floor", "samework", "default", "no-seccomp", "no-egress", "seccomp-default", "egress20-only", "plain",
           "plain-nocgroup", "plain-disk", "default-disk", "agentbox--version", "static-true"]:
     v = d.get(c, [])
     if not v:
@@ -171,7 +200,9 @@ pairs = [("default", "no-seccomp", "agent seccomp profile (compile + load)"),
          ("seccomp-default", "plain", "default seccomp profile"),
          ("plain", "plain-nocgroup", "cgroups (10 hierarchies)"),
          ("plain-disk", "plain", "state on ext4 (fsync, unlink)"),
-         ("plain", "floor", "plain agentbox beyond the floor"),
+         ("plain", "floor", "plain agentbox beyond the old floor"),
+         ("default", "samework", "agentbox's defaults beyond the same-work floor"),
+         ("plain", "samework", "plain agentbox beyond the same-work floor"),
          ("agentbox--version", "static-true", "exec + dynamic linking of agentbox")]
 lines += ["", "| cost of | wall ms (median of paired differences) | cpu ms |", "| --- | ---: | ---: |"]
 for a, b, what in pairs:
