@@ -148,8 +148,9 @@ kits() {
 	# kit run's temporary bundles go to /run/agentbox-kits: on a tmpfs here, as
 	# /run is on most hosts (this mount namespace only)
 	if [ "$BENCH_STATE_FS" = tmpfs ]; then
-		mkdir -p /run/agentbox-kits && mount -t tmpfs -o mode=0700,size=256m bench-kits /run/agentbox-kits ||
+		if ! mkdir -p /run/agentbox-kits || ! mount -t tmpfs -o mode=0700,size=256m bench-kits /run/agentbox-kits; then
 			say "kits: cannot mount a tmpfs on /run/agentbox-kits"
+		fi
 	fi
 	srt_settings "$WORK/srt-none.json" "$WORK/ws"
 	srt_settings "$WORK/srt-net.json" "$WORK/ws" "$KIT_ALLOW"
@@ -434,7 +435,7 @@ done
 WORK=$(mktemp -d /tmp/agentbox-bench.XXXXXX) || die "mktemp"
 SAMPLER=
 ENGINES_DIR=
-MADE_USER= BENCH_USER=
+MADE_USER='' BENCH_USER=''
 # the netfilter hook anchor the Docker runs pin in the host's mount namespace
 # goes again at the end, unless it was there before
 # shellcheck source=scripts/host-pins.sh

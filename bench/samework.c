@@ -23,12 +23,14 @@
  *           new privileges, the capability bounding set, uid/gid/groups, the
  *           effective/permitted/inheritable/ambient sets, cwd, exec.
  * Joining an existing namespace (a namespace "path") is supported by setns.
- * Not done (the bench bundle has none of it): user namespaces and id
- * mappings, a terminal, sysctl, cgroup limits other than devices, v2 device
- * rules (a BPF program), mount propagation other than the default. */
+ * On a pure v2 host the device rules are a BPF program attached to the
+ * cgroup. Not done (the bench bundle has none of it): user namespaces and id
+ * mappings, a terminal, sysctl, cgroup limits other than devices, mount
+ * propagation other than the default. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -261,39 +263,141 @@ static const struct dev default_devs[] = {
 };
 #define N_DEFAULT_DEVS (sizeof default_devs / sizeof default_devs[0])
 
-static void device_rule(const char *dir, bool allow, char type, long long major, long long minor,
-			const char *access)
+/* one device rule: the config's, or an allow for a node the container gets */
+struct devrule {
+	bool allow;
+	char type;              /* 'a', 'b' or 'c' */
+	long long major, minor; /* -1: any */
+	char access[8];
+};
+#define MAX_DEVRULES 256
+static struct devrule devrules[MAX_DEVRULES];
+static int ndevrules;
+
+static void add_rule(bool allow, char type, long long major, long long minor, const char *access)
 {
-	char rule[96], ma[24] = "*", mi[24] = "*";
-	if (major >= 0)
-		snprintf(ma, sizeof ma, "%lld", major);
-	if (minor >= 0)
-		snprintf(mi, sizeof mi, "%lld", minor);
-	snprintf(rule, sizeof rule, "%c %s:%s %s", type, ma, mi, access);
-	write_file(dir, allow ? "devices.allow" : "devices.deny", rule);
+	if (ndevrules == MAX_DEVRULES) {
+		errno = E2BIG;
+		die("device rules");
+	}
+	struct devrule *r = &devrules[ndevrules++];
+	*r = (struct devrule){allow, type, major, minor, ""};
+	snprintf(r->access, sizeof r->access, "%s", access);
 }
 
-/* v1 devices: the config's rules in order, then one allow per device node the
- * container gets (the defaults, linux.devices, /dev/pts/N and /dev/ptmx) */
-static void device_rules(const char *dir, yajl_val lnx)
+/* the config's rules in order, then one allow per device node the container
+ * gets (the defaults, linux.devices, /dev/pts/N and /dev/ptmx), as runc */
+static void collect_device_rules(yajl_val lnx)
 {
 	yajl_val rules = get(get(lnx, "resources"), "devices");
 	for (size_t i = 0; i < alen(rules); i++) {
 		yajl_val r = aget(rules, i);
 		const char *t = str(r, "type"), *acc = str(r, "access");
-		device_rule(dir, boolean(r, "allow"), t && *t ? *t : 'a', num(r, "major", -1), num(r, "minor", -1),
-			    acc ? acc : "rwm");
+		add_rule(boolean(r, "allow"), t && *t ? *t : 'a', num(r, "major", -1), num(r, "minor", -1),
+			 acc ? acc : "rwm");
 	}
 	for (size_t i = 0; i < N_DEFAULT_DEVS; i++)
-		device_rule(dir, true, 'c', default_devs[i].major, default_devs[i].minor, "rwm");
+		add_rule(true, 'c', default_devs[i].major, default_devs[i].minor, "rwm");
 	yajl_val devs = get(lnx, "devices");
 	for (size_t i = 0; i < alen(devs); i++) {
 		yajl_val d = aget(devs, i);
 		const char *t = str(d, "type");
-		device_rule(dir, true, t && *t == 'b' ? 'b' : 'c', num(d, "major", 0), num(d, "minor", 0), "rwm");
+		add_rule(true, t && *t == 'b' ? 'b' : 'c', num(d, "major", 0), num(d, "minor", 0), "rwm");
 	}
-	device_rule(dir, true, 'c', 136, -1, "rwm");
-	device_rule(dir, true, 'c', 5, 2, "rwm");
+	add_rule(true, 'c', 136, -1, "rwm");
+	add_rule(true, 'c', 5, 2, "rwm");
+}
+
+/* v1: devices.allow / devices.deny, one write a rule */
+static void write_device_rules(const char *dir)
+{
+	for (int i = 0; i < ndevrules; i++) {
+		const struct devrule *r = &devrules[i];
+		char rule[96], ma[24] = "*", mi[24] = "*";
+		if (r->major >= 0)
+			snprintf(ma, sizeof ma, "%lld", r->major);
+		if (r->minor >= 0)
+			snprintf(mi, sizeof mi, "%lld", r->minor);
+		snprintf(rule, sizeof rule, "%c %s:%s %s", r->type, ma, mi, r->access);
+		write_file(dir, r->allow ? "devices.allow" : "devices.deny", rule);
+	}
+}
+
+/* v2: the same rules as a BPF_PROG_TYPE_CGROUP_DEVICE program attached to the
+ * cgroup. The rules are tried from the last to the first, the first match
+ * decides (so the last matching rule wins, as in v1); no match is a denial. */
+static void attach_device_program(int cgfd)
+{
+	static struct bpf_insn prog[8 + MAX_DEVRULES * 9];
+	int n = 0;
+	/* the instruction is built before n moves: its offset may read n */
+#define I(c, d, s_, o, i_)                                                                       \
+	do {                                                                                     \
+		struct bpf_insn x_ = {.code = (c), .dst_reg = (d), .src_reg = (s_), .off = (short)(o), \
+				      .imm = (i_)};                                             \
+		prog[n++] = x_;                                                                  \
+	} while (0)
+	I(BPF_LDX | BPF_W | BPF_MEM, 2, 1, 0, 0);         /* r2 = access_type */
+	I(BPF_ALU64 | BPF_MOV | BPF_X, 3, 2, 0, 0);       /* r3 = r2 >> 16: access */
+	I(BPF_ALU64 | BPF_RSH | BPF_K, 3, 0, 0, 16);
+	I(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, 0xffff);  /* r2: the device type */
+	I(BPF_LDX | BPF_W | BPF_MEM, 4, 1, 4, 0);         /* r4 = major */
+	I(BPF_LDX | BPF_W | BPF_MEM, 5, 1, 8, 0);         /* r5 = minor */
+	bool matched_all = false;       /* the verifier refuses unreachable code */
+	for (int k = ndevrules - 1; k >= 0 && !matched_all; k--) {
+		const struct devrule *r = &devrules[k];
+		int acc = (strchr(r->access, 'r') ? BPF_DEVCG_ACC_READ : 0) |
+			  (strchr(r->access, 'w') ? BPF_DEVCG_ACC_WRITE : 0) |
+			  (strchr(r->access, 'm') ? BPF_DEVCG_ACC_MKNOD : 0);
+		int len = (r->type != 'a') + (r->major >= 0) + (r->minor >= 0) +
+			  (acc != 7 ? 3 : 0) + 2, end = n + len;
+		if (r->type != 'a')
+			I(BPF_JMP | BPF_JNE | BPF_K, 2, 0, end - n - 1,
+			  r->type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR);
+		if (r->major >= 0)
+			I(BPF_JMP | BPF_JNE | BPF_K, 4, 0, end - n - 1, (int)r->major);
+		if (r->minor >= 0)
+			I(BPF_JMP | BPF_JNE | BPF_K, 5, 0, end - n - 1, (int)r->minor);
+		if (acc != 7) {         /* asked for more than the rule names? */
+			I(BPF_ALU64 | BPF_MOV | BPF_X, 6, 3, 0, 0);
+			I(BPF_ALU64 | BPF_AND | BPF_K, 6, 0, 0, ~acc);
+			I(BPF_JMP | BPF_JNE | BPF_K, 6, 0, end - n - 1, 0);
+		}
+		I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, r->allow ? 1 : 0);
+		I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+		matched_all = len == 2;
+	}
+	if (!matched_all) {
+		I(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+		I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	}
+#undef I
+	union bpf_attr load = {0};
+	load.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
+	load.insns = (uint64_t)(uintptr_t)prog;
+	load.insn_cnt = (uint32_t)n;
+	load.license = (uint64_t)(uintptr_t)"GPL";
+	int pfd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof load);
+	if (pfd < 0) {
+		/* again with the verifier's log, to say why */
+		static char log[4096];
+		int e = errno;
+		load.log_buf = (uint64_t)(uintptr_t)log;
+		load.log_size = sizeof log;
+		load.log_level = 1;
+		if (syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof load) < 0)
+			fprintf(stderr, "%s", log);
+		errno = e;
+		die("load the device program");
+	}
+	union bpf_attr at = {0};
+	at.target_fd = (uint32_t)cgfd;
+	at.attach_bpf_fd = (uint32_t)pfd;
+	at.attach_type = BPF_CGROUP_DEVICE;
+	at.attach_flags = BPF_F_ALLOW_MULTI;
+	if (syscall(SYS_bpf, BPF_PROG_ATTACH, &at, sizeof at) < 0)
+		die("attach the device program");
+	close(pfd);     /* the cgroup keeps it */
 }
 
 /* mkdir -p: the parents only when the directory's own mkdir says they are
@@ -771,6 +875,7 @@ int main(int argc, char **argv)
 
 	const char *cgpath = str(lnx, "cgroupsPath");
 	find_hierarchies(cgpath && *cgpath ? cgpath : argv[2]);
+	collect_device_rules(lnx);
 	int cgfd = -1;
 	for (int i = 0; i < nhier; i++) {
 		struct hier *h = &hiers[i];
@@ -778,10 +883,12 @@ int main(int argc, char **argv)
 		if (h->cpuset)
 			cpuset_copy_down(h->dir);
 		if (h->devices)
-			device_rules(h->dir, lnx);
+			write_device_rules(h->dir);
 		if (h->v2) {
 			if ((cgfd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 				die("open %s", h->dir);
+			if (pure_v2)
+				attach_device_program(cgfd);
 			continue;
 		}
 		/* "tasks", not cgroup.procs: moving one thread (the child is one)
