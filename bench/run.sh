@@ -1,8 +1,8 @@
 #!/bin/bash
-# bench/run.sh — agentbox against runc (and crun) on one busybox bundle.
+# bench/run.sh — agentbox against runc, crun, a same-work floor and srt on one busybox bundle.
 # See bench/README.md. Needs root. One command:
 #
-#   bench/run.sh              full run (~5 min on 2 loaded cores)
+#   bench/run.sh              full run (~5 min on 2 idle cores, srt included)
 #   bench/run.sh --quick      smoke run (~1 min): few rounds, 20-container density, no Docker
 #
 # Options:
