@@ -3,13 +3,40 @@
 #include "yml.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <unistd.h>
 
+/* What Docker, Podman and runc mask, and /proc/kallsyms and /sys/kernel: an
+ * engine may send none (docker --security-opt systempaths=unconfined). */
 static const char *const default_masked[] = {
-	"/proc/kallsyms", "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
-	"/proc/acpi", "/proc/scsi", "/sys/firmware", "/sys/kernel",
+	"/proc/kallsyms", "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/timer_stats",
+	"/proc/sched_debug", "/proc/latency_stats", "/proc/asound", "/proc/acpi", "/proc/scsi",
+	"/sys/firmware", "/sys/kernel", "/sys/devices/virtual/powercap",
+};
+
+/* The kernel's knobs: writable, they give root on the host (kernel.core_pattern). */
+static const char *const default_readonly[] = {
+	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+};
+
+/* Devices a config may ask for on top of the standard set: useless without
+ * privileges the floor refuses (mounting, CAP_NET_ADMIN), needed by FUSE file
+ * systems and VPN clients. */
+static const struct floor_device default_allow_devices[] = {
+	{'c', 10, 229},     /* fuse */
+	{'c', 10, 200},     /* net/tun */
+};
+
+/* Names floor.allow_devices knows besides "TYPE MAJOR:MINOR". */
+static const struct {
+	const char *name;
+	struct floor_device dev;
+} device_names[] = {
+	{"fuse", {'c', 10, 229}}, {"net/tun", {'c', 10, 200}}, {"kvm", {'c', 10, 232}},
+	{"vhost-net", {'c', 10, 238}}, {"vhost-vsock", {'c', 10, 241}}, {"loop-control", {'c', 10, 237}},
 };
 
 static void defaults(struct agent_config *c)
@@ -22,9 +49,15 @@ static void defaults(struct agent_config *c)
 		.refuse_host_devices = true,
 		.refuse_host_network = true,
 		.refuse_host_pid = true,
+		.refuse_host_ipc = true,
+		.refuse_no_pivot = true,
 		.force_no_new_privileges = true,
 		.masked_paths = (char **)default_masked,
 		.n_masked_paths = ARRAY_SIZE(default_masked),
+		.readonly_paths = (char **)default_readonly,
+		.n_readonly_paths = ARRAY_SIZE(default_readonly),
+		.allow_devices = (struct floor_device *)default_allow_devices,
+		.n_allow_devices = ARRAY_SIZE(default_allow_devices),
 		.netns_pool = NETNS_POOL_DEFAULT_SIZE,
 	};
 }
@@ -91,12 +124,73 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 	return 0;
 }
 
+static int get_path_list(struct arena *a, const struct yml_node *v, const char *key, char ***ret,
+			 size_t *ret_n, struct ab_err *err)
+{
+	if (yml_get_str_list(a, v, key, ret, ret_n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < *ret_n; i++)
+		if ((*ret)[i][0] != '/')
+			return yml_error(err, v->items[i], key, "\"%s\" is not an absolute path", (*ret)[i]);
+	return 0;
+}
+
+/* "c MAJOR:MINOR" or "b MAJOR:MINOR" (either number may be "*"), or a name. */
+static bool parse_device(const char *s, struct floor_device *d)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(device_names); i++)
+		if (streq(s, device_names[i].name)) {
+			*d = device_names[i].dev;
+			return true;
+		}
+	if ((s[0] != 'c' && s[0] != 'b') || s[1] != ' ')
+		return false;
+	d->type = s[0];
+	const char *p = s + 2;
+	int64_t *nums[2] = {&d->major, &d->minor};
+	for (int k = 0; k < 2; k++) {
+		if (*p == '*') {
+			*nums[k] = -1;
+			p++;
+		} else {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(p, &end, 10);
+			if (end == p || errno || v > UINT32_MAX || *p == '-' || *p == '+')
+				return false;
+			*nums[k] = (int64_t)v;
+			p = end;
+		}
+		if (k == 0 && *p++ != ':')
+			return false;
+	}
+	return *p == 0;
+}
+
+static int get_device_list(struct arena *a, const struct yml_node *v, struct agent_config *c,
+			   struct ab_err *err)
+{
+	char **items;
+	size_t count;
+	if (yml_get_str_list(a, v, "floor.allow_devices", &items, &count, err) < 0)
+		return -1;
+	c->allow_devices = arena_alloc(a, sizeof *c->allow_devices * (count ? count : 1));
+	for (size_t i = 0; i < count; i++)
+		if (!parse_device(items[i], &c->allow_devices[i]))
+			return yml_error(err, v->items[i], "floor.allow_devices",
+					 "\"%s\" is not a device (\"c MAJOR:MINOR\", \"b MAJOR:MINOR\" with \"*\" for any number, or fuse, net/tun, kvm, vhost-net, vhost-vsock, loop-control)",
+					 items[i]);
+	c->n_allow_devices = count;
+	return 0;
+}
+
 static int load_floor(struct arena *a, const struct yml_node *n, struct agent_config *c,
 		      struct ab_err *err)
 {
 	static const char *const keys[] = {"refuse_privileged", "allow_capabilities", "refuse_host_devices",
-					   "refuse_host_network", "refuse_host_pid",
-					   "force_no_new_privileges", "masked_paths", NULL};
+					   "allow_devices", "refuse_host_network", "refuse_host_pid",
+					   "refuse_host_ipc", "refuse_no_pivot", "force_no_new_privileges",
+					   "masked_paths", "readonly_paths", NULL};
 	if (yml_check_map(n, "floor", keys, err) < 0)
 		return -1;
 	static const struct {
@@ -107,6 +201,8 @@ static int load_floor(struct arena *a, const struct yml_node *n, struct agent_co
 		{"refuse_host_devices", offsetof(struct agent_config, refuse_host_devices)},
 		{"refuse_host_network", offsetof(struct agent_config, refuse_host_network)},
 		{"refuse_host_pid", offsetof(struct agent_config, refuse_host_pid)},
+		{"refuse_host_ipc", offsetof(struct agent_config, refuse_host_ipc)},
+		{"refuse_no_pivot", offsetof(struct agent_config, refuse_no_pivot)},
 		{"force_no_new_privileges", offsetof(struct agent_config, force_no_new_privileges)},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bools); i++) {
@@ -129,15 +225,14 @@ static int load_floor(struct arena *a, const struct yml_node *n, struct agent_co
 			c->allowed_capabilities |= 1ULL << cap;
 		}
 	}
-	v = yml_map_get(n, "masked_paths");
-	if (v) {
-		if (yml_get_str_list(a, v, "floor.masked_paths", &c->masked_paths, &c->n_masked_paths, err) < 0)
-			return -1;
-		for (size_t i = 0; i < c->n_masked_paths; i++)
-			if (c->masked_paths[i][0] != '/')
-				return yml_error(err, v->items[i], "floor.masked_paths", "\"%s\" is not an absolute path",
-						 c->masked_paths[i]);
-	}
+	if ((v = yml_map_get(n, "masked_paths")) &&
+	    get_path_list(a, v, "floor.masked_paths", &c->masked_paths, &c->n_masked_paths, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "readonly_paths")) &&
+	    get_path_list(a, v, "floor.readonly_paths", &c->readonly_paths, &c->n_readonly_paths, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "allow_devices")) && get_device_list(a, v, c, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -12,6 +12,12 @@
 
 #define DEFAULT_AGENT_CONFIG "/etc/agentbox/config.yaml"
 
+/* A device the floor lets a config reach: type 'c' or 'b', -1 = any number. */
+struct floor_device {
+	char type;
+	int64_t major, minor;
+};
+
 struct agent_config {
 	const char *path;                 /* where it came from, NULL = built-in */
 	/* seccomp */
@@ -28,9 +34,15 @@ struct agent_config {
 	bool refuse_host_devices;
 	bool refuse_host_network;
 	bool refuse_host_pid;
+	bool refuse_host_ipc;
+	bool refuse_no_pivot;             /* --no-pivot leaves the host's mounts reachable */
 	bool force_no_new_privileges;
 	char **masked_paths;              /* added to every container's maskedPaths */
 	size_t n_masked_paths;
+	char **readonly_paths;            /* added to every container's readonlyPaths */
+	size_t n_readonly_paths;
+	struct floor_device *allow_devices;   /* beyond the standard set (floor_devices.c) */
+	size_t n_allow_devices;
 	/* runtime */
 	unsigned netns_pool;              /* network namespaces made ahead (runtime/netns_pool.h) */
 };

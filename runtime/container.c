@@ -8,6 +8,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "netns_pool.h"
+#include "floor.h"
 #include "policy.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -278,44 +279,6 @@ static int validate_for_create(const struct oci_config *c, const char *rootfs, s
 	return 0;
 }
 
-/* The device rules the cgroup gets: the config's, then what every container needs
- * (mknod of any node, the standard character devices, the pty devices) and each
- * device the config creates — appended so they win over a leading deny-all. */
-static void add_default_device_rules(struct oci_config *c)
-{
-	static const struct oci_device_rule defaults[] = {
-		{.allow = true, .type = 'c', .major = -1, .minor = -1, .access = "m"},
-		{.allow = true, .type = 'b', .major = -1, .minor = -1, .access = "m"},
-		{.allow = true, .type = 'c', .major = 1, .minor = 3, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 1, .minor = 5, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 1, .minor = 7, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 1, .minor = 8, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 1, .minor = 9, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 5, .minor = 0, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 5, .minor = 1, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 5, .minor = 2, .access = "rwm"},
-		{.allow = true, .type = 'c', .major = 136, .minor = -1, .access = "rwm"},
-	};
-	struct oci_linux *l = &c->linux_;
-	struct oci_resources *r = &l->resources;
-	if (!l->has_resources || !r->n_devices)
-		return;     /* no device rules at all: nothing to open up */
-	size_t n = r->n_devices + ARRAY_SIZE(defaults) + l->n_devices;
-	struct oci_device_rule *rules = arena_alloc(&c->arena, sizeof *rules * n);
-	memcpy(rules, r->devices, sizeof *rules * r->n_devices);
-	memcpy(rules + r->n_devices, defaults, sizeof defaults);
-	size_t k = r->n_devices + ARRAY_SIZE(defaults);
-	for (size_t i = 0; i < l->n_devices; i++) {
-		const struct oci_device *d = &l->devices[i];
-		if (d->type != 'c' && d->type != 'b' && d->type != 'u')
-			continue;
-		rules[k++] = (struct oci_device_rule){.allow = true, .type = d->type == 'b' ? 'b' : 'c',
-						      .major = d->major, .minor = d->minor, .access = "rwm"};
-	}
-	r->devices = rules;
-	r->n_devices = k;
-}
-
 /* Undo whatever create made; best effort with its own error. */
 static void create_cleanup(struct create_ctx *cc)
 {
@@ -474,7 +437,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* 2. the agent policy: seccomp profile, floor, egress */
 	if (policy_resolve(g, c, &cc->policy, err) < 0)
 		return -1;
-	if (policy_floor_config(&cc->policy, c, err) < 0)
+	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_no_pivot(&cc->policy, o->no_pivot, err) < 0)
 		return -1;
 	if (policy_seccomp_programs(&cc->policy, c, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;
@@ -514,7 +477,9 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	 * delete --force can clean up after a create that was killed */
 	if (state_write(cc->state_dirfd, st, err) < 0)
 		return -1;
-	add_default_device_rules(c);
+	/* the device cgroup, always: deny-all first (floor_devices.c) */
+	if (floor_device_rules(c, err) < 0)
+		return -1;
 	/* before the clone: the init is cloned into the cgroup2 directory, and
 	 * joins the v1 ones itself through files opened here */
 	if (create_cgroup(cc, err) < 0)

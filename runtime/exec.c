@@ -119,6 +119,10 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 	const struct oci_process *p = x->p;
 	if (p->terminal && process_setup_console("/", p, x->sync_fd, false, err) < 0)
 		return -1;
+	/* a session of its own, terminal or not, as runc: kill(0, ...) and the
+	 * terminal's signals must never reach the caller's process group */
+	if (!p->terminal && setsid() < 0)
+		return ab_error(err, errno, "setsid");
 	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
 	    process_set_scheduling(p, false, err) < 0)
 		return -1;

@@ -1,13 +1,19 @@
 /* The hardening floor: what no engine config may lower. Privileged
- * capabilities, the host's namespaces and devices are refused (each error
- * names the setting of agentbox-config(5) that relaxes it), noNewPrivileges is
- * forced, extra masked paths are added, and CAP_NET_ADMIN and CAP_NET_RAW go
- * while the egress firewall is in force. */
+ * capabilities, the host's namespaces (floor_ns.c) and devices
+ * (floor_devices.c), and mounts of the kernel's file systems that would undo
+ * the masks are refused (each error names the setting of agentbox-config(5)
+ * that relaxes it); noNewPrivileges is forced, the floor's masked and
+ * read-only paths are added to the engine's, /sys is read-only, and
+ * CAP_NET_ADMIN and CAP_NET_RAW go while the egress firewall is in force. */
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
+#include "floor.h"
 #include "log.h"
 #include "policy.h"
 
@@ -18,9 +24,9 @@ static const int privileged_caps[] = {
 	CAP_SYSLOG, CAP_BPF, CAP_PERFMON,
 };
 
-static const char *config_name(const struct agent_policy *p)
+const char *floor_config_name(const struct agent_config *cfg)
 {
-	return p->config.path ? p->config.path : DEFAULT_AGENT_CONFIG;
+	return cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG;
 }
 
 int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
@@ -43,7 +49,7 @@ int policy_floor_process(const struct agent_policy *p, struct oci_process *proc,
 			if (name)
 				cap_free(name);
 			return ab_error(err, 0, "floor: privileged containers are refused: %s.capabilities has %s (allow it with floor.allow_capabilities, or floor.refuse_privileged: false, in %s)",
-					what, upper, config_name(p));
+					what, upper, floor_config_name(&p->config));
 		}
 	}
 	if (cfg->force_no_new_privileges && !proc->no_new_privileges) {
@@ -65,57 +71,74 @@ int policy_floor_process(const struct agent_policy *p, struct oci_process *proc,
 	return 0;
 }
 
-/* Is the namespace at path the host's own (that of pid 1)? */
-static bool is_host_ns(const char *path, const char *name)
+/* paths + extra, without duplicates, in the config's arena */
+static void add_paths(struct arena *a, char ***paths, size_t *n, char *const *extra, size_t n_extra)
 {
-	char host[64];
-	struct stat a, b;
-	snprintf(host, sizeof host, "/proc/1/ns/%s", name);
-	return stat(path, &a) == 0 && stat(host, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+	char **all = arena_alloc(a, sizeof(char *) * (*n + n_extra + 1));
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++)
+		all[k++] = (*paths)[i];
+	for (size_t i = 0; i < n_extra; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < *n && !dup; j++)
+			dup = streq((*paths)[j], extra[i]);
+		if (!dup)
+			all[k++] = extra[i];
+	}
+	*paths = all;
+	*n = k;
+}
+
+/* A procfs or sysfs anywhere but at /proc and /sys, or a bind of the host's,
+ * would show what the floor masks and keeps read-only, unmasked and writable. */
+static int kernel_mounts(const struct agent_config *cfg, struct oci_config *c, struct ab_err *err)
+{
+	const char *file = floor_config_name(cfg);
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		struct oci_mount *m = &c->mounts[i];
+		const char *type = m->type ? m->type : "";
+		bool bind = (m->flags & MS_BIND) || streq(type, "bind");
+		struct statfs sf;
+		if (bind && m->source && statfs(m->source, &sf) == 0 &&
+		    (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC))
+			return ab_error(err, 0, "floor: mounts[%zu] binds %s, the host's %s, which would show what the floor masks: refused (or set floor.refuse_privileged: false in %s)",
+					i, m->source, sf.f_type == PROC_SUPER_MAGIC ? "/proc" : "/sys", file);
+		if (bind)
+			continue;
+		bool proc = streq(type, "proc"), sys = streq(type, "sysfs");
+		if ((proc && !streq(m->destination, "/proc")) || (sys && !streq(m->destination, "/sys")))
+			return ab_error(err, 0, "floor: mounts[%zu]: a %s file system at %s would be unmasked (only %s is masked): refused (or set floor.refuse_privileged: false in %s)",
+					i, type, m->destination, proc ? "/proc" : "/sys", file);
+		/* root writes to sysfs reach the host's devices and power */
+		if (sys && !(m->flags & MS_RDONLY)) {
+			log_debug("floor: mounting /sys read-only");
+			m->flags |= MS_RDONLY;
+		}
+	}
+	return 0;
 }
 
 int policy_floor_config(const struct agent_policy *p, struct oci_config *c, struct ab_err *err)
 {
 	const struct agent_config *cfg = &p->config;
-	const char *file = config_name(p);
 	if (policy_floor_process(p, c->process, "process", err) < 0)
 		return -1;
-	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
-	if (cfg->refuse_host_network && (!net || (net->path && is_host_ns(net->path, "net"))))
-		return ab_error(err, 0, "floor: the host's network namespace is refused: give the container its own (or set floor.refuse_host_network: false in %s)", file);
-	const struct oci_namespace *pid = oci_namespace_find(c, NS_PID);
-	if (cfg->refuse_host_pid && (!pid || (pid->path && is_host_ns(pid->path, "pid"))))
-		return ab_error(err, 0, "floor: the host's PID namespace is refused: give the container its own (or set floor.refuse_host_pid: false in %s)", file);
-	if (cfg->refuse_host_devices) {
-		const struct oci_resources *r = &c->linux_.resources;
-		for (size_t i = 0; c->linux_.has_resources && i < r->n_devices; i++) {
-			const struct oci_device_rule *d = &r->devices[i];
-			bool reads_or_writes = strpbrk(d->access, "rw") != NULL;
-			if (d->allow && reads_or_writes && (d->type == 'a' || d->major < 0))
-				return ab_error(err, 0, "floor: host devices are refused: linux.resources.devices[%zu] allows every %s device (or set floor.refuse_host_devices: false in %s)",
-						i, d->type == 'b' ? "block" : d->type == 'c' ? "character" : "", file);
-		}
-		for (size_t i = 0; i < c->linux_.n_devices; i++)
-			if (c->linux_.devices[i].type == 'b')
-				return ab_error(err, 0, "floor: host devices are refused: linux.devices[%zu] is the block device %s (or set floor.refuse_host_devices: false in %s)",
-						i, c->linux_.devices[i].path, file);
-	}
-	/* extra masked paths on top of the engine's */
-	if (cfg->n_masked_paths) {
-		struct oci_linux *l = &c->linux_;
-		char **paths = arena_alloc(&c->arena, sizeof(char *) * (l->n_masked_paths + cfg->n_masked_paths + 1));
-		size_t n = 0;
-		for (size_t i = 0; i < l->n_masked_paths; i++)
-			paths[n++] = l->masked_paths[i];
-		for (size_t i = 0; i < cfg->n_masked_paths; i++) {
-			bool dup = false;
-			for (size_t k = 0; k < l->n_masked_paths; k++)
-				dup |= streq(l->masked_paths[k], cfg->masked_paths[i]);
-			if (!dup)
-				paths[n++] = cfg->masked_paths[i];
-		}
-		l->masked_paths = paths;
-		l->n_masked_paths = n;
-	}
+	if (floor_namespaces(cfg, c, err) < 0 || floor_devices(cfg, c, err) < 0)
+		return -1;
+	if (cfg->refuse_privileged && kernel_mounts(cfg, c, err) < 0)
+		return -1;
+	/* what the engine's lists leave out (docker --security-opt
+	 * systempaths=unconfined sends none) */
+	struct oci_linux *l = &c->linux_;
+	add_paths(&c->arena, &l->masked_paths, &l->n_masked_paths, cfg->masked_paths, cfg->n_masked_paths);
+	add_paths(&c->arena, &l->readonly_paths, &l->n_readonly_paths, cfg->readonly_paths, cfg->n_readonly_paths);
+	return 0;
+}
+
+int policy_floor_no_pivot(const struct agent_policy *p, bool no_pivot, struct ab_err *err)
+{
+	if (no_pivot && p->config.refuse_no_pivot)
+		return ab_error(err, 0, "floor: --no-pivot is refused: without pivot_root the host's mounts (its /proc among them) stay in the container's mount namespace (or set floor.refuse_no_pivot: false in %s)",
+				floor_config_name(&p->config));
 	return 0;
 }

@@ -39,11 +39,14 @@ struct agent_policy {
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 		   struct agent_policy *ret, struct ab_err *err);
-/* The hardening floor (floor.c) on a whole config: privileged capabilities, host network,
- * PID namespace and devices are refused (each naming the config key that relaxes
- * it), noNewPrivileges forced, extra masked paths added, and CAP_NET_ADMIN and
- * CAP_NET_RAW dropped while the egress firewall is in force. */
+/* The hardening floor (floor.c) on a whole config: privileged capabilities, the
+ * host's network, PID, IPC and mount namespaces, host devices and unmasked
+ * kernel file systems are refused (each naming the config key that relaxes it),
+ * noNewPrivileges forced, the floor's masked and read-only paths added, and
+ * CAP_NET_ADMIN and CAP_NET_RAW dropped while the egress firewall is in force. */
 int policy_floor_config(const struct agent_policy *p, struct oci_config *c, struct ab_err *err);
+/* --no-pivot: refused unless floor.refuse_no_pivot is off. */
+int policy_floor_no_pivot(const struct agent_policy *p, bool no_pivot, struct ab_err *err);
 /* The same for one process (exec); `what` names it in errors ("process"). */
 int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
 			 struct ab_err *err);

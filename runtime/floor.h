@@ -1,0 +1,38 @@
+/* The hardening floor's parts (floor.c calls them from policy_floor_config):
+ * the host's namespaces (floor_ns.c) and the host's devices (floor_devices.c).
+ * Each refusal is one line naming the config path and the setting of
+ * agentbox-config(5) that relaxes it. */
+#ifndef AGENTBOX_FLOOR_H
+#define AGENTBOX_FLOOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent_config.h"
+#include "config.h"
+#include "error.h"
+
+/* The name of the admin's file, for "set X in FILE". */
+const char *floor_config_name(const struct agent_config *cfg);
+
+/* Refuse the host's network, PID, IPC and mount namespaces (a missing entry
+ * means the host's). A joined namespace is opened and compared by identity,
+ * and when that cannot be told the answer is "refused". */
+int floor_namespaces(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err);
+
+/* Refuse block devices and character devices off the allowlist in every form
+ * the config can reach them: linux.devices, linux.resources.devices and bind
+ * mounts of device nodes (or of directories holding them). */
+int floor_devices(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err);
+
+/* The device cgroup rules a container gets, always (even with no
+ * linux.resources.devices): deny-all first, the config's rules, the standard
+ * set every container needs, then a rule for each device in linux.devices.
+ * Called after floor_devices allowed what the config asks. */
+int floor_device_rules(struct oci_config *c, struct ab_err *err);
+
+/* Is the character device MAJOR:MINOR on the floor's allowlist (the standard
+ * set, or the admin's floor.allow_devices)? */
+bool floor_char_device_allowed(const struct agent_config *cfg, int64_t major, int64_t minor);
+
+#endif
