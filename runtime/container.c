@@ -437,7 +437,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* 2. the agent policy: seccomp profile, floor, egress */
 	if (policy_resolve(g, c, &cc->policy, err) < 0)
 		return -1;
-	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_no_pivot(&cc->policy, o->no_pivot, err) < 0)
+	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_create(&cc->policy, c, o->no_pivot, g->cgroups_disabled, err) < 0)
 		return -1;
 	if (policy_seccomp_programs(&cc->policy, c, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;

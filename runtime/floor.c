@@ -135,10 +135,16 @@ int policy_floor_config(const struct agent_policy *p, struct oci_config *c, stru
 	return 0;
 }
 
-int policy_floor_no_pivot(const struct agent_policy *p, bool no_pivot, struct ab_err *err)
+int policy_floor_create(const struct agent_policy *p, const struct oci_config *c, bool no_pivot,
+			bool cgroups_disabled, struct ab_err *err)
 {
-	if (no_pivot && p->config.refuse_no_pivot)
+	const struct agent_config *cfg = &p->config;
+	if (no_pivot && cfg->refuse_no_pivot)
 		return ab_error(err, 0, "floor: --no-pivot is refused: without pivot_root the host's mounts (its /proc among them) stay in the container's mount namespace (or set floor.refuse_no_pivot: false in %s)",
-				floor_config_name(&p->config));
+				floor_config_name(cfg));
+	/* in a user namespace the kernel refuses device nodes itself */
+	if (cgroups_disabled && cfg->refuse_host_devices && !oci_namespace_find(c, NS_USER))
+		return ab_error(err, 0, "floor: host devices are refused: --cgroup-manager disabled leaves the container no device cgroup, and its root could open any device node (give it a user namespace, or set floor.refuse_host_devices: false in %s)",
+				floor_config_name(cfg));
 	return 0;
 }

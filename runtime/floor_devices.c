@@ -126,7 +126,7 @@ int floor_devices(const struct agent_config *cfg, const struct oci_config *c, st
 		const struct oci_device_rule *d = &r->devices[i];
 		if (!d->allow || !strpbrk(d->access, "rw"))
 			continue;   /* a deny, or mknod alone: opens nothing */
-		const char *types = d->type == 'a' ? "cb" : d->type == 'b' ? "b" : "c";
+		const char *types = d->type == 'a' ? "bc" : d->type == 'b' ? "b" : "c";
 		for (const char *t = types; *t; t++) {
 			if (device_allowed(cfg, *t, d->major, d->minor))
 				continue;

@@ -463,6 +463,32 @@ struct dev_parent {
 	int fd;
 };
 
+/* No mknod in a user namespace: bind the host's node at the same path onto
+ * an empty file, as runc does, once it is the very device asked for. */
+static int bind_host_device(int rootfd, int parent, const char *name, const char *path, mode_t kind,
+			    unsigned major, unsigned minor, struct ab_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return ab_error(err, errno, "device %s: no mknod in a user namespace, and the host has no %s to bind", path, path);
+	if ((st.st_mode & S_IFMT) != kind || major(st.st_rdev) != major || minor(st.st_rdev) != minor)
+		return ab_error(err, 0, "device %s: no mknod in a user namespace, and the host's %s is not %c %u:%u to bind",
+				path, path, kind == S_IFBLK ? 'b' : 'c', major, minor);
+	int fd = openat(parent, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno != EEXIST)
+		return ab_error(err, errno, "device %s: create its mount point", path);
+	if (fd >= 0)
+		close(fd);
+	_cleanup_close_ int target = -1;
+	if (open_in_root(rootfd, path, O_PATH, &target, err) < 0)
+		return -1;
+	char p[FD_PATH_MAX];
+	fd_path(target, p);
+	if (mount(path, p, NULL, MS_BIND, NULL) < 0)
+		return ab_error(err, errno, "bind device %s", path);
+	return 0;
+}
+
 static int make_device(int rootfd, struct dev_parent *dp, const char *path, char type, unsigned major,
 		       unsigned minor, mode_t perm, uid_t uid, gid_t gid, bool bind, struct ab_err *err)
 {
@@ -481,30 +507,22 @@ static int make_device(int rootfd, struct dev_parent *dp, const char *path, char
 		snprintf(dp->path, sizeof dp->path, "%s", dir);
 	}
 	int parent = dp->fd;
-	if (bind) {
-		/* no mknod in a user namespace: bind the host's node */
-		int fd = openat(parent, name, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd >= 0)
-			close(fd);
-		_cleanup_close_ int target = -1;
-		if (open_in_root(rootfd, path, O_PATH, &target, err) < 0)
-			return -1;
-		char p[FD_PATH_MAX];
-		fd_path(target, p);
-		if (mount(path, p, NULL, MS_BIND, NULL) < 0)
-			return ab_error(err, errno, "bind device %s", path);
-		return 0;
-	}
 	mode_t kind = type == 'b' ? S_IFBLK : type == 'p' ? S_IFIFO : S_IFCHR;
-	/* the caller cleared the umask: the mode is exact, no chmod after */
-	int r = mknodat(parent, name, kind | (perm & 07777), makedev(major, minor));
-	if (r < 0 && errno == EEXIST && unlinkat(parent, name, 0) == 0)
-		r = mknodat(parent, name, kind | (perm & 07777), makedev(major, minor));
-	if (r < 0)
-		return ab_error(err, errno, "mknod %s", path);
-	if (fchownat(parent, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return ab_error(err, errno, "chown %s", path);
-	return 0;
+	if (!bind || kind == S_IFIFO) {
+		/* the caller cleared the umask: the mode is exact, no chmod after */
+		int r = mknodat(parent, name, kind | (perm & 07777), makedev(major, minor));
+		if (r < 0 && errno == EEXIST && unlinkat(parent, name, 0) == 0)
+			r = mknodat(parent, name, kind | (perm & 07777), makedev(major, minor));
+		if (r == 0) {
+			if (fchownat(parent, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+				return ab_error(err, errno, "chown %s", path);
+			return 0;
+		}
+		/* EPERM: a user namespace we joined, or a runtime in one (rootless) */
+		if (errno != EPERM || kind == S_IFIFO)
+			return ab_error(err, errno, "mknod %s", path);
+	}
+	return bind_host_device(rootfd, parent, name, path, kind, major, minor, err);
 }
 
 static int setup_devices(int rootfd, const struct init_ctx *ctx, struct ab_err *err)

@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# Host devices (issue 22, hole 4). The target: a loop device of this test
+# (a file holding a marker, attached with losetup), so that reading "the host's
+# disk" reads only our own bytes; and /dev/kmsg, written into the host's kernel
+# log. Every container gets a device cgroup, deny-all first; block devices are
+# refused in every form; character devices come from an allowlist
+# (floor.allow_devices adds more). Names: abfl-*.
+
+load helpers
+load ../helper/floor
+
+setup() {
+	requires root agentbox
+	setup_bundle
+	floor_config
+	with_caps docker
+	update_config '.root.readonly = false'
+	MARKER=abfl-disk-$RANDOM$RANDOM
+	echo "$MARKER" >"$TEST_DIR/disk.img"
+	truncate -s 1M "$TEST_DIR/disk.img"
+	LOOP=$(losetup -f --show "$TEST_DIR/disk.img") || skip "no loop device to attach"
+	defer losetup -d "$LOOP"
+	LOOP_MAJ=$((0x$(stat -c %t "$LOOP")))
+	LOOP_MIN=$((0x$(stat -c %T "$LOOP")))
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# The attack: make a node for the loop device (CAP_MKNOD, Docker's default)
+# and read it.
+read_disk_args() {
+	set_args sh -c "mknod /tmp/disk b $LOOP_MAJ $LOOP_MIN 2>&1; head -c 64 /tmp/disk 2>&1 | head -1"
+}
+
+@test "devices: with no device rules at all a node for a host disk is made but cannot be read" {
+	read_disk_args
+	update_config 'del(.linux.resources.devices)'
+	# unprotected: no device cgroup (cgroups off) and the floor relaxed
+	floor_config 'floor: {refuse_host_devices: false}'
+	RUNTIME_ARGS+=(--cgroup-manager disabled)
+	run_container abfl-dev-nocg
+	assert_success
+	[[ "$stdout" == *"$MARKER"* ]] || unprotected_failed "no device cgroup: $output"
+
+	floor_config
+	run_container abfl-dev-norules
+	assert_success
+	[[ "$stdout" != *"$MARKER"* ]] || fail "the host disk was read: $output"
+	assert_output_contains "Operation not permitted"
+	# and without a device cgroup the floor refuses to run at all
+	RUNTIME_ARGS+=(--cgroup-manager disabled)
+	run_container abfl-dev-nocg2
+	assert_failure 1
+	assert_one_error_line "floor: host devices are refused: --cgroup-manager disabled leaves the container no device cgroup.*floor\.refuse_host_devices"
+	assert_nothing_left
+}
+
+@test "devices: rules that cover a block device, wildcards included, are refused; runc obeys them" {
+	read_disk_args
+	update_config '.linux.resources.devices += [{allow: true, type: "b", major: $m, access: "rwm"}]' \
+		--argjson m "$LOOP_MAJ"
+	runc_run abfl-dev-runc
+	assert_success
+	[[ "$stdout" == *"$MARKER"* ]] || unprotected_failed "runc: $output"
+
+	local rule i=0
+	for rule in "{allow: true, type: \"b\", major: $LOOP_MAJ, access: \"rwm\"}" \
+		"{allow: true, type: \"b\", major: $LOOP_MAJ, minor: $LOOP_MIN, access: \"r\"}" \
+		'{allow: true, type: "b", access: "rw"}' '{allow: true, access: "rwm"}' \
+		'{allow: true, type: "a", major: 7, minor: 0, access: "r"}'; do
+		i=$((i + 1))
+		update_config ".linux.resources.devices = [{allow: false, access: \"rwm\"}, $rule]"
+		run_container "abfl-dev-rule$i"
+		assert_failure 1
+		assert_one_error_line "floor: host devices are refused: linux\.resources\.devices\[1\] allows .*block devices \(b [0-9*]+:[0-9*]+\).*floor\.allow_devices.*floor\.refuse_host_devices"
+		assert_nothing_left
+	done
+	# mknod alone opens nothing: the standard "b *:* m" passes
+	update_config '.linux.resources.devices = [{allow: false, access: "rwm"}, {allow: true, type: "b", access: "m"}]'
+	run_container abfl-dev-m
+	assert_success
+	[[ "$stdout" != *"$MARKER"* ]] || fail "the host disk was read: $output"
+}
+
+@test "devices: a bind mount of a host block device node is refused; runc reads through it" {
+	set_args sh -c "head -c 64 /mnt/disk | head -1"
+	add_mount /mnt/disk bind "$LOOP" bind
+	update_config '.linux.resources.devices += [{allow: true, type: "b", major: $m, minor: $n, access: "rwm"}]' \
+		--argjson m "$LOOP_MAJ" --argjson n "$LOOP_MIN"
+	runc_run abfl-bind-runc
+	assert_success
+	[[ "$stdout" == *"$MARKER"* ]] || unprotected_failed "runc: $output"
+
+	update_config 'del(.linux.resources.devices[-1])'
+	run_container abfl-bind
+	assert_failure 1
+	assert_one_error_line "floor: host devices are refused: mounts\[[0-9]+\] binds the block device $LOOP \(b $LOOP_MAJ:$LOOP_MIN\)"
+	assert_nothing_left
+}
+
+@test "devices: a directory holding device nodes shows them, but the device cgroup refuses them; the host's /dev is refused" {
+	mkdir "$TEST_DIR/devdir"
+	mknod "$TEST_DIR/devdir/disk" b "$LOOP_MAJ" "$LOOP_MIN"
+	add_mount /mnt/devdir bind "$TEST_DIR/devdir" rbind
+	set_args sh -c "head -c 64 /mnt/devdir/disk 2>&1 | head -1"
+	update_config 'del(.linux.resources.devices)'
+	floor_config 'floor: {refuse_host_devices: false}'
+	RUNTIME_ARGS+=(--cgroup-manager disabled)
+	run_container abfl-dir-nocg
+	assert_success
+	[[ "$stdout" == *"$MARKER"* ]] || unprotected_failed "no device cgroup: $output"
+	floor_config
+	run_container abfl-dir
+	assert_success
+	[[ "$stdout" != *"$MARKER"* ]] || fail "the host disk was read: $output"
+	assert_output_contains "Operation not permitted"
+
+	update_config '.mounts[-1].source = "/dev"'
+	run_container abfl-devdir
+	assert_failure 1
+	assert_one_error_line "floor: host devices are refused: mounts\[[0-9]+\] binds /dev, a directory of the host's /dev"
+	assert_nothing_left
+}
+
+@test "devices: linux.devices may not make /dev/kmsg (the host's kernel log); runc does; floor.allow_devices lets an admin allow it" {
+	local mark=abfl-kmsg-$RANDOM$RANDOM
+	update_config '.linux.devices = [{path: "/dev/kmsg", type: "c", major: 1, minor: 11, fileMode: 384}]
+		| .linux.resources.devices += [{allow: true, type: "c", major: 1, minor: 11, access: "rwm"}]'
+	set_args sh -c "echo $mark > /dev/kmsg && echo written"
+	runc_run abfl-kmsg-runc
+	assert_success
+	dmesg | grep -q "$mark" || unprotected_failed "runc: $output, and no $mark in dmesg"
+
+	mark=abfl-kmsg-$RANDOM$RANDOM
+	set_args sh -c "echo $mark > /dev/kmsg && echo written"
+	run_container abfl-kmsg
+	assert_failure 1
+	assert_one_error_line "floor: host devices are refused: linux\.devices\[0\] is the character device /dev/kmsg \(c 1:11\), which is not on the floor's device allowlist \(add \"c 1:11\" to floor\.allow_devices"
+	assert_nothing_left
+	! dmesg | grep -q "$mark" || fail "the host's kernel log was written"
+
+	floor_config 'floor: {allow_devices: ["c 1:11"]}'
+	run_container abfl-kmsg-allowed
+	assert_success
+	[ "$stdout" = written ]
+	dmesg | grep -q "$mark" || fail "an allowed device did not work"
+}
+
+@test "devices: fuse and net/tun are made when asked and the floor allows; allow_devices: [] refuses them" {
+	update_config '.linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229},
+		{path: "/dev/net/tun", type: "c", major: 10, minor: 200}]'
+	set_args sh -c 'abtest tryopen /dev/fuse rw; abtest tryopen /dev/net/tun rw'
+	run_container abfl-fuse
+	assert_success
+	[ "$stdout" = $'ok\nok' ] || fail "asked-for devices not usable: $output"
+	floor_config 'floor: {allow_devices: []}'
+	run_container abfl-fuse-refused
+	assert_failure 1
+	assert_one_error_line "linux\.devices\[0\] is the character device /dev/fuse \(c 10:229\).*floor\.allow_devices"
+	assert_nothing_left
+}
+
+@test "devices: a device in linux.devices that the config's own rules deny is refused, not silently allowed" {
+	# Docker's list denies fuse explicitly
+	update_config '.linux.resources.devices = $d[0].linux.resources.devices
+		| .linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229}]' \
+		--slurpfile d "$FIXTURES_DIR/docker-create-config.json"
+	run_container abfl-contra
+	assert_failure 1
+	assert_one_error_line "linux\.devices\[0\]: /dev/fuse is denied by linux\.resources\.devices"
+	assert_nothing_left
+	# and the standard set is not reopened over the config's own denial
+	update_config '.linux.devices = [] | .linux.resources.devices += [{allow: false, type: "c", major: 1, minor: 5, access: "rwm"}]'
+	set_args sh -c 'abtest tryopen /dev/zero; abtest tryopen /dev/null'
+	run_container abfl-deny-zero
+	assert_success
+	[ "$stdout" = $'EPERM\nok' ] || fail "the config's denial did not hold: $output"
+}
+
+@test "devices: in a user namespace the standard devices are bind-mounted from the host (no mknod there)" {
+	requires userns
+	chmod a+x "$BATS_RUN_TMPDIR" "$TEST_DIR"
+	update_config '.linux.namespaces += [{type: "user"}]
+		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .mounts |= map(select(.destination != "/sys/fs/cgroup"))
+		| .linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229}]'
+	set_args sh -c 'abtest stat /dev/null; abtest tryopen /dev/null rw; abtest tryopen /dev/fuse rw;
+		grep -c " /dev/null \| /dev/fuse " /proc/self/mountinfo; mknod /tmp/x c 1 3 2>&1 | grep -c "not permitted"; true'
+	run_container abfl-userns
+	assert_success
+	[[ "${lines[0]}" == "type=chr mode=0666 rdev=1:3 "* ]] || fail "no /dev/null: $output"
+	# the host's node, with the host's permissions (0600 fuse here: EACCES)
+	[ "${lines[1]}" = ok ] && [[ "${lines[2]}" =~ ^(ok|EACCES)$ ]] || fail "devices not usable: $output"
+	[ "${lines[3]}" = 2 ] || fail "not bind mounts: $output"
+	[ "${lines[4]}" = 1 ] || fail "mknod worked in the user namespace: $output"
+	# a device whose host node differs is one clear line, not a wrong device
+	update_config '.linux.devices = [{path: "/dev/fuse", type: "c", major: 1, minor: 11}]
+		| .process.args = ["true"]'
+	floor_config 'floor: {allow_devices: ["c 1:11"]}'
+	run_container abfl-userns-bad
+	assert_failure 1
+	assert_one_error_line "device /dev/fuse: no mknod in a user namespace, and the host's /dev/fuse is not c 1:11 to bind"
+	assert_nothing_left
+}
