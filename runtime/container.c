@@ -9,6 +9,7 @@
 #include "lsm.h"
 #include "netns_pool.h"
 #include "floor.h"
+#include "idmap.h"
 #include "policy.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -587,8 +588,15 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		return -1;
 	if (cgroup_join_open(&st->cgroup, &ictx.cgroup_join, err) < 0)
 		return -1;
+	/* id-mapped mounts are made here, in the host's namespaces */
+	if (idmap_prepare(c, cc->bundle, min_fd, &ictx.idmap_fds, err) < 0) {
+		cgroup_join_close(&ictx.cgroup_join);
+		return -1;
+	}
 	stack_below_not_inherited();
 	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
+	if (pid != 0)
+		idmap_close(c, ictx.idmap_fds);
 	if (pid < 0) {
 		cgroup_join_close(&ictx.cgroup_join);
 		close(fds[1]);

@@ -1,4 +1,5 @@
 #include "mounts.h"
+#include "idmap.h"
 #include "log.h"
 #include "util.h"
 
@@ -374,7 +375,7 @@ static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci
 	return 0;
 }
 
-static int do_mount(int rootfd, const struct init_ctx *ctx, const struct oci_mount *m,
+static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const struct oci_mount *m,
 		    struct ab_err *err)
 {
 	const char *type = m->type ? m->type : "";
@@ -401,7 +402,11 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, const struct oci_mou
 		under = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (bind) {
-		if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
+		int tree = ctx->idmap_fds ? ctx->idmap_fds[idx] : -1;
+		if (tree >= 0) {
+			if (idmap_attach(tree, target, m->destination, err) < 0)
+				return -1;
+		} else if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
 			return ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
 		if (flags & REMOUNT_FLAGS) {
 			if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
@@ -590,7 +595,7 @@ int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
 	if (rootfd < 0)
 		return ab_error(err, errno, "open rootfs %s", ctx->rootfs);
 	for (size_t i = 0; i < c->n_mounts; i++) {
-		if (do_mount(rootfd, ctx, &c->mounts[i], err) < 0)
+		if (do_mount(rootfd, ctx, i, &c->mounts[i], err) < 0)
 			return ab_wrap(err, "mounts[%zu]", i);
 	}
 	if (setup_devices(rootfd, ctx, err) < 0)
