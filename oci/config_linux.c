@@ -233,6 +233,20 @@ static int parse_rootfs_propagation(struct walk *w, yajl_val v, struct oci_linux
 			 l->rootfs_propagation);
 }
 
+/* Intel RDT (resctrl) is not applied here: an empty object (what engines send
+ * when nothing is asked) passes, anything asked for is refused. */
+static int parse_intel_rdt(struct walk *w, yajl_val v)
+{
+	int r = walk_obj(w, v);
+	if (r <= 0)
+		return r;
+	if (v->u.object.len) {
+		walk_push_key(w, v->u.object.keys[0]);
+		return walk_fail(w, "Intel RDT (resctrl) is not supported by agentbox: refused rather than ignored");
+	}
+	return 1;
+}
+
 static int parse_personality(struct walk *w, yajl_val v, struct oci_linux *l)
 {
 	int r = walk_obj(w, v);
@@ -251,10 +265,14 @@ static int parse_personality(struct walk *w, yajl_val v, struct oci_linux *l)
 				return walk_fail(w, "unknown personality domain \"%.100s\" (want LINUX or LINUX32)",
 						 l->personality_domain);
 		} else if (streq(k, "flags")) {
-			/* The spec defines no flags yet. */
+			/* The spec names none yet: one given would be dropped */
 			char **flags;
 			size_t n;
 			r = walk_str_array(w, val, &flags, &n);
+			if (r > 0 && n) {
+				walk_push_index(w, 0);
+				return walk_fail(w, "unknown personality flag \"%.100s\": not applied, so refused", flags[0]);
+			}
 		} else
 			r = walk_unknown(w);
 		if (r < 0)
@@ -373,7 +391,7 @@ int parse_linux(struct walk *w, yajl_val v, struct oci_linux *l)
 		else if (streq(k, "resources"))
 			r = parse_resources(w, val, &l->resources), l->has_resources = r > 0;
 		else if (streq(k, "intelRdt"))
-			r = 0;  /* engines send it; nothing here to enforce it with */
+			r = parse_intel_rdt(w, val);
 		else if (streq(k, "sysctl"))
 			r = parse_sysctl(w, val, l);
 		else if (streq(k, "seccomp"))

@@ -82,7 +82,7 @@ static int mount_options(struct walk *w, struct oci_mount *m)
 	if (m->type && streq(m->type, "bind"))
 		m->flags |= MS_BIND;
 
-	size_t data_len = 0, prop_index = 0, tmpcopyup_index = 0, idmap_index = 0;
+	size_t data_len = 0, prop_index = 0, tmpcopyup_index = 0, idmap_index = 0, data_index = 0;
 	bool has_idmap_option = false;
 	for (size_t i = 0; i < m->n_options; i++)
 		data_len += strlen(m->options[i]) + 1;
@@ -139,8 +139,12 @@ static int mount_options(struct walk *w, struct oci_mount *m)
 			m->idmap = has_idmap_option = true;
 			m->recursive_idmap |= streq(o, "ridmap");
 			idmap_index = i;
+		} else if (streq(o, "z") || streq(o, "Z")) {
+			/* SELinux relabel requests: the engine's job, nothing to mount */
 		} else {
 			/* Filesystem data: mode=755, size=65536k, newinstance, ... */
+			if (d == data)
+				data_index = i;
 			if (d != data)
 				*d++ = ',';
 			d = stpcpy(d, o);
@@ -155,6 +159,12 @@ static int mount_options(struct walk *w, struct oci_mount *m)
 	if (has_idmap_option && !is_bind(m)) {
 		walk_push_index(w, idmap_index);
 		return walk_fail(w, "%s needs a bind mount", m->options[idmap_index]);
+	}
+	/* a bind mount takes no file system data: mount(2) would drop it */
+	if (d != data && is_bind(m)) {
+		walk_push_index(w, data_index);
+		return walk_fail(w, "unknown bind mount option \"%s\": it would be ignored, so refused",
+				 m->options[data_index]);
 	}
 	walk_pop(w, old);
 	if (!m->type && !is_bind(m)) {

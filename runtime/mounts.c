@@ -584,8 +584,8 @@ int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
 	/* Nothing we mount may propagate back to the host. */
 	unsigned long prop = c->linux_.rootfs_propagation_flags ? c->linux_.rootfs_propagation_flags
 								 : (MS_SLAVE | MS_REC);
-	if (prop & MS_SHARED)
-		prop = MS_SLAVE | MS_REC;   /* made shared again after pivot_root */
+	if (prop & (MS_SHARED | MS_UNBINDABLE))
+		prop = MS_SLAVE | MS_REC;   /* made so after pivot_root: the rootfs is bound first */
 	if (mount(NULL, "/", NULL, prop, NULL) < 0)
 		return ab_error(err, errno, "make / %s", (prop & MS_PRIVATE) ? "private" : "slave");
 	if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
@@ -720,9 +720,9 @@ int mounts_finalize(const struct oci_config *c, struct ab_err *err)
 		if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | (locked_flags("/") & ~MS_RDONLY), NULL) < 0)
 			return ab_error(err, errno, "remount root read-only");
 	}
-	if (l->rootfs_propagation_flags & MS_SHARED) {
-		if (mount(NULL, "/", NULL, MS_SHARED | MS_REC, NULL) < 0)
-			return ab_error(err, errno, "make root shared");
-	}
+	unsigned long late = l->rootfs_propagation_flags & (MS_SHARED | MS_UNBINDABLE);
+	if (late && mount(NULL, "/", NULL, late | MS_REC, NULL) < 0)
+		return ab_error(err, errno, "linux.rootfsPropagation: make the root %s",
+				late & MS_SHARED ? "shared" : "unbindable");
 	return 0;
 }

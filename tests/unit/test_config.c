@@ -234,7 +234,7 @@ static void test_good_details(void)
 		"'linux':{'namespaces':[{'type':'user'},{'type':'pid','path':'/proc/1/ns/pid'},{'type':'time'}],"
 		" 'devices':[{'path':'/dev/fuse','type':'c','major':10,'minor':229,'fileMode':8630,'uid':0,'gid':5},"
 		"  {'path':'/dev/fifo','type':'p'}],"
-		" 'intelRdt':{'closID':'x'},'mountLabel':'m','rootfsPropagation':'slave',"
+		" 'intelRdt':{},'mountLabel':'m','rootfsPropagation':'slave',"
 		" 'personality':{'domain':'LINUX32','flags':[]},"
 		" 'timeOffsets':{'monotonic':{'secs':-5,'nanosecs':7},'boottime':{'secs':9}},"
 		" 'netDevices':{'eth1':{'name':'ceth0'},'eth2':{}},"
@@ -431,6 +431,12 @@ static const struct {
 	  "config.json: linux.maskedPaths[1]: must be an absolute path, got \"sys/firmware\"" },
 	{ "{" BASE ",'linux':{'sysctl':{'../../etc/passwd':'x'}}}",
 	  "config.json: linux.sysctl[\"../../etc/passwd\"]: not a sysctl name" },
+	{ "{" BASE ",'linux':{'personality':{'domain':'LINUX','flags':['SHORT_INODE']}}}",
+	  "config.json: linux.personality.flags[0]: unknown personality flag \"SHORT_INODE\": not applied, so refused" },
+	{ "{" BASE ",'linux':{'intelRdt':{'closID':'guaranteed'}}}",
+	  "config.json: linux.intelRdt.closID: Intel RDT (resctrl) is not supported by agentbox: refused rather than ignored" },
+	{ "{" BASE ",'mounts':[{'destination':'/b','source':'/src','options':['rbind','mode=755']}]}",
+	  "config.json: mounts[0].options[1]: unknown bind mount option \"mode=755\": it would be ignored, so refused" },
 	{ "{" BASE ",'linux':{'personality':{'domain':'LINUX64'}}}",
 	  "config.json: linux.personality.domain: unknown personality domain \"LINUX64\" (want LINUX or LINUX32)" },
 	{ "{" BASE ",'linux':{'timeOffsets':{'monotonic':{'nanosecs':1000000000}}}}",
