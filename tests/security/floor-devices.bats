@@ -49,7 +49,18 @@ read_disk_args() {
 	assert_success
 	[[ "$stdout" != *"$MARKER"* ]] || fail "the host disk was read: $output"
 	assert_output_contains "Operation not permitted"
+	# the same from a process exec'd into a running box
+	set_args abtest pause ready
+	run_container abfl-dev-exec --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	runtime exec abfl-dev-exec sh -c "mknod /tmp/disk2 b $LOOP_MAJ $LOOP_MIN 2>&1; head -c 64 /tmp/disk2 2>&1 | head -1"
+	assert_success
+	[[ "$stdout" != *"$MARKER"* ]] || fail "exec read the host disk: $output"
+	assert_output_contains "Operation not permitted"
+	runtime delete --force abfl-dev-exec
 	# and without a device cgroup the floor refuses to run at all
+	read_disk_args
 	RUNTIME_ARGS+=(--cgroup-manager disabled)
 	run_container abfl-dev-nocg2
 	assert_failure 1

@@ -25,30 +25,34 @@ teardown() {
 # write_back DIR: write DIR/sys/kernel/core_pattern's value back; WROTE or the error.
 WRITE_BACK='v=$(cat "$1/sys/kernel/core_pattern") && { printf "%s\n" "$v" > "$1/sys/kernel/core_pattern" && echo WROTE; } 2>&1'
 
-@test "proc: with empty maskedPaths and readonlyPaths /proc/sys stays read-only and the floor's masks stay; runc writes core_pattern" {
-	update_config '.linux.maskedPaths = [] | .linux.readonlyPaths = []'
-	set_args sh -c "set -- /proc; $WRITE_BACK; wc -c < /proc/timer_list;
-		for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs; do
-			[ -e \$p ] || { echo \$p ro; continue; }   # this kernel has none
-			awk -v p=\$p '\$5 == p { split(\$6, o, \",\"); print p, o[1] }' /proc/self/mountinfo; done"
-	runc_run abfl-proc-runc
-	assert_success
-	[ "${lines[0]}" = WROTE ] || unprotected_failed "runc: $output"
-	[ "${lines[1]}" -gt 0 ] || unprotected_failed "runc: /proc/timer_list is empty: $output"
+@test "proc: with empty maskedPaths and readonlyPaths /proc/sys stays read-only and the floor's masks stay; runc writes core_pattern (runc's and Docker's capabilities)" {
+	local caps
+	for caps in runc docker; do
+		with_caps $caps
+		update_config '.linux.maskedPaths = [] | .linux.readonlyPaths = []'
+		set_args sh -c "set -- /proc; $WRITE_BACK; wc -c < /proc/timer_list;
+			for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs; do
+				[ -e \$p ] || { echo \$p ro; continue; }   # this kernel has none
+				awk -v p=\$p '\$5 == p { split(\$6, o, \",\"); print p, o[1] }' /proc/self/mountinfo; done"
+		runc_run abfl-proc-runc-$caps
+		assert_success
+		[ "${lines[0]}" = WROTE ] || unprotected_failed "runc: $output"
+		[ "${lines[1]}" -gt 0 ] || unprotected_failed "runc: /proc/timer_list is empty: $output"
 
-	floor_config 'floor: {readonly_paths: [], masked_paths: []}'
-	run_container abfl-proc-relaxed
-	assert_success
-	[ "${lines[0]}" = WROTE ] || unprotected_failed "relaxed: $output"
+		floor_config 'floor: {readonly_paths: [], masked_paths: []}'
+		run_container abfl-proc-relaxed-$caps
+		assert_success
+		[ "${lines[0]}" = WROTE ] || unprotected_failed "relaxed: $output"
 
-	floor_config
-	run_container abfl-proc
-	assert_success
-	[[ "${lines[0]}" == *"Read-only file system"* ]] || fail "core_pattern was writable: $output"
-	[ "${lines[1]}" = 0 ] || fail "/proc/timer_list is not masked: $output"
-	[ "${lines[2]}" = "/proc/sys ro" ] && [ "${lines[3]}" = "/proc/sysrq-trigger ro" ] &&
-		[ "${lines[4]}" = "/proc/irq ro" ] && [ "${lines[5]}" = "/proc/bus ro" ] &&
-		[ "${lines[6]}" = "/proc/fs ro" ] || fail "not all read-only: $output"
+		floor_config
+		run_container abfl-proc-$caps
+		assert_success
+		[[ "${lines[0]}" == *"Read-only file system"* ]] || fail "core_pattern was writable: $output"
+		[ "${lines[1]}" = 0 ] || fail "/proc/timer_list is not masked: $output"
+		[ "${lines[2]}" = "/proc/sys ro" ] && [ "${lines[3]}" = "/proc/sysrq-trigger ro" ] &&
+			[ "${lines[4]}" = "/proc/irq ro" ] && [ "${lines[5]}" = "/proc/bus ro" ] &&
+			[ "${lines[6]}" = "/proc/fs ro" ] || fail "not all read-only: $output"
+	done
 }
 
 @test "proc: the same through exec: an exec'd process cannot write core_pattern either" {
