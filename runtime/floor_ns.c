@@ -10,7 +10,8 @@
  *     that of one of the runtime's ancestors (the engine);
  *   - IPC and mount: the runtime's, pid 1's or an ancestor's.
  * Whatever cannot be opened or told apart is refused: the check fails
- * closed. UTS is not refused: without CAP_SYS_ADMIN (refused by the floor) a
+ * closed. A bind of the host's /dev/shm or /dev/mqueue is host IPC too.
+ * UTS is not refused: without CAP_SYS_ADMIN (refused by the floor) a
  * process can only read the host name in it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,9 +161,36 @@ static int host_namespace(const struct ns_rule *r, const struct oci_namespace *n
 	return 0;
 }
 
+/* Host shared memory reached through a bind mount: the host's /dev/shm or
+ * /dev/mqueue file system (engines bind a tmpfs of the container's own). */
+static int host_ipc_binds(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err)
+{
+	static const char *const host_ipc[] = {"/dev/shm", "/dev/mqueue"};
+	struct stat dev;
+	if (stat("/dev", &dev) < 0)
+		return 0;
+	for (size_t k = 0; k < ARRAY_SIZE(host_ipc); k++) {
+		struct stat ipc;
+		/* only where it is a file system of its own, not a directory of /dev */
+		if (stat(host_ipc[k], &ipc) < 0 || ipc.st_dev == dev.st_dev)
+			continue;
+		for (size_t i = 0; i < c->n_mounts; i++) {
+			const struct oci_mount *m = &c->mounts[i];
+			bool bind = (m->flags & MS_BIND) || (m->type && streq(m->type, "bind"));
+			struct stat st;
+			if (bind && m->source && stat(m->source, &st) == 0 && st.st_dev == ipc.st_dev)
+				return ab_error(err, 0, "floor: the host's IPC namespace is refused: mounts[%zu] binds %s, the host's %s (give the container its own, or set floor.refuse_host_ipc: false in %s)",
+						i, m->source, host_ipc[k], floor_config_name(cfg));
+		}
+	}
+	return 0;
+}
+
 int floor_namespaces(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err)
 {
 	const char *file = floor_config_name(cfg);
+	if (cfg->refuse_host_ipc && host_ipc_binds(cfg, c, err) < 0)
+		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
 		const struct ns_rule *r = &rules[i];
 		if (!*(const bool *)((const char *)cfg + r->setting_off))

@@ -178,3 +178,19 @@ sees_host_pid() {
 	assert_one_error_line "linux\.namespaces\[0\]\.path: /proc/self/ns/net is not a pid namespace"
 	assert_nothing_left
 }
+
+@test "floor: a bind of the host's /dev/shm is host IPC too: refused; runc shares it" {
+	local f=abfl-shm-$RANDOM$RANDOM
+	echo secret >"/dev/shm/$f"
+	defer rm -f "/dev/shm/$f"
+	update_config '.mounts |= map(select(.destination != "/dev/shm"))'
+	add_mount /dev/shm bind /dev/shm rbind
+	set_args sh -c "cat /dev/shm/$f 2>&1"
+	runc_run abfl-shm-runc
+	assert_success
+	[ "$stdout" = secret ] || unprotected_failed "runc: $output"
+	run_container abfl-shm
+	assert_failure 1
+	assert_one_error_line "floor: the host's IPC namespace is refused: mounts\[[0-9]+\] binds /dev/shm, the host's /dev/shm.*floor\.refuse_host_ipc"
+	assert_nothing_left
+}
