@@ -49,6 +49,12 @@ struct agent_config {
 
 /* Built-in defaults, then the file on top. path NULL: the default path, which may
  * be absent; a path given explicitly must exist. */
+/* The admin's file as errors name it ("set X in FILE"). */
+static inline const char *agent_config_name(const struct agent_config *cfg)
+{
+	return cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG;
+}
+
 int agent_config_load(const char *path, struct arena *a, struct agent_config *ret, struct ab_err *err);
 
 #endif

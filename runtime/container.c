@@ -8,7 +8,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "netns_pool.h"
-#include "floor.h"
+#include "floor_devices.h"
 #include "idmap.h"
 #include "policy.h"
 #include "seccomp.h"
@@ -438,7 +438,7 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	/* 2. the agent policy: seccomp profile, floor, egress */
 	if (policy_resolve(g, c, &cc->policy, err) < 0)
 		return -1;
-	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_create(&cc->policy, c, o->no_pivot, g->cgroups_disabled, err) < 0)
+	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_create(&cc->policy, c, o->no_pivot, err) < 0)
 		return -1;
 	if (policy_seccomp_programs(&cc->policy, c, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;
@@ -556,6 +556,8 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		.no_pivot = o->no_pivot,
 		.no_new_keyring = o->no_new_keyring,
 		.new_userns = new_userns,
+		/* no device cgroup: the floor guards devices by the mounts instead */
+		.nodev_mounts = g->cgroups_disabled && cc->policy.config.refuse_host_devices,
 		.cgroup_mode = st->cgroup.mode,
 		.cgroup_path = st->cgroup.path,
 		.seccomp = cc->seccomp,

@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "floor.h"
+#include "floor_devices.h"
+#include "floor_ns.h"
 #include "log.h"
 #include "policy.h"
 
@@ -23,11 +24,6 @@ static const int privileged_caps[] = {
 	CAP_SYS_TIME, CAP_MAC_ADMIN, CAP_MAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_AUDIT_CONTROL,
 	CAP_SYSLOG, CAP_BPF, CAP_PERFMON,
 };
-
-const char *floor_config_name(const struct agent_config *cfg)
-{
-	return cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG;
-}
 
 int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
 			 struct ab_err *err)
@@ -49,7 +45,7 @@ int policy_floor_process(const struct agent_policy *p, struct oci_process *proc,
 			if (name)
 				cap_free(name);
 			return ab_error(err, 0, "floor: privileged containers are refused: %s.capabilities has %s (allow it with floor.allow_capabilities, or floor.refuse_privileged: false, in %s)",
-					what, upper, floor_config_name(&p->config));
+					what, upper, agent_config_name(&p->config));
 		}
 	}
 	if (cfg->force_no_new_privileges && !proc->no_new_privileges) {
@@ -93,7 +89,7 @@ static void add_paths(struct arena *a, char ***paths, size_t *n, char *const *ex
  * would show what the floor masks and keeps read-only, unmasked and writable. */
 static int kernel_mounts(const struct agent_config *cfg, struct oci_config *c, struct ab_err *err)
 {
-	const char *file = floor_config_name(cfg);
+	const char *file = agent_config_name(cfg);
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		struct oci_mount *m = &c->mounts[i];
 		const char *type = m->type ? m->type : "";
@@ -136,15 +132,11 @@ int policy_floor_config(const struct agent_policy *p, struct oci_config *c, stru
 }
 
 int policy_floor_create(const struct agent_policy *p, const struct oci_config *c, bool no_pivot,
-			bool cgroups_disabled, struct ab_err *err)
+			struct ab_err *err)
 {
 	const struct agent_config *cfg = &p->config;
 	if (no_pivot && cfg->refuse_no_pivot)
 		return ab_error(err, 0, "floor: --no-pivot is refused: without pivot_root the host's mounts (its /proc among them) stay in the container's mount namespace (or set floor.refuse_no_pivot: false in %s)",
-				floor_config_name(cfg));
-	/* in a user namespace the kernel refuses device nodes itself */
-	if (cgroups_disabled && cfg->refuse_host_devices && !oci_namespace_find(c, NS_USER))
-		return ab_error(err, 0, "floor: host devices are refused: --cgroup-manager disabled leaves the container no device cgroup, and its root could open any device node (give it a user namespace, or set floor.refuse_host_devices: false in %s)",
-				floor_config_name(cfg));
+				agent_config_name(cfg));
 	return 0;
 }

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "floor.h"
+#include "floor_devices.h"
 #include "util.h"
 
 /* What every container gets: the standard set of runc, crun and Docker. */
@@ -79,7 +79,7 @@ static int refuse(struct ab_err *err, const struct agent_config *cfg, const char
 	char dev[64];
 	dev_text(dev, sizeof dev, type, major, minor);
 	return ab_error(err, 0, "floor: host devices are refused: %s %s (%s), which is not on the floor's device allowlist (add \"%s\" to floor.allow_devices, or set floor.refuse_host_devices: false in %s)",
-			where, what, dev, dev, floor_config_name(cfg));
+			where, what, dev, dev, agent_config_name(cfg));
 }
 
 static int check_bind(const struct agent_config *cfg, const struct oci_mount *m, size_t i,
@@ -100,7 +100,7 @@ static int check_bind(const struct agent_config *cfg, const struct oci_mount *m,
 	}
 	if (S_ISDIR(st.st_mode) && stat("/dev", &dev) == 0 && st.st_dev == dev.st_dev)
 		return ab_error(err, 0, "floor: host devices are refused: mounts[%zu] binds %s, a directory of the host's /dev, which holds its device nodes (set floor.refuse_host_devices: false in %s)",
-				i, m->source, floor_config_name(cfg));
+				i, m->source, agent_config_name(cfg));
 	return 0;
 }
 

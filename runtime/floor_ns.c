@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "floor.h"
+#include "floor_ns.h"
 #include "util.h"
 
 struct ns_rule {
@@ -180,7 +180,7 @@ static int host_ipc_binds(const struct agent_config *cfg, const struct oci_confi
 			struct stat st;
 			if (bind && m->source && stat(m->source, &st) == 0 && st.st_dev == ipc.st_dev)
 				return ab_error(err, 0, "floor: the host's IPC namespace is refused: mounts[%zu] binds %s, the host's %s (give the container its own, or set floor.refuse_host_ipc: false in %s)",
-						i, m->source, host_ipc[k], floor_config_name(cfg));
+						i, m->source, host_ipc[k], agent_config_name(cfg));
 		}
 	}
 	return 0;
@@ -188,7 +188,7 @@ static int host_ipc_binds(const struct agent_config *cfg, const struct oci_confi
 
 int floor_namespaces(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err)
 {
-	const char *file = floor_config_name(cfg);
+	const char *file = agent_config_name(cfg);
 	if (cfg->refuse_host_ipc && host_ipc_binds(cfg, c, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {

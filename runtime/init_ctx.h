@@ -28,6 +28,11 @@ struct init_ctx {
 	bool no_pivot;
 	bool no_new_keyring;
 	bool new_userns;
+	/* No device cgroup (--cgroup-manager disabled) and the floor guards
+	 * devices: every mount is made nodev but the container's devpts, and the
+	 * device nodes are bound from the host's, so a node the container makes
+	 * or finds opens nothing. */
+	bool nodev_mounts;
 	enum cgroup_mode cgroup_mode;
 	const char *cgroup_path;
 	struct cgroup_join cgroup_join; /* v1 hierarchies: the init joins them itself */

@@ -544,13 +544,14 @@ static int setup_devices(int rootfd, const struct init_ctx *ctx, struct ab_err *
 				overridden = true;
 		if (!overridden)
 			r = make_device(rootfd, &dp, d->path, 'c', d->major, d->minor, 0666, 0, 0,
-					ctx->new_userns, err);
+					ctx->new_userns || ctx->nodev_mounts, err);
 	}
 	for (size_t i = 0; r == 0 && i < l->n_devices; i++) {
 		const struct oci_device *d = &l->devices[i];
 		mode_t mode = d->has_file_mode ? d->file_mode : 0666;
 		r = make_device(rootfd, &dp, d->path, d->type, (unsigned)d->major, (unsigned)d->minor, mode,
-				d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, ctx->new_userns, err);
+				d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0,
+				ctx->new_userns || ctx->nodev_mounts, err);
 	}
 	umask(old_umask);
 	if (dp.fd >= 0)
@@ -578,6 +579,30 @@ static int setup_devices(int rootfd, const struct init_ctx *ctx, struct ab_err *
 	return 0;
 }
 
+/* Without a device cgroup nothing but the mount a node sits on stands between
+ * the container and a device node it makes (CAP_MKNOD) or finds (in its image,
+ * in a bound directory): so every mount of the container is nodev but its
+ * devpts instances, and setup_devices binds the allowed nodes from the host
+ * (each bind keeps its source's flags). */
+static int nodev_everywhere(int rootfd, const struct oci_config *c, struct ab_err *err)
+{
+	struct mount_attr nodev = {.attr_set = MOUNT_ATTR_NODEV};
+	if (syscall(SYS_mount_setattr, rootfd, "", AT_EMPTY_PATH | AT_RECURSIVE, &nodev, sizeof nodev) < 0)
+		return ab_error(err, errno, "no device cgroup: make the container's mounts nodev");
+	struct mount_attr dev = {.attr_clr = MOUNT_ATTR_NODEV};
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		const struct oci_mount *m = &c->mounts[i];
+		if (!m->type || !streq(m->type, "devpts"))
+			continue;
+		_cleanup_close_ int fd = -1;
+		if (open_in_root(rootfd, m->destination, O_PATH | O_DIRECTORY, &fd, err) < 0)
+			return ab_wrap(err, "mounts[%zu]", i);
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &dev, sizeof dev) < 0)
+			return ab_error(err, errno, "mounts[%zu]: devpts at %s: clear nodev", i, m->destination);
+	}
+	return 0;
+}
+
 int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
 {
 	const struct oci_config *c = ctx->config;
@@ -598,6 +623,8 @@ int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
 		if (do_mount(rootfd, ctx, i, &c->mounts[i], err) < 0)
 			return ab_wrap(err, "mounts[%zu]", i);
 	}
+	if (ctx->nodev_mounts && nodev_everywhere(rootfd, c, err) < 0)
+		return -1;
 	if (setup_devices(rootfd, ctx, err) < 0)
 		return -1;
 	return 0;

@@ -45,11 +45,11 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
  * noNewPrivileges forced, the floor's masked and read-only paths added, and
  * CAP_NET_ADMIN and CAP_NET_RAW dropped while the egress firewall is in force. */
 int policy_floor_config(const struct agent_policy *p, struct oci_config *c, struct ab_err *err);
-/* The floor on create's options: --no-pivot (floor.refuse_no_pivot) and
- * --cgroup-manager disabled, which leaves no device cgroup (refused without a
- * user namespace, under floor.refuse_host_devices). */
+/* The floor on create's options: --no-pivot (floor.refuse_no_pivot). (Under
+ * --cgroup-manager disabled, which leaves no device cgroup, the floor guards
+ * devices by the mounts: init_ctx.nodev_mounts.) */
 int policy_floor_create(const struct agent_policy *p, const struct oci_config *c, bool no_pivot,
-			bool cgroups_disabled, struct ab_err *err);
+			struct ab_err *err);
 /* The same for one process (exec); `what` names it in errors ("process"). */
 int policy_floor_process(const struct agent_policy *p, struct oci_process *proc, const char *what,
 			 struct ab_err *err);

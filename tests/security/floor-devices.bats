@@ -59,13 +59,36 @@ read_disk_args() {
 	[[ "$stdout" != *"$MARKER"* ]] || fail "exec read the host disk: $output"
 	assert_output_contains "Operation not permitted"
 	runtime delete --force abfl-dev-exec
-	# and without a device cgroup the floor refuses to run at all
-	read_disk_args
+}
+
+@test "devices: without a device cgroup (--cgroup-manager disabled) the floor makes every mount nodev: made or found nodes open nothing" {
+	# a node the image brings, beside the one the attacker makes
+	mknod "$BUNDLE/rootfs/disk-in-image" b "$LOOP_MAJ" "$LOOP_MIN"
+	chmod 666 "$BUNDLE/rootfs/disk-in-image"
+	set_args sh -c "mknod /tmp/disk b $LOOP_MAJ $LOOP_MIN 2>&1; head -c 64 /tmp/disk 2>&1 | head -1; head -c 64 /disk-in-image 2>&1 | head -1; echo x >/dev/null && head -c 4 /dev/zero | wc -c"
+	update_config 'del(.linux.resources.devices)'
+	floor_config 'floor: {refuse_host_devices: false}'
 	RUNTIME_ARGS+=(--cgroup-manager disabled)
-	run_container abfl-dev-nocg2
-	assert_failure 1
-	assert_one_error_line "floor: host devices are refused: --cgroup-manager disabled leaves the container no device cgroup.*floor\.refuse_host_devices"
-	assert_nothing_left
+	run_container abfl-nodev-off
+	assert_success
+	[[ "$stdout" == *"$MARKER"* ]] || unprotected_failed "no device cgroup, floor relaxed: $output"
+
+	floor_config
+	RUNTIME_ARGS+=(--cgroup-manager disabled)
+	run_container abfl-nodev
+	assert_success
+	[[ "$stdout" != *"$MARKER"* ]] || fail "the host disk was read: $output"
+	assert_output_contains "Permission denied"
+	# the standard nodes still work (bound from the host's)
+	[ "$(tail -n 1 <<<"$stdout")" = 4 ] || fail "/dev/null or /dev/zero broken: $output"
+	# and a process exec'd into the box is held the same way
+	set_args abtest pause ready
+	run_container abfl-nodev-exec --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	runtime exec abfl-nodev-exec sh -c "mknod /dev/disk2 b $LOOP_MAJ $LOOP_MIN 2>&1; head -c 64 /dev/disk2 2>&1 | head -1; head -c 64 /disk-in-image 2>&1 | head -1"
+	[[ "$stdout" != *"$MARKER"* ]] || fail "exec read the host disk: $output"
+	runtime delete --force abfl-nodev-exec
 }
 
 @test "devices: rules that cover a block device, wildcards included, are refused; runc obeys them" {

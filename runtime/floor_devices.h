@@ -1,9 +1,8 @@
-/* The hardening floor's parts (floor.c calls them from policy_floor_config):
- * the host's namespaces (floor_ns.c) and the host's devices (floor_devices.c).
- * Each refusal is one line naming the config path and the setting of
- * agentbox-config(5) that relaxes it. */
-#ifndef AGENTBOX_FLOOR_H
-#define AGENTBOX_FLOOR_H
+/* The hardening floor's device checks and the device cgroup every container
+ * gets (floor_devices.c). Each refusal is one line naming the config path and
+ * the setting of agentbox-config(5) that relaxes it. */
+#ifndef AGENTBOX_FLOOR_DEVICES_H
+#define AGENTBOX_FLOOR_DEVICES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,14 +10,6 @@
 #include "agent_config.h"
 #include "config.h"
 #include "error.h"
-
-/* The name of the admin's file, for "set X in FILE". */
-const char *floor_config_name(const struct agent_config *cfg);
-
-/* Refuse the host's network, PID, IPC and mount namespaces (a missing entry
- * means the host's). A joined namespace is opened and compared by identity,
- * and when that cannot be told the answer is "refused". */
-int floor_namespaces(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err);
 
 /* Refuse block devices and character devices off the allowlist in every form
  * the config can reach them: linux.devices, linux.resources.devices and bind
