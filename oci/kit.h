@@ -1,10 +1,11 @@
 /* Kits: a YAML definition of the box an agent runs in (see agentbox-kit(5)).
  *
- * kit.c reads a kit strictly (unknown fields, wrong types and bad values are
- * errors naming FILE:LINE:COL and the field), resolves `extends` (maps merge,
- * lists and scalars replace, null removes), and writes the effective kit back as
- * YAML. kit_build.c turns a kit into an OCI bundle: config.json plus the rootfs
- * arrangement. Everything a kit owns lives in its arena. */
+ * kit_fields.c reads a kit strictly (unknown fields, wrong types and bad values
+ * are errors naming FILE:LINE:COL and the field), kit_values.c the scalars in
+ * it; kit_load.c resolves `extends` (maps merge, lists and scalars replace, null
+ * removes); kit_show.c writes the effective kit back as YAML. kit_build.c turns
+ * a kit into an OCI bundle: config.json plus the rootfs arrangement. Everything
+ * a kit owns lives in its arena. */
 #ifndef AGENTBOX_KIT_H
 #define AGENTBOX_KIT_H
 
@@ -105,6 +106,10 @@ void kit_free(struct kit *k);
 /* The effective kit as YAML, after a comment block with the policy it implies.
  * Caller frees. */
 int kit_show(const struct kit *k, char **ret_text, struct ab_err *err);
+
+/* A kit's name: letters, digits, "-", "_", "."; at most 63, starting with a
+ * letter or digit. */
+bool kit_name_valid(const char *s);
 
 /* Parse "256m", "2g", "1048576" (bytes; k/m/g/t are powers of 1024, an optional
  * trailing "b"/"ib"/"i" is accepted). */

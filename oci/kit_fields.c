@@ -1,0 +1,562 @@
+/* Kits: the fields of a kit mapping, read strictly (unknown fields, wrong
+ * types and bad values are errors naming FILE:LINE:COL and the field). */
+#include "kit_internal.h"
+#include "egress.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/stat.h>
+
+static const char *const top_fields[] = {
+	"name", "extends", "rootfs", "workspace", "mounts", "env", "credentials", "files",
+	"network", "resources", "user", "security", "startup", "command", NULL,
+};
+
+/* A list of strings copied into the kit's arena (the trees go away after loading). */
+int kit_str_list_copy(struct arena *a, const struct yml_node *n, const char *path, char ***ret,
+			 size_t *ret_n, struct ab_err *err)
+{
+	if (yml_get_str_list(a, n, path, ret, ret_n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < *ret_n; i++)
+		(*ret)[i] = arena_strdup(a, (*ret)[i]);
+	return 0;
+}
+
+static int read_name(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	const char *s;
+	if (yml_get_str(n, "name", &s, err) < 0)
+		return -1;
+	if (!kit_name_valid(s))
+		return yml_error(err, n, "name", "\"%s\" is not a valid name (letters, digits, - _ . ; at most 63, starting with a letter or digit)", s);
+	k->name = arena_strdup(&k->arena, s);
+	return 0;
+}
+
+static int read_rootfs(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	if (n->kind == YML_MAP) {
+		static const char *const fields[] = {"image", "tag", NULL};
+		if (yml_check_map(n, "rootfs", fields, err) < 0)
+			return -1;
+		const struct yml_node *img = yml_map_get(n, "image"), *tag = yml_map_get(n, "tag");
+		const char *s;
+		if (!img || yml_is_null(img))
+			return yml_error(err, n, "rootfs", "an image needs \"image\" (the OCI image layout directory)");
+		if (yml_get_str(img, "rootfs.image", &s, err) < 0)
+			return -1;
+		k->rootfs = KIT_ROOTFS_IMAGE;
+		k->rootfs_path = kit_host_path(a, img, s);
+		k->rootfs_tag = NULL;
+		if (tag && !yml_is_null(tag)) {
+			if (yml_get_str(tag, "rootfs.tag", &s, err) < 0)
+				return -1;
+			if (!*s)
+				return yml_error(err, tag, "rootfs.tag", "an empty tag");
+			k->rootfs_tag = arena_strdup(a, s);
+		}
+		return 0;
+	}
+	const char *s;
+	if (yml_get_str(n, "rootfs", &s, err) < 0)
+		return -1;
+	if (streq(s, "host")) {
+		k->rootfs = KIT_ROOTFS_HOST;
+		return 0;
+	}
+	char *p = kit_host_path(a, n, s);
+	/* DIR:TAG naming an image layout, or a directory that is one */
+	char *colon = strrchr(p, ':');
+	struct stat st;
+	char *layout = arena_printf(a, "%s/oci-layout", p);
+	bool image = stat(layout, &st) == 0;
+	if (image) {
+		k->rootfs = KIT_ROOTFS_IMAGE;
+		k->rootfs_path = p;
+		k->rootfs_tag = NULL;
+		return 0;
+	}
+	if (colon && colon[1] && !strchr(colon, '/')) {
+		char *dir = arena_strndup(a, p, (size_t)(colon - p));
+		if (stat(arena_printf(a, "%s/oci-layout", dir), &st) == 0) {
+			k->rootfs = KIT_ROOTFS_IMAGE;
+			k->rootfs_path = dir;
+			k->rootfs_tag = arena_strdup(a, colon + 1);
+			return 0;
+		}
+	}
+	k->rootfs = KIT_ROOTFS_DIR;
+	k->rootfs_path = p;
+	return 0;
+}
+
+static int read_mounts(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	static const char *const fields[] = {"source", "target", "type", "readonly", "size", NULL};
+	if (yml_expect(n, YML_SEQ, "mounts", err) < 0)
+		return -1;
+	if (n->n_items > KIT_MAX_ITEMS)
+		return yml_error(err, n, "mounts", "too many entries (at most %d)", KIT_MAX_ITEMS);
+	k->mounts = arena_alloc(a, (n->n_items + 1) * sizeof *k->mounts);
+	for (size_t i = 0; i < n->n_items; i++) {
+		const struct yml_node *m = n->items[i];
+		struct kit_mount *km = &k->mounts[i];
+		char p[64], fp[PATHBUF];
+		SUBPATH(p, "mounts[%zu]", i);
+		if (yml_check_map(m, p, fields, err) < 0)
+			return -1;
+		km->readonly = true;
+		const struct yml_node *v;
+		const char *s;
+		if ((v = yml_map_get(m, "type")) && !yml_is_null(v)) {
+			SUBPATH(fp, "%s.type", p);
+			if (yml_get_str(v, fp, &s, err) < 0)
+				return -1;
+			if (streq(s, "tmpfs"))
+				km->tmpfs = true;
+			else if (!streq(s, "bind"))
+				return yml_error(err, v, fp, "unknown type \"%s\" (bind or tmpfs)", s);
+		}
+		v = yml_map_get(m, "target");
+		SUBPATH(fp, "%s.target", p);
+		if (!v || yml_is_null(v))
+			return yml_error(err, m, fp, "missing");
+		if (yml_get_str(v, fp, &s, err) < 0 || kit_box_path(a, v, fp, s, &km->target, err) < 0)
+			return -1;
+		if (streq(km->target, "/workspace") || kit_path_under(km->target, "/proc") ||
+		    kit_path_under(km->target, "/sys") || kit_path_under(km->target, "/dev"))
+			return yml_error(err, v, fp, "%s is reserved", km->target);
+		v = yml_map_get(m, "source");
+		SUBPATH(fp, "%s.source", p);
+		if (km->tmpfs) {
+			if (v && !yml_is_null(v))
+				return yml_error(err, v, fp, "a tmpfs mount has no source");
+		} else {
+			if (!v || yml_is_null(v))
+				return yml_error(err, m, fp, "missing (a bind mount needs a host path)");
+			if (yml_get_str(v, fp, &s, err) < 0)
+				return -1;
+			km->source = kit_host_path(a, v, s);
+		}
+		if ((v = yml_map_get(m, "readonly")) && !yml_is_null(v)) {
+			SUBPATH(fp, "%s.readonly", p);
+			if (yml_get_bool(v, fp, &km->readonly, err) < 0)
+				return -1;
+		}
+		if ((v = yml_map_get(m, "size")) && !yml_is_null(v)) {
+			SUBPATH(fp, "%s.size", p);
+			if (!km->tmpfs)
+				return yml_error(err, v, fp, "only a tmpfs mount has a size");
+			int64_t sz;
+			if (yml_get_str(v, fp, &s, err) < 0)
+				return -1;
+			if (kit_parse_size(s, &sz) < 0 || sz <= 0)
+				return yml_error(err, v, fp, "\"%s\" is not a size (like 64m or 1g)", s);
+			km->size = (uint64_t)sz;
+			km->size_text = arena_strdup(a, s);
+		}
+		for (size_t j = 0; j < i; j++)
+			if (streq(k->mounts[j].target, km->target))
+				return yml_error(err, m, p, "target %s is mounted twice", km->target);
+	}
+	k->n_mounts = n->n_items;
+	return 0;
+}
+
+static int read_env(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	if (yml_expect(n, YML_MAP, "env", err) < 0)
+		return -1;
+	k->env = arena_alloc(a, (n->n_pairs + 1) * sizeof *k->env);
+	k->n_env = 0;
+	for (size_t i = 0; i < n->n_pairs; i++) {
+		const struct yml_pair *pr = &n->pairs[i];
+		char p[PATHBUF];
+		SUBPATH(p, "env.%s", pr->key->str);
+		if (!kit_env_name_valid(pr->key->str))
+			return yml_error(err, pr->key, p, "not a valid variable name");
+		if (yml_is_null(pr->value))
+			continue;   /* unset (removes an inherited value) */
+		const char *s;
+		if (yml_get_str(pr->value, p, &s, err) < 0)
+			return -1;
+		k->env[k->n_env].key = arena_strdup(a, pr->key->str);
+		k->env[k->n_env].value = arena_strdup(a, s);
+		k->n_env++;
+	}
+	return 0;
+}
+
+static int read_credentials(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	static const char *const fields[] = {"name", "from", "to", NULL};
+	if (yml_expect(n, YML_SEQ, "credentials", err) < 0)
+		return -1;
+	if (n->n_items > KIT_MAX_ITEMS)
+		return yml_error(err, n, "credentials", "too many entries (at most %d)", KIT_MAX_ITEMS);
+	k->credentials = arena_alloc(a, (n->n_items + 1) * sizeof *k->credentials);
+	for (size_t i = 0; i < n->n_items; i++) {
+		const struct yml_node *c = n->items[i];
+		struct kit_credential *kc = &k->credentials[i];
+		char p[64], fp[PATHBUF];
+		SUBPATH(p, "credentials[%zu]", i);
+		if (yml_check_map(c, p, fields, err) < 0)
+			return -1;
+		const struct yml_node *v = yml_map_get(c, "name");
+		const char *s;
+		SUBPATH(fp, "%s.name", p);
+		if (!v || yml_is_null(v))
+			return yml_error(err, c, fp, "missing");
+		if (yml_get_str(v, fp, &s, err) < 0)
+			return -1;
+		if (!kit_env_name_valid(s))
+			return yml_error(err, v, fp, "\"%s\" is not a valid name (letters, digits and _, not starting with a digit)", s);
+		kc->name = arena_strdup(a, s);
+		for (size_t j = 0; j < i; j++)
+			if (streq(k->credentials[j].name, s))
+				return yml_error(err, v, fp, "credential \"%s\" is defined twice", s);
+
+		v = yml_map_get(c, "from");
+		SUBPATH(fp, "%s.from", p);
+		if (!v || yml_is_null(v))
+			return yml_error(err, c, fp, "missing (env:VARIABLE or file:PATH)");
+		if (yml_get_str(v, fp, &s, err) < 0)
+			return -1;
+		if (strncmp(s, "env:", 4) == 0) {
+			kc->from = KIT_FROM_ENV;
+			if (!kit_env_name_valid(s + 4))
+				return yml_error(err, v, fp, "\"%s\": not a valid variable name", s + 4);
+			kc->from_ref = arena_strdup(a, s + 4);
+		} else if (strncmp(s, "file:", 5) == 0 && s[5]) {
+			kc->from = KIT_FROM_FILE;
+			kc->from_ref = kit_host_path(a, v, s + 5);
+		} else {
+			return yml_error(err, v, fp, "\"%s\": expected env:VARIABLE or file:PATH", s);
+		}
+
+		kc->to = KIT_TO_ENV;
+		v = yml_map_get(c, "to");
+		SUBPATH(fp, "%s.to", p);
+		if (v && !yml_is_null(v)) {
+			if (yml_get_str(v, fp, &s, err) < 0)
+				return -1;
+			if (streq(s, "env")) {
+				kc->to = KIT_TO_ENV;
+			} else if (strncmp(s, "file:", 5) == 0) {
+				kc->to = KIT_TO_FILE;
+				if (kit_box_path(a, v, fp, s + 5, &kc->to_path, err) < 0)
+					return -1;
+				const char *last = strrchr(kc->to_path, '/');
+				if (last == kc->to_path)
+					return yml_error(err, v, fp, "%s: a credential file needs a directory of its own, not /", kc->to_path);
+				if (kit_path_under(kc->to_path, "/workspace"))
+					return yml_error(err, v, fp, "%s is in the workspace, which is on the host's disk", kc->to_path);
+				if (kit_path_under(kc->to_path, "/proc") || kit_path_under(kc->to_path, "/sys") ||
+				    kit_path_under(kc->to_path, "/dev"))
+					return yml_error(err, v, fp, "%s is reserved", kc->to_path);
+				for (size_t j = 0; j < i; j++)
+					if (k->credentials[j].to == KIT_TO_FILE && streq(k->credentials[j].to_path, kc->to_path))
+						return yml_error(err, v, fp, "%s is the file of credential \"%s\" already", kc->to_path, k->credentials[j].name);
+			} else {
+				return yml_error(err, v, fp, "\"%s\": expected env or file:/PATH", s);
+			}
+		}
+	}
+	k->n_credentials = n->n_items;
+	return 0;
+}
+
+static int read_files(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	static const char *const fields[] = {"path", "content", "source", "mode", "owner", NULL};
+	if (yml_expect(n, YML_SEQ, "files", err) < 0)
+		return -1;
+	if (n->n_items > KIT_MAX_ITEMS)
+		return yml_error(err, n, "files", "too many entries (at most %d)", KIT_MAX_ITEMS);
+	k->files = arena_alloc(a, (n->n_items + 1) * sizeof *k->files);
+	for (size_t i = 0; i < n->n_items; i++) {
+		const struct yml_node *f = n->items[i];
+		struct kit_file *kf = &k->files[i];
+		char p[64], fp[PATHBUF];
+		SUBPATH(p, "files[%zu]", i);
+		if (yml_check_map(f, p, fields, err) < 0)
+			return -1;
+		const struct yml_node *v = yml_map_get(f, "path");
+		const char *s;
+		SUBPATH(fp, "%s.path", p);
+		if (!v || yml_is_null(v))
+			return yml_error(err, f, fp, "missing");
+		if (yml_get_str(v, fp, &s, err) < 0 || kit_box_path(a, v, fp, s, &kf->path, err) < 0)
+			return -1;
+		if (kit_path_under(kf->path, "/proc") || kit_path_under(kf->path, "/sys") || kit_path_under(kf->path, "/dev") ||
+		    kit_path_under(kf->path, "/workspace"))
+			return yml_error(err, v, fp, "%s is reserved", kf->path);
+		for (size_t j = 0; j < i; j++)
+			if (streq(k->files[j].path, kf->path))
+				return yml_error(err, v, fp, "%s is given twice", kf->path);
+		const struct yml_node *c = yml_map_get(f, "content");
+		const struct yml_node *src = yml_map_get(f, "source");
+		if (c && yml_is_null(c))
+			c = NULL;
+		if (src && yml_is_null(src))
+			src = NULL;
+		if (!c == !src)
+			return yml_error(err, f, p, "give exactly one of content and source");
+		if (c) {
+			SUBPATH(fp, "%s.content", p);
+			if (yml_get_str(c, fp, &s, err) < 0)
+				return -1;
+			kf->content = arena_strdup(a, s);
+		} else {
+			SUBPATH(fp, "%s.source", p);
+			if (yml_get_str(src, fp, &s, err) < 0)
+				return -1;
+			kf->source = kit_host_path(a, src, s);
+		}
+		if ((v = yml_map_get(f, "mode")) && !yml_is_null(v)) {
+			SUBPATH(fp, "%s.mode", p);
+			if (yml_get_str(v, fp, &s, err) < 0)
+				return -1;
+			size_t len = strlen(s);
+			if (len < 3 || len > 4 || strspn(s, "01234567") != len)
+				return yml_error(err, v, fp, "\"%s\" is not an octal mode like \"0644\"", s);
+			unsigned long m = strtoul(s, NULL, 8);
+			if (m & 07000)
+				return yml_error(err, v, fp, "\"%s\": setuid, setgid and sticky bits are not allowed", s);
+			kf->has_mode = true;
+			kf->mode = (uint32_t)m;
+		}
+		if ((v = yml_map_get(f, "owner")) && !yml_is_null(v)) {
+			SUBPATH(fp, "%s.owner", p);
+			if (yml_get_str(v, fp, &s, err) < 0)
+				return -1;
+			if (kit_parse_user(s, &kf->uid, &kf->gid) < 0)
+				return yml_error(err, v, fp, "\"%s\" is not UID:GID", s);
+			kf->has_owner = true;
+		}
+	}
+	k->n_files = n->n_items;
+	return 0;
+}
+
+static int read_egress_list(struct kit *k, const struct yml_node *n, bool deny, struct ab_err *err)
+{
+	const char *path = deny ? "network.deny" : "network.allow";
+	char **list;
+	size_t len;
+	if (kit_str_list_copy(&k->arena, n, path, &list, &len, err) < 0)
+		return -1;
+	if (len > EGRESS_MAX_ENTRIES)
+		return yml_error(err, n, path, "too many entries (at most %d)", EGRESS_MAX_ENTRIES);
+	for (size_t i = 0; i < len; i++) {
+		const struct yml_node *item = n->items[i];
+		char p[PATHBUF];
+		SUBPATH(p, "%s[%zu]", path, i);
+		if (strchr(list[i], ','))
+			return yml_error(err, item, p, "one entry per item (\"%s\" has a comma)", list[i]);
+		if (streq(list[i], "all"))
+			return yml_error(err, item, p, "\"all\" is not an entry: a kit cannot turn the firewall off");
+		struct egress_policy tmp = {0};
+		char src[PATH_MAX + PATHBUF];
+		snprintf(src, sizeof src, "%s:%u:%u: %s", item->file ? item->file : "kit", item->line, item->col, p);
+		int r = egress_policy_add(&tmp, list[i], deny, src, err);
+		egress_policy_free(&tmp);
+		if (r < 0)
+			return -1;
+	}
+	if (deny) {
+		k->deny = list;
+		k->n_deny = len;
+	} else {
+		k->allow = list;
+		k->n_allow = len;
+	}
+	return 0;
+}
+
+static int read_network(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	static const char *const fields[] = {"allow", "deny", NULL};
+	if (yml_check_map(n, "network", fields, err) < 0)
+		return -1;
+	const struct yml_node *v;
+	if ((v = yml_map_get(n, "allow")) && !yml_is_null(v) && read_egress_list(k, v, false, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "deny")) && !yml_is_null(v) && read_egress_list(k, v, true, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int read_resources(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	static const char *const fields[] = {"memory", "cpus", "pids", "timeout", NULL};
+	if (yml_check_map(n, "resources", fields, err) < 0)
+		return -1;
+	const struct yml_node *v;
+	const char *s;
+	if ((v = yml_map_get(n, "memory")) && !yml_is_null(v)) {
+		if (yml_get_str(v, "resources.memory", &s, err) < 0)
+			return -1;
+		if (kit_parse_size(s, &k->resources.memory) < 0)
+			return yml_error(err, v, "resources.memory", "\"%s\" is not a size (like 256m or 2g)", s);
+		if (k->resources.memory < (4 << 20))
+			return yml_error(err, v, "resources.memory", "%s is below the minimum of 4m", s);
+		k->resources.has_memory = true;
+		k->resources.memory_text = arena_strdup(a, s);
+	}
+	if ((v = yml_map_get(n, "cpus")) && !yml_is_null(v)) {
+		if (yml_get_str(v, "resources.cpus", &s, err) < 0)
+			return -1;
+		if (kit_parse_cpus(s, &k->resources.cpus_milli) < 0)
+			return yml_error(err, v, "resources.cpus", "\"%s\" is not a number of CPUs (like 1.5; 0.001 to 1024)", s);
+		k->resources.has_cpus = true;
+		k->resources.cpus_text = arena_strdup(a, s);
+	}
+	if ((v = yml_map_get(n, "pids")) && !yml_is_null(v)) {
+		if (yml_get_int(v, "resources.pids", 1, 4194304, &k->resources.pids, err) < 0)
+			return -1;
+		k->resources.has_pids = true;
+	}
+	if ((v = yml_map_get(n, "timeout")) && !yml_is_null(v)) {
+		if (yml_get_str(v, "resources.timeout", &s, err) < 0)
+			return -1;
+		if (kit_parse_duration_ms(s, &k->resources.timeout_ms) < 0)
+			return yml_error(err, v, "resources.timeout", "\"%s\" is not a duration (like 30s, 10m, 1h or 500ms; at most 596h)", s);
+		k->resources.has_timeout = true;
+		k->resources.timeout_text = arena_strdup(a, s);
+	}
+	return 0;
+}
+
+static int read_security(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	static const char *const fields[] = {"seccomp", "capabilities", "readonly_rootfs", NULL};
+	if (yml_check_map(n, "security", fields, err) < 0)
+		return -1;
+	const struct yml_node *v;
+	const char *s;
+	if ((v = yml_map_get(n, "seccomp")) && !yml_is_null(v)) {
+		if (yml_get_str(v, "security.seccomp", &s, err) < 0)
+			return -1;
+		if (!streq(s, "agent") && !streq(s, "default") && !streq(s, "none"))
+			return yml_error(err, v, "security.seccomp", "unknown profile \"%s\" (agent, default or none)", s);
+		k->seccomp = arena_strdup(a, s);
+	}
+	if ((v = yml_map_get(n, "capabilities")) && !yml_is_null(v)) {
+		char **list;
+		size_t len;
+		if (yml_get_str_list(a, v, "security.capabilities", &list, &len, err) < 0)
+			return -1;
+		for (size_t i = 0; i < len; i++) {
+			char p[PATHBUF], name[64];
+			SUBPATH(p, "security.capabilities[%zu]", i);
+			const char *c = list[i];
+			if (strncasecmp(c, "CAP_", 4) == 0)
+				c += 4;
+			if (strlen(c) > 40)
+				return yml_error(err, v->items[i], p, "unknown capability \"%s\"", list[i]);
+			size_t o = (size_t)snprintf(name, sizeof name, "cap_");
+			for (const char *q = c; *q; q++)
+				name[o++] = (char)tolower((unsigned char)*q);
+			name[o] = 0;
+			cap_value_t cv;
+			if (cap_from_name(name, &cv) < 0)
+				return yml_error(err, v->items[i], p, "unknown capability \"%s\"", list[i]);
+			for (char *q = name; *q; q++)
+				*q = (char)toupper((unsigned char)*q);
+			list[i] = arena_strdup(a, name);
+			for (size_t j = 0; j < i; j++)
+				if (streq(list[j], list[i]))
+					return yml_error(err, v->items[i], p, "%s is listed twice", list[i]);
+		}
+		k->capabilities = list;
+		k->n_capabilities = len;
+	}
+	if ((v = yml_map_get(n, "readonly_rootfs")) && !yml_is_null(v) &&
+	    yml_get_bool(v, "security.readonly_rootfs", &k->readonly_rootfs, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Fill k from a mapping (after extends). Absent and null fields keep defaults. */
+int kit_from_tree(struct kit *k, const struct yml_node *root, struct ab_err *err)
+{
+	struct arena *a = &k->arena;
+	if (yml_check_map(root, NULL, top_fields, err) < 0)
+		return -1;
+	k->rootfs = KIT_ROOTFS_HOST;
+	k->readonly_rootfs = true;
+	k->seccomp = arena_strdup(a, "agent");
+	for (size_t i = 0; i < root->n_pairs; i++) {
+		const char *key = root->pairs[i].key->str;
+		const struct yml_node *v = root->pairs[i].value;
+		if (yml_is_null(v))
+			continue;
+		int r = 0;
+		const char *s;
+		if (streq(key, "name")) {
+			r = read_name(k, v, err);
+		} else if (streq(key, "extends")) {
+			r = yml_get_str(v, "extends", &s, err);   /* followed by the loader */
+		} else if (streq(key, "rootfs")) {
+			r = read_rootfs(k, v, err);
+		} else if (streq(key, "workspace")) {
+			if ((r = yml_get_str(v, "workspace", &s, err)) == 0)
+				k->workspace = kit_host_path(a, v, s);
+		} else if (streq(key, "mounts")) {
+			r = read_mounts(k, v, err);
+		} else if (streq(key, "env")) {
+			r = read_env(k, v, err);
+		} else if (streq(key, "credentials")) {
+			r = read_credentials(k, v, err);
+		} else if (streq(key, "files")) {
+			r = read_files(k, v, err);
+		} else if (streq(key, "network")) {
+			r = read_network(k, v, err);
+		} else if (streq(key, "resources")) {
+			r = read_resources(k, v, err);
+		} else if (streq(key, "user")) {
+			if ((r = yml_get_str(v, "user", &s, err)) == 0) {
+				if (kit_parse_user(s, &k->uid, &k->gid) < 0)
+					r = yml_error(err, v, "user", "\"%s\" is not UID or UID:GID (numbers)", s);
+				k->has_user = true;
+			}
+		} else if (streq(key, "security")) {
+			r = read_security(k, v, err);
+		} else if (streq(key, "startup")) {
+			r = kit_str_list_copy(a, v, "startup", &k->startup, &k->n_startup, err);
+		} else if (streq(key, "command")) {
+			r = kit_str_list_copy(a, v, "command", &k->command, &k->n_command, err);
+			if (r == 0 && k->n_command == 0)
+				r = yml_error(err, v, "command", "empty (leave it out for the default /bin/sh)");
+		}
+		if (r < 0)
+			return -1;
+	}
+	/* cross-field checks */
+	for (size_t i = 0; i < k->n_credentials; i++) {
+		const struct kit_credential *c = &k->credentials[i];
+		if (c->to != KIT_TO_FILE)
+			continue;
+		for (size_t j = 0; j < k->n_mounts; j++)
+			if (!k->mounts[j].tmpfs && kit_path_under(c->to_path, k->mounts[j].target)) {
+				const struct yml_node *cn = yml_map_get(root, "credentials");
+				return yml_error(err, cn && cn->kind == YML_SEQ && i < cn->n_items ? cn->items[i] : root,
+						 "credentials", "%s is inside the bind mount %s, which is on the host's disk",
+						 c->to_path, k->mounts[j].target);
+			}
+	}
+	return 0;
+}

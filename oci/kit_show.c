@@ -1,0 +1,207 @@
+/* Kits: `kit show`, the effective kit written back as YAML after a comment
+ * block with the policy it implies. */
+#include "kit_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct yml_node *str_list(struct arena *a, char **v, size_t n)
+{
+	struct yml_node *s = yml_new_seq(a);
+	for (size_t i = 0; i < n; i++)
+		yml_seq_add(a, s, yml_new_str(a, v[i]));
+	return s;
+}
+
+static void join(char *buf, size_t len, char **v, size_t n, const char *none)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	if (n == 0)
+		snprintf(buf, len, "%s", none);
+	for (size_t i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", v[i]);
+}
+
+static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
+{
+	struct yml_node *root = yml_new_map(a);
+	char buf[128];
+	if (k->name)
+		yml_map_add(a, root, "name", yml_new_str(a, k->name));
+	if (k->rootfs == KIT_ROOTFS_IMAGE) {
+		struct yml_node *r = yml_new_map(a);
+		yml_map_add(a, r, "image", yml_new_str(a, k->rootfs_path));
+		if (k->rootfs_tag)
+			yml_map_add(a, r, "tag", yml_new_str(a, k->rootfs_tag));
+		yml_map_add(a, root, "rootfs", r);
+	} else {
+		yml_map_add(a, root, "rootfs", yml_new_str(a, k->rootfs == KIT_ROOTFS_HOST ? "host" : k->rootfs_path));
+	}
+	if (k->workspace)
+		yml_map_add(a, root, "workspace", yml_new_str(a, k->workspace));
+	if (k->n_mounts) {
+		struct yml_node *s = yml_new_seq(a);
+		for (size_t i = 0; i < k->n_mounts; i++) {
+			const struct kit_mount *m = &k->mounts[i];
+			struct yml_node *e = yml_new_map(a);
+			if (m->source)
+				yml_map_add(a, e, "source", yml_new_str(a, m->source));
+			yml_map_add(a, e, "target", yml_new_str(a, m->target));
+			yml_map_add(a, e, "type", yml_new_str(a, m->tmpfs ? "tmpfs" : "bind"));
+			yml_map_add(a, e, "readonly", yml_new_plain(a, m->readonly ? "true" : "false"));
+			if (m->size_text)
+				yml_map_add(a, e, "size", yml_new_str(a, m->size_text));
+			yml_seq_add(a, s, e);
+		}
+		yml_map_add(a, root, "mounts", s);
+	}
+	if (k->n_env) {
+		struct yml_node *e = yml_new_map(a);
+		for (size_t i = 0; i < k->n_env; i++)
+			yml_map_add(a, e, k->env[i].key, yml_new_str(a, k->env[i].value));
+		yml_map_add(a, root, "env", e);
+	}
+	if (k->n_credentials) {
+		struct yml_node *s = yml_new_seq(a);
+		for (size_t i = 0; i < k->n_credentials; i++) {
+			const struct kit_credential *c = &k->credentials[i];
+			struct yml_node *e = yml_new_map(a);
+			yml_map_add(a, e, "name", yml_new_str(a, c->name));
+			yml_map_add(a, e, "from", yml_new_str(a, arena_printf(a, "%s:%s", c->from == KIT_FROM_ENV ? "env" : "file", c->from_ref)));
+			yml_map_add(a, e, "to", yml_new_str(a, c->to == KIT_TO_ENV ? "env" : arena_printf(a, "file:%s", c->to_path)));
+			yml_seq_add(a, s, e);
+		}
+		yml_map_add(a, root, "credentials", s);
+	}
+	if (k->n_files) {
+		struct yml_node *s = yml_new_seq(a);
+		for (size_t i = 0; i < k->n_files; i++) {
+			const struct kit_file *f = &k->files[i];
+			struct yml_node *e = yml_new_map(a);
+			yml_map_add(a, e, "path", yml_new_str(a, f->path));
+			if (f->content)
+				yml_map_add(a, e, "content", yml_new_str(a, f->content));
+			else
+				yml_map_add(a, e, "source", yml_new_str(a, f->source));
+			if (f->has_mode) {
+				snprintf(buf, sizeof buf, "%04o", f->mode);
+				yml_map_add(a, e, "mode", yml_new_str(a, buf));
+			}
+			if (f->has_owner) {
+				snprintf(buf, sizeof buf, "%u:%u", f->uid, f->gid);
+				yml_map_add(a, e, "owner", yml_new_str(a, buf));
+			}
+			yml_seq_add(a, s, e);
+		}
+		yml_map_add(a, root, "files", s);
+	}
+	struct yml_node *net = yml_new_map(a);
+	yml_map_add(a, net, "allow", str_list(a, k->allow, k->n_allow));
+	yml_map_add(a, net, "deny", str_list(a, k->deny, k->n_deny));
+	yml_map_add(a, root, "network", net);
+	if (k->resources.has_memory || k->resources.has_cpus || k->resources.has_pids || k->resources.has_timeout) {
+		struct yml_node *r = yml_new_map(a);
+		if (k->resources.has_memory)
+			yml_map_add(a, r, "memory", yml_new_str(a, k->resources.memory_text));
+		if (k->resources.has_cpus)
+			yml_map_add(a, r, "cpus", yml_new_plain(a, k->resources.cpus_text));
+		if (k->resources.has_pids) {
+			snprintf(buf, sizeof buf, "%" PRId64, k->resources.pids);
+			yml_map_add(a, r, "pids", yml_new_plain(a, buf));
+		}
+		if (k->resources.has_timeout)
+			yml_map_add(a, r, "timeout", yml_new_str(a, k->resources.timeout_text));
+		yml_map_add(a, root, "resources", r);
+	}
+	if (k->has_user) {
+		snprintf(buf, sizeof buf, "%u:%u", k->uid, k->gid);
+		yml_map_add(a, root, "user", yml_new_str(a, buf));
+	}
+	struct yml_node *sec = yml_new_map(a);
+	yml_map_add(a, sec, "seccomp", yml_new_str(a, k->seccomp));
+	yml_map_add(a, sec, "capabilities", str_list(a, k->capabilities, k->n_capabilities));
+	yml_map_add(a, sec, "readonly_rootfs", yml_new_plain(a, k->readonly_rootfs ? "true" : "false"));
+	yml_map_add(a, root, "security", sec);
+	if (k->n_startup)
+		yml_map_add(a, root, "startup", str_list(a, k->startup, k->n_startup));
+	if (k->n_command)
+		yml_map_add(a, root, "command", str_list(a, k->command, k->n_command));
+	return root;
+}
+
+/* A value for the comment block: control characters and the line breaks YAML
+ * knows besides \n (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR — each would end
+ * the comment and turn the rest of the line into YAML) shown as '?'. In a. */
+static const char *comment_safe(struct arena *a, const char *s)
+{
+	char *c = arena_strdup(a, s ? s : "");
+	char *w = c;
+	for (const unsigned char *p = (const unsigned char *)c; *p;) {
+		size_t unicode_break = p[0] == 0xc2 && p[1] == 0x85 ? 2
+				     : p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9) ? 3 : 0;
+		if (unicode_break || *p < 0x20 || *p == 0x7f) {
+			*w++ = '?';
+			p += unicode_break ? unicode_break : 1;
+		} else {
+			*w++ = (char)*p++;
+		}
+	}
+	*w = 0;
+	return c;
+}
+
+int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
+{
+	struct arena a = {0};
+	struct yml_node *root = kit_tree(&a, k);
+	_cleanup_free_ char *yaml = NULL;
+	size_t len;
+	if (yml_emit(root, &yaml, &len, err) < 0) {
+		arena_free(&a);
+		return -1;
+	}
+
+	char allow[4096], deny[4096], caps[1024], chain[2048], user[64];
+	join(allow, sizeof allow, k->allow, k->n_allow, "nothing");
+	join(deny, sizeof deny, k->deny, k->n_deny, "nothing");
+	join(caps, sizeof caps, k->capabilities, k->n_capabilities, "none");
+	chain[0] = 0;
+	size_t off = 0;
+	for (size_t i = k->n_chain; i-- > 0 && off < sizeof chain;)
+		off += (size_t)snprintf(chain + off, sizeof chain - off, "%s%s", i + 1 < k->n_chain ? " extends " : "",
+					comment_safe(&a, k->chain[i]));
+	uint32_t uid, gid;
+	kit_effective_user(k, k->workspace, &uid, &gid);
+	snprintf(user, sizeof user, "%u:%u%s", uid, gid, k->has_user ? "" : " (default)");
+	char timeout[64];
+	snprintf(timeout, sizeof timeout, "%s", k->resources.has_timeout ? k->resources.timeout_text : "none");
+
+	char *text = xasprintf(
+		"# The effective kit: %s\n"
+		"# Policy it implies:\n"
+		"#   network:   %s\n"
+		"#   egress allow: %s\n"
+		"#   egress deny:  %s\n"
+		"#   seccomp profile: %s\n"
+		"#   user: %s, capabilities: %s, no new privileges\n"
+		"#   rootfs: %s, %s; workspace: %s\n"
+		"#   credentials: %zu, read at start and never written to the bundle\n"
+		"#   timeout: %s\n"
+		"%s",
+		k->n_chain ? chain : "built-in default kit",
+		k->n_allow ? "user-mode (slirp4netns) behind a default-deny firewall"
+			   : "none (a network namespace with only loopback)",
+		comment_safe(&a, allow), comment_safe(&a, deny), k->seccomp, user, caps,
+		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc"
+		: k->rootfs == KIT_ROOTFS_IMAGE ? arena_printf(&a, "the OCI image %s:%s", comment_safe(&a, k->rootfs_path),
+							       k->rootfs_tag ? comment_safe(&a, k->rootfs_tag) : "(its only image)")
+		: comment_safe(&a, k->rootfs_path),
+		k->readonly_rootfs ? "read-only" : "writable",
+		k->workspace ? comment_safe(&a, k->workspace) : "none",
+		k->n_credentials, comment_safe(&a, timeout), yaml);
+	arena_free(&a);
+	*ret_text = text;
+	return 0;
+}
