@@ -1,0 +1,25 @@
+/* A kit run's user-mode network: slirp4netns --configure attached to the box's
+ * network namespace, behind the box's own egress firewall. */
+#ifndef AGENTBOX_KIT_SLIRP_H
+#define AGENTBOX_KIT_SLIRP_H
+
+#include <sys/types.h>
+
+#include "error.h"
+
+struct kit_slirp {
+	pid_t pid;              /* 0 when not running */
+	int pidfd;
+	int exit_fd;            /* our end: closing it stops slirp4netns */
+};
+
+#define KIT_SLIRP_INIT {.pid = 0, .pidfd = -1, .exit_fd = -1}
+
+/* Start slirp4netns for the network namespace of box_pid, logging to
+ * LOG_DIR/slirp4netns.log; returns once it says it is ready. It exits when our
+ * end of its --exit-fd pipe closes (also when agentbox dies). */
+int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, struct ab_err *err);
+/* Stop it and reap it (closing the pipe, then SIGKILL after 2 s). */
+void kit_slirp_stop(struct kit_slirp *s);
+
+#endif
