@@ -18,6 +18,7 @@
 #include "util.h"
 
 struct image_config;
+struct kit_ws_plan;
 
 enum kit_rootfs { KIT_ROOTFS_HOST, KIT_ROOTFS_DIR, KIT_ROOTFS_IMAGE };
 
@@ -64,6 +65,11 @@ struct kit {
 	char *image_root;       /* IMAGE: the unpacked root in the cache (kit_resolve_image) */
 	struct image_config *image; /* IMAGE: what its config says (kit_resolve_image) */
 	char *workspace;        /* absolute host path, NULL = none */
+	char **ws_protect;      /* workspace_protect: relative paths made read-only */
+	size_t n_ws_protect;
+	char **ws_writable;     /* workspace_writable: default protections opened */
+	size_t n_ws_writable;
+	bool ws_allow_sensitive; /* workspace_allow_sensitive: home, "/" or secrets allowed */
 	struct kit_mount *mounts;
 	size_t n_mounts;
 	struct oci_kv *env;     /* in order; later entries of the same name never occur */
@@ -141,6 +147,10 @@ struct kit_build_opts {
 	const char *seccomp_profile;    /* annotation value; NULL = the kit's */
 	const struct kit_secret *secrets; /* env credentials to put in process.env */
 	size_t n_secrets;
+	/* The workspace's protections (kit_workspace.h); NULL: kit_build_bundle
+	 * plans them from what exists now. */
+	const struct kit_ws_plan *ws_plan;
+	bool allow_sensitive_workspace; /* --allow-sensitive-workspace */
 };
 
 /* For an IMAGE rootfs: unpack the image into cache_dir (or find it there) and

@@ -4,6 +4,7 @@
 #include "kit.h"
 #include "image.h"
 #include "json.h"
+#include "kit_workspace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,6 +129,9 @@ static int check_layout(const struct kit *k, const struct kit_build_opts *o, str
 			return ab_error(err, errno, "workspace %s", ws);
 		if (!S_ISDIR(st.st_mode))
 			return ab_error(err, 0, "workspace %s: not a directory", ws);
+		if (!o->allow_sensitive_workspace && !k->ws_allow_sensitive &&
+		    kit_workspace_check_sensitive(ws, err) < 0)
+			return -1;
 	}
 	for (size_t i = 0; i < k->n_mounts; i++) {
 		const struct kit_mount *m = &k->mounts[i];
@@ -380,7 +384,15 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	}
 	if (ws) {
 		static const char *const rw[] = {"rbind", "rw", "nosuid", "nodev", NULL};
+		static const char *const pin[] = {"bind", "rw", "nosuid", "nodev", NULL};
+		static const char *const ro[] = {"bind", "ro", "nosuid", "nodev", NULL};
 		mount_obj(j, "/workspace", "bind", ws, rw);
+		/* the protections: directories pinned, then entries read-only, parents first */
+		for (size_t i = 0; o->ws_plan && i < o->ws_plan->n; i++) {
+			const struct kit_ws_entry *e = &o->ws_plan->v[i];
+			mount_obj(j, arena_printf(&a, "/workspace/%s", e->rel), "bind",
+				  arena_printf(&a, "%s/%s", ws, e->rel), e->action == KIT_WS_PIN ? pin : ro);
+		}
 	}
 	for (size_t i = 0; i < k->n_mounts; i++) {
 		const struct kit_mount *m = &k->mounts[i];
@@ -766,13 +778,28 @@ int kit_build_bundle(const struct kit *k, const struct kit_build_opts *o, struct
 	}
 	if (write_files(k, bfd, err) < 0)
 		return -1;
-	/* on disk: never a secret, whatever the caller passed */
+	/* the protections of what exists now, unless the caller planned them */
+	struct arena plan_arena = {0};
+	struct kit_ws_plan plan;
 	struct kit_build_opts disk = *o;
+	if (ws && !o->ws_plan) {
+		char real[PATH_MAX];
+		if (!realpath(ws, real))
+			return ab_error(err, errno, "workspace %s", ws);
+		if (kit_workspace_plan(k, real, false, &plan_arena, &plan, err) < 0) {
+			arena_free(&plan_arena);
+			return -1;
+		}
+		disk.ws_plan = &plan;
+	}
+	/* on disk: never a secret, whatever the caller passed */
 	disk.bundle = abs_bundle;
 	disk.secrets = NULL;
 	disk.n_secrets = 0;
 	_cleanup_free_ char *json = NULL;
-	if (kit_config_json(k, &disk, &json, err) < 0)
+	int r = kit_config_json(k, &disk, &json, err);
+	arena_free(&plan_arena);
+	if (r < 0)
 		return -1;
 	return write_file_atomic_at(bfd, "config.json", json, strlen(json), 0644, err);
 }

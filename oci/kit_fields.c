@@ -2,6 +2,7 @@
  * types and bad values are errors naming FILE:LINE:COL and the field). */
 #include "kit_internal.h"
 #include "egress.h"
+#include "kit_workspace.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,8 +13,9 @@
 #include <sys/stat.h>
 
 static const char *const top_fields[] = {
-	"name", "extends", "rootfs", "workspace", "mounts", "env", "credentials", "files",
-	"network", "resources", "user", "security", "startup", "command", NULL,
+	"name", "extends", "rootfs", "workspace", "workspace_protect", "workspace_writable",
+	"workspace_allow_sensitive", "mounts", "env", "credentials", "files", "network", "resources",
+	"user", "security", "startup", "command", NULL,
 };
 
 /* A list of strings copied into the kit's arena (the trees go away after loading). */
@@ -93,6 +95,36 @@ static int read_rootfs(struct kit *k, const struct yml_node *n, struct ab_err *e
 	}
 	k->rootfs = KIT_ROOTFS_DIR;
 	k->rootfs_path = p;
+	return 0;
+}
+
+/* workspace_protect / workspace_writable: paths relative to the workspace. */
+static int read_ws_paths(struct kit *k, const struct yml_node *n, const char *field, char ***ret,
+			 size_t *ret_n, struct ab_err *err)
+{
+	char **list;
+	size_t len;
+	if (kit_str_list_copy(&k->arena, n, field, &list, &len, err) < 0)
+		return -1;
+	if (len > KIT_MAX_ITEMS)
+		return yml_error(err, n, field, "too many entries (at most %d)", KIT_MAX_ITEMS);
+	bool writable = streq(field, "workspace_writable");
+	for (size_t i = 0; i < len; i++) {
+		char p[PATHBUF], norm[PATH_MAX];
+		SUBPATH(p, "%s[%zu]", field, i);
+		const char *why;
+		if (kit_workspace_rel_path(list[i], norm, sizeof norm, &why) < 0)
+			return yml_error(err, n->items[i], p, "\"%s\": %s", list[i], why);
+		if (writable && !kit_workspace_default_name(norm))
+			return yml_error(err, n->items[i], p, "\"%s\" is not protected by default (see agentbox-kit(5), "
+					 "WORKSPACE; nothing to open)", list[i]);
+		list[i] = arena_strdup(&k->arena, norm);
+		for (size_t j = 0; j < i; j++)
+			if (streq(list[j], list[i]))
+				return yml_error(err, n->items[i], p, "%s is listed twice", list[i]);
+	}
+	*ret = list;
+	*ret_n = len;
 	return 0;
 }
 
@@ -515,6 +547,12 @@ int kit_from_tree(struct kit *k, const struct yml_node *root, struct ab_err *err
 		} else if (streq(key, "workspace")) {
 			if ((r = yml_get_str(v, "workspace", &s, err)) == 0)
 				k->workspace = kit_host_path(a, v, s);
+		} else if (streq(key, "workspace_protect")) {
+			r = read_ws_paths(k, v, key, &k->ws_protect, &k->n_ws_protect, err);
+		} else if (streq(key, "workspace_writable")) {
+			r = read_ws_paths(k, v, key, &k->ws_writable, &k->n_ws_writable, err);
+		} else if (streq(key, "workspace_allow_sensitive")) {
+			r = yml_get_bool(v, key, &k->ws_allow_sensitive, err);
 		} else if (streq(key, "mounts")) {
 			r = read_mounts(k, v, err);
 		} else if (streq(key, "env")) {

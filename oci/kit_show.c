@@ -41,6 +41,12 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	}
 	if (k->workspace)
 		yml_map_add(a, root, "workspace", yml_new_str(a, k->workspace));
+	if (k->n_ws_protect)
+		yml_map_add(a, root, "workspace_protect", str_list(a, k->ws_protect, k->n_ws_protect));
+	if (k->n_ws_writable)
+		yml_map_add(a, root, "workspace_writable", str_list(a, k->ws_writable, k->n_ws_writable));
+	if (k->ws_allow_sensitive)
+		yml_map_add(a, root, "workspace_allow_sensitive", yml_new_plain(a, "true"));
 	if (k->n_mounts) {
 		struct yml_node *s = yml_new_seq(a);
 		for (size_t i = 0; i < k->n_mounts; i++) {
@@ -163,7 +169,9 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		return -1;
 	}
 
-	char allow[4096], deny[4096], caps[1024], chain[2048], user[64];
+	char allow[4096], deny[4096], caps[1024], chain[2048], user[64], protect[4096], opened[4096];
+	join(protect, sizeof protect, k->ws_protect, k->n_ws_protect, "");
+	join(opened, sizeof opened, k->ws_writable, k->n_ws_writable, "");
 	join(allow, sizeof allow, k->allow, k->n_allow, "nothing");
 	join(deny, sizeof deny, k->deny, k->n_deny, "nothing");
 	join(caps, sizeof caps, k->capabilities, k->n_capabilities, "none");
@@ -187,6 +195,7 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		"#   seccomp profile: %s\n"
 		"#   user: %s, capabilities: %s, no new privileges\n"
 		"#   rootfs: %s, %s; workspace: %s\n"
+		"#   workspace protections: git's hooks and config, .envrc, editors' and agents' settings%s%s%s%s%s\n"
 		"#   credentials: %zu, read at start and never written to the bundle\n"
 		"#   timeout: %s\n"
 		"%s",
@@ -200,6 +209,9 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		: comment_safe(&a, k->rootfs_path),
 		k->readonly_rootfs ? "read-only" : "writable",
 		k->workspace ? comment_safe(&a, k->workspace) : "none",
+		k->n_ws_protect ? ", and " : "", comment_safe(&a, protect),
+		k->n_ws_writable ? "; opened: " : "", comment_safe(&a, opened),
+		k->ws_allow_sensitive ? "; a home directory, / or one with credentials allowed" : "",
 		k->n_credentials, comment_safe(&a, timeout), yaml);
 	arena_free(&a);
 	*ret_text = text;

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "egress.h"
 #include "kit.h"
+#include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_run.h"
 #include "util.h"
@@ -12,8 +13,9 @@
 #include <string.h>
 
 static const char kit_usage[] =
-	"usage: agentbox kit build KIT -o BUNDLE\n"
-	"       agentbox kit run [--allow ENTRY]... [--workspace DIR] [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
+	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
+	"       agentbox kit run [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty]\n"
+	"                        [KIT] [-- COMMAND [ARG...]]\n"
 	"       agentbox kit show [KIT]\n"
 	"\n"
 	"Kits are YAML definitions of the box an agent runs in; see agentbox-kit(5).\n"
@@ -35,16 +37,19 @@ static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"allow-sensitive-workspace", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *out = NULL;
+	bool allow_sensitive = false;
 	optind = 0;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'S': allow_sensitive = true; break;
 		case 'h': fputs(kit_usage, stdout); return 0;
 		default: return usage_error(err, "build: unknown or incomplete option \"%s\"", argv[optind - 1]);
 		}
@@ -60,6 +65,7 @@ static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab
 		.bundle = out,
 		.network = k->n_allow > 0,
 		.egress_annotations = true,
+		.allow_sensitive_workspace = allow_sensitive,
 	};
 	int r = kit_resolve_image_cached(g, k, err);
 	if (r == 0)
@@ -103,9 +109,11 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		{"allow", required_argument, NULL, 'a'},
 		{"workspace", required_argument, NULL, 'w'},
 		{"tty", no_argument, NULL, 't'},
+		{"allow-sensitive-workspace", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	bool allow_sensitive = false;
 	_cleanup_free_ char **allow = xcalloc((size_t)argc + 1, sizeof *allow);
 	size_t n_allow = 0;
 	const char *workspace = NULL;
@@ -118,6 +126,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		case 'a': allow[n_allow++] = optarg; break;
 		case 'w': workspace = optarg; break;
 		case 't': tty = true; break;
+		case 'S': allow_sensitive = true; break;
 		case 'h': fputs(kit_usage, stdout); return 0;
 		default:
 			return usage_error(err, "run: unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -159,6 +168,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.command = cmd,
 		.n_command = n_cmd,
 		.tty = tty,
+		.allow_sensitive_workspace = allow_sensitive,
 	};
 	return kit_run(g, &ro, err);
 }
@@ -169,6 +179,7 @@ DECLARE_COMMAND(kit)
 		return usage_error(err, "give a subcommand: build, run or show%s", "");
 	const char *sub = argv[1];
 	kit_sweep_stale_runs(g);
+	kit_placeholders_sweep();
 	if (streq(sub, "build"))
 		return kit_build_cmd(g, argc - 1, argv + 1, err);
 	if (streq(sub, "run"))

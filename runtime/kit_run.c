@@ -6,6 +6,7 @@
  * its program starts, and removes everything it made at the end. */
 #include "kit_run.h"
 #include "config.h"
+#include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_secrets.h"
 #include "kit_slirp.h"
@@ -28,6 +29,10 @@ struct run_ctx {
 	struct kit_secrets secrets;
 	bool network;
 	struct kit_slirp slirp;
+	struct arena arena;             /* the workspace plan */
+	char ws[PATH_MAX];              /* the workspace, real path; "" for none */
+	struct kit_ws_plan ws_plan;
+	struct kit_placeholders placeholders;
 };
 
 int kit_resolve_image_cached(const struct global_opts *g, struct kit *k, struct ab_err *err)
@@ -78,11 +83,26 @@ static int rootfs_lower(const struct run_ctx *rc, char lower[PATH_MAX + 8], stru
 	return 0;
 }
 
+/* The workspace: refused when sensitive (unless allowed), its protections
+ * planned, placeholders made for the absent ones. */
+static int prepare_workspace(struct run_ctx *rc, const char *ws, bool allow_sensitive, struct ab_err *err)
+{
+	if (!realpath(ws, rc->ws))
+		return ab_error(err, errno, "workspace %s", ws);
+	if (!allow_sensitive && !rc->k->ws_allow_sensitive && kit_workspace_check_sensitive(rc->ws, err) < 0)
+		return -1;
+	if (kit_workspace_plan(rc->k, rc->ws, true, &rc->arena, &rc->ws_plan, err) < 0)
+		return -1;
+	return kit_placeholders_make(&rc->placeholders, rc->ws, &rc->ws_plan, err);
+}
+
 static void run_cleanup(struct run_ctx *rc)
 {
 	kit_slirp_stop(&rc->slirp);
 	kit_secrets_wipe(&rc->secrets);
 	kit_rundir_remove(&rc->rd);
+	kit_placeholders_release(&rc->placeholders);
+	arena_free(&rc->arena);
 }
 
 /* "a,b" + "c" -> "a,b,c" (NULL when both are empty) */
@@ -99,7 +119,7 @@ static char *join_list(char *acc, const char *add)
 
 int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *err)
 {
-	struct run_ctx rc = {.slirp = KIT_SLIRP_INIT};
+	struct run_ctx rc = {.slirp = KIT_SLIRP_INIT, .placeholders = KIT_PLACEHOLDERS_INIT};
 	char *allow_list = NULL, *deny_list = NULL;
 	const char *saved_allow = g->egress_allow, *saved_deny = g->egress_deny;
 	const char *saved_seccomp = g->seccomp_profile;
@@ -149,14 +169,18 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	if (kit_secrets_read(k, &rc.secrets, err) < 0)
 		goto out;
 
-	/* 2. the temporary bundle and the overlay over its rootfs */
+	/* 2. the workspace's protections */
+	if (ws && prepare_workspace(&rc, ws, o->allow_sensitive_workspace, err) < 0)
+		goto out;
+
+	/* 3. the temporary bundle and the overlay over its rootfs */
 	char id[32] = "kit-";
 	random_hex(id + 4, 6);
 	if (kit_rundir_make(&rc.rd, g, id, err) < 0)
 		goto out;
 	struct kit_build_opts bo = {
 		.bundle = rc.rd.bundle,
-		.workspace = workspace,
+		.workspace = ws ? rc.ws : NULL,
 		.root_path = rc.rd.merged,
 		.command = o->command,
 		.n_command = o->n_command,
@@ -164,6 +188,8 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		.network = rc.network,
 		.egress_annotations = false,    /* passed as the runtime's flags instead */
 		.seccomp_profile = g->seccomp_profile,
+		.ws_plan = ws ? &rc.ws_plan : NULL,
+		.allow_sensitive_workspace = true,      /* checked above */
 	};
 	if (kit_build_bundle(k, &bo, err) < 0)
 		goto out;
@@ -171,7 +197,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	if (rootfs_lower(&rc, lower, err) < 0 || kit_rundir_mount_overlay(&rc.rd, lower, NULL, NULL, err) < 0)
 		goto out;
 
-	/* 3. the config with the credentials, in memory only */
+	/* 4. the config with the credentials, in memory only */
 	struct oci_config *config = NULL;
 	{
 		bo.secrets = rc.secrets.v;
@@ -187,7 +213,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 			goto out;
 	}
 
-	/* 4. run it */
+	/* 5. run it */
 	struct create_opts co = {
 		.id = id,
 		.bundle = rc.rd.bundle,

@@ -19,6 +19,7 @@ struct kit_run_opts {
 	char **command;                 /* after "--"; none: the kit's */
 	size_t n_command;
 	bool tty;
+	bool allow_sensitive_workspace; /* --allow-sensitive-workspace */
 };
 
 /* Build the kit into a temporary bundle and run it in the foreground: returns

@@ -13,8 +13,7 @@
 #define KIT_RUN_DIR "/run/agentbox-kits"
 #define OWNER_FILE "owner"
 
-/* Where kit run's temporary directories go. */
-static const char *temp_base(void)
+const char *kit_rundir_base(void)
 {
 	const char *base = KIT_RUN_DIR;
 	if (geteuid() != 0 || (mkdir(base, 0700) < 0 && errno != EEXIST)) {
@@ -31,7 +30,7 @@ static const char *temp_base(void)
 int kit_rundir_make(struct kit_rundir *rd, const struct global_opts *g, const char *id,
 		    struct ab_err *err)
 {
-	const char *base = temp_base();
+	const char *base = kit_rundir_base();
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof tmp, "%s/.new-%s", base, id);
 	if (mkdir(tmp, 0700) < 0)
@@ -174,7 +173,7 @@ static void sweep_one(const struct global_opts *g, const char *base, const char 
 
 void kit_sweep_stale_runs(const struct global_opts *g)
 {
-	const char *base = temp_base();
+	const char *base = kit_rundir_base();
 	_cleanup_closedir_ DIR *d = opendir(base);
 	if (!d)
 		return;

@@ -20,6 +20,8 @@ struct kit_rundir {
 	bool mounted;
 };
 
+/* Where kit runs keep their temporary directories (made if need be). */
+const char *kit_rundir_base(void);
 /* Make the directory for container `id` (owner file written first, then
  * renamed into place). */
 int kit_rundir_make(struct kit_rundir *rd, const struct global_opts *g, const char *id,

@@ -1,0 +1,267 @@
+#include "kit_placeholders.h"
+#include "kit_rundir.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#define LIST_MAX (4u << 20)
+
+/* <kit run base>/.placeholders-UID, ours and no one else's. */
+static int registry_dir(char *buf, size_t len, struct ab_err *err)
+{
+	snprintf(buf, len, "%s/.placeholders-%u", kit_rundir_base(), (unsigned)geteuid());
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return ab_error(err, errno, "mkdir %s", buf);
+	struct stat st;
+	if (lstat(buf, &st) < 0)
+		return ab_error(err, errno, "%s", buf);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0077))
+		return ab_error(err, 0, "%s: not a private directory of ours", buf);
+	return 0;
+}
+
+static int lock_file(const char *key, const char *suffix, int op)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s.%s", key, suffix);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, op) < 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* The directory holding rel below wsfd, reached without following a symlink;
+ * *name points at rel's last component in buf. */
+static int open_parent(int wsfd, const char *rel, char buf[PATH_MAX], const char **name)
+{
+	snprintf(buf, PATH_MAX, "%s", rel);
+	int cur = fcntl(wsfd, F_DUPFD_CLOEXEC, 3);
+	char *p = buf;
+	for (char *slash; cur >= 0 && (slash = strchr(p, '/'));) {
+		*slash = 0;
+		int next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		*slash = '/';
+		close(cur);
+		cur = next;
+		errno = e;
+		p = slash + 1;
+	}
+	*name = p;
+	return cur;
+}
+
+static int make_one(int wsfd, const struct stat *ws_st, const struct kit_ws_entry *e, struct ab_err *err)
+{
+	char buf[PATH_MAX];
+	const char *name;
+	_cleanup_close_ int parent = open_parent(wsfd, e->rel, buf, &name);
+	if (parent < 0)
+		return ab_error(err, errno, "a placeholder for %s", e->rel);
+	if (e->dir) {
+		if (mkdirat(parent, name, 0755) < 0)
+			return errno == EEXIST ? 0 : ab_error(err, errno, "a placeholder for %s", e->rel);
+	} else {
+		_cleanup_close_ int fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return errno == EEXIST ? 0 : ab_error(err, errno, "a placeholder for %s", e->rel);
+		if (write_all(fd, e->content, strlen(e->content)) < 0)
+			return ab_error(err, errno, "write the placeholder %s", e->rel);
+	}
+	/* the user's, should it ever be left behind */
+	if (geteuid() == 0)
+		(void)fchownat(parent, name, ws_st->st_uid, ws_st->st_gid, AT_SYMLINK_NOFOLLOW);
+	return 0;
+}
+
+int kit_placeholders_make(struct kit_placeholders *ph, const char *ws, const struct kit_ws_plan *plan,
+			  struct ab_err *err)
+{
+	bool any = false;
+	for (size_t i = 0; i < plan->n; i++)
+		any |= plan->v[i].absent;
+	if (!any)
+		return 0;
+	_cleanup_close_ int wsfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (wsfd < 0 || fstat(wsfd, &st) < 0)
+		return ab_error(err, errno, "workspace %s", ws);
+	char dir[PATH_MAX];
+	if (registry_dir(dir, sizeof dir, err) < 0)
+		return ab_wrap(err, "workspace placeholders");
+	if (snprintf(ph->key, sizeof ph->key, "%s/%llx-%llx", dir, (unsigned long long)st.st_dev,
+		     (unsigned long long)st.st_ino) >= (int)sizeof ph->key)
+		return ab_error(err, ENAMETOOLONG, "%s", dir);
+	_cleanup_close_ int mutex = lock_file(ph->key, "mutex", LOCK_EX);
+	if (mutex < 0)
+		return ab_error(err, errno, "lock %s.mutex", ph->key);
+	ph->users_fd = lock_file(ph->key, "users", LOCK_SH);
+	if (ph->users_fd < 0)
+		return ab_error(err, errno, "lock %s.users", ph->key);
+
+	/* what will be made, on disk before it is made */
+	char list[PATH_MAX + 16];
+	snprintf(list, sizeof list, "%s.list", ph->key);
+	_cleanup_close_ int lfd = open(list, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0)
+		return ab_error(err, errno, "open %s", list);
+	if (write_all(lfd, "W", 1) < 0 || write_all(lfd, ws, strlen(ws) + 1) < 0)
+		return ab_error(err, errno, "write %s", list);
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct kit_ws_entry *e = &plan->v[i];
+		if (!e->absent)
+			continue;
+		int r = write_all(lfd, e->dir ? "D" : "F", 1);
+		if (r == 0)
+			r = write_all(lfd, e->rel, strlen(e->rel) + 1);
+		if (r == 0 && !e->dir)
+			r = write_all(lfd, e->content, strlen(e->content) + 1);
+		if (r < 0)
+			return ab_error(err, errno, "write %s", list);
+	}
+	if (fsync(lfd) < 0)
+		return ab_error(err, errno, "fsync %s", list);
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->v[i].absent && make_one(wsfd, &st, &plan->v[i], err) < 0)
+			return ab_wrap(err, "workspace %s", ws);
+	return 0;
+}
+
+struct record {
+	const char *ws;
+	char kind;              /* 'D' or 'F' */
+	const char *rel;
+	const char *content;
+};
+
+/* The placeholder is still as made: remove it. */
+static void remove_one(const struct record *r, dev_t dev, ino_t ino)
+{
+	_cleanup_close_ int wsfd = open(r->ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (wsfd < 0 || fstat(wsfd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)
+		return;         /* moved away: leave it rather than guess */
+	char buf[PATH_MAX];
+	const char *name;
+	_cleanup_close_ int parent = open_parent(wsfd, r->rel, buf, &name);
+	if (parent < 0)
+		return;
+	if (r->kind == 'D') {
+		(void)unlinkat(parent, name, AT_REMOVEDIR);     /* not when something is in it */
+		return;
+	}
+	_cleanup_close_ int fd = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	size_t len = strlen(r->content);
+	char have[64];
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != len || len >= sizeof have ||
+	    read_all(fd, have, len) != (ssize_t)len || memcmp(have, r->content, len) != 0)
+		return;
+	(void)unlinkat(parent, name, 0);
+}
+
+/* With the mutex held: when no box uses the workspace any more, remove what
+ * its list names, the last made first, and the list. */
+static void remove_if_unused(const char *key)
+{
+	_cleanup_close_ int users = lock_file(key, "users", LOCK_EX | LOCK_NB);
+	if (users < 0)
+		return;
+	unsigned long long dev, ino;
+	const char *base = strrchr(key, '/');
+	if (!base || sscanf(base + 1, "%llx-%llx", &dev, &ino) != 2)
+		return;
+	char list[PATH_MAX + 16];
+	snprintf(list, sizeof list, "%s.list", key);
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	struct ab_err e;
+	if (read_file_at(AT_FDCWD, list, LIST_MAX, &text, &len, &e) < 0)
+		return;
+	size_t n = 0, cap = 0;
+	_cleanup_free_ struct record *v = NULL;
+	const char *ws = NULL;
+	for (size_t off = 0; off < len;) {
+		char kind = text[off++];
+		const char *s = text + off;
+		size_t sl = strnlen(s, len - off);
+		if (off + sl >= len)
+			break;          /* cut short by a crash: what follows was never made */
+		off += sl + 1;
+		if (kind == 'W') {
+			ws = s;
+			continue;
+		}
+		const char *content = NULL;
+		if (kind == 'F') {
+			content = text + off;
+			size_t cl = strnlen(content, len - off);
+			if (off + cl >= len)
+				break;
+			off += cl + 1;
+		} else if (kind != 'D') {
+			break;
+		}
+		if (!ws)
+			break;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 32;
+			v = xrealloc(v, cap * sizeof *v);
+		}
+		v[n++] = (struct record){ws, kind, s, content};
+	}
+	while (n-- > 0)
+		remove_one(&v[n], (dev_t)dev, (ino_t)ino);
+	(void)unlink(list);
+}
+
+void kit_placeholders_release(struct kit_placeholders *ph)
+{
+	if (ph->users_fd < 0)
+		return;
+	int mutex = lock_file(ph->key, "mutex", LOCK_EX);
+	close(ph->users_fd);
+	ph->users_fd = -1;
+	if (mutex < 0) {
+		log_warn("kit run: lock %s.mutex: %s; placeholders left for the next kit command", ph->key, strerror(errno));
+		return;
+	}
+	remove_if_unused(ph->key);
+	close(mutex);
+}
+
+void kit_placeholders_sweep(void)
+{
+	char dir[PATH_MAX];
+	struct ab_err e;
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s/.placeholders-%u", kit_rundir_base(), (unsigned)geteuid());
+	if (lstat(dir, &st) < 0 || registry_dir(dir, sizeof dir, &e) < 0)
+		return;
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (n < 6 || !streq(de->d_name + n - 5, ".list"))
+			continue;
+		char key[PATH_MAX];
+		if (snprintf(key, sizeof key, "%s/%.*s", dir, (int)(n - 5), de->d_name) >= (int)sizeof key)
+			continue;
+		int mutex = lock_file(key, "mutex", LOCK_EX);
+		if (mutex < 0)
+			continue;
+		remove_if_unused(key);
+		close(mutex);
+	}
+}
