@@ -8,6 +8,7 @@
 # host's netns, so the box reaches them through it. Nothing else is routed.
 
 load helpers
+load kit_helpers
 
 KITS=$REPO_ROOT/tests/data/kits
 
@@ -17,44 +18,11 @@ setup() {
 	WS=$TEST_DIR/ws
 	mkdir -p "$WS"
 	chown 1000:1000 "$WS"
-	KIT_DIRS_BEFORE=$(ls -1 /run/agentbox-kits 2>/dev/null || true)
-	SLIRP_BEFORE=$(pgrep -x slirp4netns || true)
+	kit_setup_common
 }
 
 teardown() {
 	teardown_bundle
-}
-
-# wait_for_path PATH: up to 20 s for PATH to exist (empty or not).
-wait_for_path() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		[ -e "$1" ] && return 0
-		sleep 0.02
-	done
-	echo "wait_for_path: $1 did not appear in 20s" >&2
-	return 1
-}
-
-# kit FILE <<<TEXT: write a kit into the test dir.
-kit() {
-	cat >"$TEST_DIR/$1"
-}
-
-# Nothing of a kit run may be left: state, temp dirs, mounts, slirp4netns, cgroups.
-assert_kit_run_clean() {
-	local left
-	left=$(ls "$ROOT" 2>/dev/null | grep -v '\.lock$' || true)   # dot files: caches
-	[ -z "$left" ] || fail "state left under $ROOT: $left"
-	left=$(comm -13 <(echo "$KIT_DIRS_BEFORE" | sort) <(ls -1 /run/agentbox-kits 2>/dev/null | sort) | grep . || true)
-	[ -z "$left" ] || fail "temporary kit dirs left: $left"
-	! grep -q agentbox-kits /proc/self/mountinfo || fail "mounts left: $(grep agentbox-kits /proc/self/mountinfo)"
-	local p
-	for p in $(pgrep -x slirp4netns || true); do
-		grep -qx "$p" <<<"$SLIRP_BEFORE" || fail "slirp4netns left: pid $p"
-	done
-	left=$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/kit-*' 2>/dev/null || true)
-	[ -z "$left" ] || fail "cgroups left: $left"
 }
 
 # oci_layout DIR [OPTIONS]: a two-layer image layout tagged v1 (see oci_layout.py);
