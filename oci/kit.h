@@ -94,6 +94,7 @@ struct kit {
 	char **capabilities;    /* "CAP_NET_BIND_SERVICE", ... */
 	size_t n_capabilities;
 	bool readonly_rootfs;   /* default true */
+	bool readonly_rootfs_set; /* the kit says so (a named box's root is writable otherwise) */
 	char **startup;
 	size_t n_startup;
 	char **command;
@@ -151,6 +152,14 @@ struct kit_build_opts {
 	 * plans them from what exists now. */
 	const struct kit_ws_plan *ws_plan;
 	bool allow_sensitive_workspace; /* --allow-sensitive-workspace */
+	/* A named box (kit run --name): the home is part of its root, which is
+	 * writable unless the kit says readonly_rootfs; then home_source (the
+	 * home in the box's overlay) is bound there. */
+	bool persistent;
+	const char *home_source;
+	/* The user the box runs as, when the caller has decided (a named box
+	 * keeps its first run's); NULL: kit_effective_user. */
+	const uint32_t *uid, *gid;
 };
 
 /* For an IMAGE rootfs: unpack the image into cache_dir (or find it there) and
@@ -167,7 +176,7 @@ int kit_build_bundle(const struct kit *k, const struct kit_build_opts *o, struct
 int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
 		    struct ab_err *err);
 /* The user the box runs as: the kit's, else the workspace owner when not root,
- * else 1000:1000. */
+ * else 1000:1000 (kit_build_opts can say otherwise). */
 void kit_effective_user(const struct kit *k, const char *workspace, uint32_t *uid, uint32_t *gid);
 /* "/home/agent", or "/root" for uid 0. */
 const char *kit_home(uint32_t uid);

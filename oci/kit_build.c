@@ -219,12 +219,23 @@ static bool host_dir(const char *path)
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The box's user: the caller's decision, else kit_effective_user. */
+static void box_user(const struct kit *k, const struct kit_build_opts *o, const char *ws, uint32_t *uid,
+		     uint32_t *gid)
+{
+	kit_effective_user(k, ws, uid, gid);
+	if (o->uid && o->gid) {
+		*uid = *o->uid;
+		*gid = *o->gid;
+	}
+}
+
 int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
 		    struct ab_err *err)
 {
 	const char *ws = o->workspace ? o->workspace : k->workspace;
 	uint32_t uid, gid;
-	kit_effective_user(k, ws, &uid, &gid);
+	box_user(k, o, ws, &uid, &gid);
 	const char *home = kit_home(uid);
 	struct arena a = {0};
 	struct json_out *j = json_out_new(true);
@@ -335,7 +346,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	else
 		json_kv_str(j, "path", k->rootfs == KIT_ROOTFS_HOST ? "rootfs"
 				       : k->rootfs == KIT_ROOTFS_IMAGE ? k->image_root : k->rootfs_path);
-	json_kv_bool(j, "readonly", k->readonly_rootfs);
+	json_kv_bool(j, "readonly", o->persistent && !k->readonly_rootfs_set ? false : k->readonly_rootfs);
 	json_obj_end(j);
 	json_kv_str(j, "hostname", k->name ? k->name : "agentbox");
 
@@ -376,7 +387,12 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		static const char *const run[] = {"nosuid", "nodev", "mode=755", NULL};
 		mount_obj(j, "/tmp", "tmpfs", "tmpfs", tmp);
 		mount_obj(j, "/run", "tmpfs", "tmpfs", run);
-		mount_obj(j, home, "tmpfs", "tmpfs", (const char *const *)o_home);
+		if (!o->persistent) {
+			mount_obj(j, home, "tmpfs", "tmpfs", (const char *const *)o_home);
+		} else if (o->home_source) {
+			static const char *const rw[] = {"bind", "rw", "nosuid", "nodev", NULL};
+			mount_obj(j, home, "bind", o->home_source, rw);
+		}
 	}
 	if (k->rootfs != KIT_ROOTFS_HOST) {
 		bind_ro(j, "/etc/resolv.conf", arena_printf(&a, "%s/resolv.conf", o->bundle));
@@ -763,7 +779,7 @@ int kit_build_bundle(const struct kit *k, const struct kit_build_opts *o, struct
 		return -1;
 	const char *ws = o->workspace ? o->workspace : k->workspace;
 	uint32_t uid, gid;
-	kit_effective_user(k, ws, &uid, &gid);
+	box_user(k, o, ws, &uid, &gid);
 	if (k->rootfs == KIT_ROOTFS_HOST) {
 		if (build_host_rootfs(k, o, bfd, uid, gid, err) < 0)
 			return ab_wrap(err, "build the host rootfs in %s", o->bundle);

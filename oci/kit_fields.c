@@ -516,9 +516,11 @@ static int read_security(struct kit *k, const struct yml_node *n, struct ab_err 
 		k->capabilities = list;
 		k->n_capabilities = len;
 	}
-	if ((v = yml_map_get(n, "readonly_rootfs")) && !yml_is_null(v) &&
-	    yml_get_bool(v, "security.readonly_rootfs", &k->readonly_rootfs, err) < 0)
-		return -1;
+	if ((v = yml_map_get(n, "readonly_rootfs")) && !yml_is_null(v)) {
+		if (yml_get_bool(v, "security.readonly_rootfs", &k->readonly_rootfs, err) < 0)
+			return -1;
+		k->readonly_rootfs_set = true;
+	}
 	return 0;
 }
 

@@ -29,12 +29,12 @@ static const char *const secret_names[] = {
 };
 
 struct home {
-	char user[64];
+	char whose[80];         /* "root's", "alice's", "your" */
 	char path[PATH_MAX];
 };
 
 /* A home worth guarding: an existing directory other than "/", real path. */
-static bool add_home(struct home *v, size_t *n, size_t max, const char *user, const char *path)
+static bool add_home(struct home *v, size_t *n, size_t max, const char *whose, const char *path)
 {
 	char real[PATH_MAX];
 	struct stat st;
@@ -44,7 +44,7 @@ static bool add_home(struct home *v, size_t *n, size_t max, const char *user, co
 	for (size_t i = 0; i < *n; i++)
 		if (streq(v[i].path, real))
 			return true;
-	snprintf(v[*n].user, sizeof v[*n].user, "%s", user);
+	snprintf(v[*n].whose, sizeof v[*n].whose, "%s", whose);
 	snprintf(v[*n].path, sizeof v[*n].path, "%s", real);
 	(*n)++;
 	return true;
@@ -55,7 +55,6 @@ static size_t find_homes(struct home *v, size_t max)
 {
 	size_t n = 0;
 	const char *sudo_user = getenv("SUDO_USER");
-	add_home(v, &n, max, getenv("USER") ? getenv("USER") : "you", getenv("HOME"));
 	_cleanup_fclose_ FILE *f = fopen("/etc/passwd", "re");
 	char line[4096];
 	while (f && fgets(line, sizeof line, f)) {
@@ -76,9 +75,12 @@ static size_t find_homes(struct home *v, size_t max)
 			continue;
 		bool login = uid == 0 || (uid >= UID_MIN_LOGIN && uid <= UID_MAX_LOGIN) ||
 			     (sudo_user && streq(field[0], sudo_user));
+		char whose[80];
+		snprintf(whose, sizeof whose, "%.64s's", field[0]);
 		if (login)
-			add_home(v, &n, max, field[0], field[5]);
+			add_home(v, &n, max, whose, field[5]);
 	}
+	add_home(v, &n, max, "your", getenv("HOME"));
 	return n;
 }
 
@@ -131,12 +133,12 @@ int kit_workspace_check_sensitive(const char *ws, struct ab_err *err)
 	size_t n = find_homes(homes, ARRAY_SIZE(homes));
 	for (size_t i = 0; i < n; i++) {
 		if (streq(homes[i].path, ws))
-			return ab_error(err, 0, "workspace %s: the home directory of %s (a box would read its "
-					"credentials and could rewrite the files its shell runs); %s", ws, homes[i].user, how);
+			return ab_error(err, 0, "workspace %s: %s home directory (a box would read its "
+					"credentials and could rewrite the files its shell runs); %s", ws, homes[i].whose, how);
 		if (kit_path_under(homes[i].path, ws))
-			return ab_error(err, 0, "workspace %s: holds %s, the home directory of %s (a box would read "
+			return ab_error(err, 0, "workspace %s: holds %s, %s home directory (a box would read "
 					"its credentials and could rewrite the files its shell runs); %s",
-					ws, homes[i].path, homes[i].user, how);
+					ws, homes[i].path, homes[i].whose, how);
 	}
 	_cleanup_close_ int wsfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (wsfd < 0)

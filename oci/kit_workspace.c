@@ -185,7 +185,7 @@ static enum kind classify(int wsfd, const char *rel, size_t *bad_at)
 		if (slash)
 			*slash = 0;
 		struct stat st;
-		*bad_at = (size_t)(slash ? slash - buf : (ptrdiff_t)strlen(buf));
+		*bad_at = (size_t)(p - buf) + strlen(p);
 		if (fstatat(cur, p, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return errno == ENOTDIR ? K_NOT_UNDER_DIR : K_ABSENT;
 		if (S_ISLNK(st.st_mode))

@@ -2,7 +2,9 @@
  * This file parses the command lines; kit_run.c runs a box. */
 #include "commands.h"
 #include "egress.h"
+#include "json.h"
 #include "kit.h"
+#include "kit_box.h"
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_run.h"
@@ -11,18 +13,26 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const char kit_usage[] =
 	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
-	"       agentbox kit run [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty]\n"
-	"                        [KIT] [-- COMMAND [ARG...]]\n"
+	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace]\n"
+	"                        [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
 	"       agentbox kit show [KIT]\n"
+	"       agentbox kit ls [-q|--json]\n"
+	"       agentbox kit rm NAME...\n"
+	"       agentbox kit fork NAME NEW\n"
 	"\n"
 	"Kits are YAML definitions of the box an agent runs in; see agentbox-kit(5).\n"
 	"  build  write an OCI bundle (config.json and rootfs) for KIT into BUNDLE\n"
 	"  run    build KIT into a temporary bundle and run COMMAND in it (without KIT:\n"
-	"         the host's rootfs, the current directory as workspace, no network)\n"
-	"  show   print the effective kit after extends, with the policy it implies\n";
+	"         the host's rootfs, the current directory as workspace, no network);\n"
+	"         with --name, in the named box, which keeps what it wrote for the next run\n"
+	"  show   print the effective kit after extends, with the policy it implies\n"
+	"  ls     list the named boxes\n"
+	"  rm     remove named boxes\n"
+	"  fork   a new box NEW starting from what NAME holds now\n";
 
 static int usage_error(struct ab_err *err, const char *fmt, const char *arg)
 {
@@ -110,10 +120,12 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		{"workspace", required_argument, NULL, 'w'},
 		{"tty", no_argument, NULL, 't'},
 		{"allow-sensitive-workspace", no_argument, NULL, 'S'},
+		{"name", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	bool allow_sensitive = false;
+	const char *name = NULL;
 	_cleanup_free_ char **allow = xcalloc((size_t)argc + 1, sizeof *allow);
 	size_t n_allow = 0;
 	const char *workspace = NULL;
@@ -121,8 +133,9 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 	optind = 0;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+ta:w:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ta:w:n:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'n': name = optarg; break;
 		case 'a': allow[n_allow++] = optarg; break;
 		case 'w': workspace = optarg; break;
 		case 't': tty = true; break;
@@ -169,14 +182,126 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.n_command = n_cmd,
 		.tty = tty,
 		.allow_sensitive_workspace = allow_sensitive,
+		.name = name,
 	};
+	if (name && !kit_box_name_valid(name))
+		return ab_error(err, 0, "--name \"%s\": a box name is letters, digits, \"-\", \"_\" and \".\", "
+				"at most %d, starting with a letter or digit", name, KIT_BOX_NAME_MAX);
 	return kit_run(g, &ro, err);
+}
+
+/* ---------------------------------------------------------------- boxes */
+
+static void human_size(char *buf, size_t len, uint64_t bytes)
+{
+	static const char units[] = "BKMGTP";
+	double v = (double)bytes;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < sizeof units - 1) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%lluB", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.1f%c", v, units[u]);
+}
+
+static void local_time(char *buf, size_t len, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (t <= 0 || !localtime_r(&tt, &tm))
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%d %H:%M", &tm);
+}
+
+static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
+{
+	bool quiet = false, as_json = false;
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "-q") || streq(argv[i], "--quiet"))
+			quiet = true;
+		else if (streq(argv[i], "--json"))
+			as_json = true;
+		else if (streq(argv[i], "-h") || streq(argv[i], "--help"))
+			return fputs(kit_usage, stdout), 0;
+		else
+			return usage_error(err, "ls: unknown argument \"%s\"", argv[i]);
+	}
+	struct arena a = {0};
+	struct kit_box_info *v;
+	size_t n;
+	if (kit_box_list(&a, &v, &n, err) < 0) {
+		arena_free(&a);
+		return -1;
+	}
+	if (as_json) {
+		struct json_out *j = json_out_new(true);
+		json_arr_begin(j);
+		for (size_t i = 0; i < n; i++) {
+			json_obj_begin(j);
+			json_kv_str(j, "name", v[i].name);
+			json_kv_str(j, "kit", v[i].kit);
+			json_kv_uint(j, "size", v[i].size);
+			json_kv_uint(j, "layers_size", v[i].layers_size);
+			json_kv_int(j, "created", v[i].created);
+			json_kv_int(j, "last_used", v[i].last_used);
+			json_kv_bool(j, "running", v[i].running);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		printf("%s\n", json_out_text(j, NULL));
+		json_out_free(j);
+	} else if (quiet) {
+		for (size_t i = 0; i < n; i++)
+			printf("%s\n", v[i].name);
+	} else {
+		printf("%-20s %-32s %8s %8s %-16s  %-16s  %s\n", "NAME", "KIT", "SIZE", "SHARED", "CREATED", "LAST USED",
+		       "STATE");
+		for (size_t i = 0; i < n; i++) {
+			char size[16], shared[16], created[32], used[32];
+			human_size(size, sizeof size, v[i].size);
+			human_size(shared, sizeof shared, v[i].layers_size);
+			local_time(created, sizeof created, v[i].created);
+			local_time(used, sizeof used, v[i].last_used);
+			printf("%-20s %-32s %8s %8s %-16s  %-16s  %s\n", v[i].name, v[i].kit ? v[i].kit : "(default kit)",
+			       size, shared, created, used, v[i].running ? "running" : "idle");
+		}
+	}
+	arena_free(&a);
+	return 0;
+}
+
+static int kit_rm_cmd(int argc, char **argv, struct ab_err *err)
+{
+	if (argc == 2 && (streq(argv[1], "-h") || streq(argv[1], "--help")))
+		return fputs(kit_usage, stdout), 0;
+	if (argc < 2)
+		return usage_error(err, "rm: give the NAME of a box%s", "");
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			return usage_error(err, "rm: unknown option \"%s\"", argv[i]);
+		if (kit_box_remove(argv[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int kit_fork_cmd(int argc, char **argv, struct ab_err *err)
+{
+	if (argc == 2 && (streq(argv[1], "-h") || streq(argv[1], "--help")))
+		return fputs(kit_usage, stdout), 0;
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-')
+		return usage_error(err, "fork: give a box NAME and the NEW one's name%s", "");
+	return kit_box_fork(argv[1], argv[2], err) < 0 ? -1 : 0;
 }
 
 DECLARE_COMMAND(kit)
 {
 	if (argc < 2)
-		return usage_error(err, "give a subcommand: build, run or show%s", "");
+		return usage_error(err, "give a subcommand: build, run, show, ls, rm or fork%s", "");
 	const char *sub = argv[1];
 	kit_sweep_stale_runs(g);
 	kit_placeholders_sweep();
@@ -186,9 +311,15 @@ DECLARE_COMMAND(kit)
 		return kit_run_cmd(g, argc - 1, argv + 1, err);
 	if (streq(sub, "show"))
 		return kit_show_cmd(argc - 1, argv + 1, err);
+	if (streq(sub, "ls"))
+		return kit_ls_cmd(argc - 1, argv + 1, err);
+	if (streq(sub, "rm"))
+		return kit_rm_cmd(argc - 1, argv + 1, err);
+	if (streq(sub, "fork"))
+		return kit_fork_cmd(argc - 1, argv + 1, err);
 	if (streq(sub, "--help") || streq(sub, "-h") || streq(sub, "help")) {
 		fputs(kit_usage, stdout);
 		return 0;
 	}
-	return usage_error(err, "unknown subcommand \"%s\" (build, run or show)", sub);
+	return usage_error(err, "unknown subcommand \"%s\" (build, run, show, ls, rm or fork)", sub);
 }

@@ -26,20 +26,39 @@ static int registry_dir(char *buf, size_t len, struct ab_err *err)
 	return 0;
 }
 
+/* Open KEY.SUFFIX and flock it. The files go when their workspace is unused
+ * (remove_if_unused): a lock won on a file unlinked meanwhile is tried again
+ * on the one that replaced it. */
 static int lock_file(const char *key, const char *suffix, int op)
 {
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof path, "%s.%s", key, suffix);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	while (flock(fd, op) < 0) {
-		if (errno != EINTR) {
-			close(fd);
+	for (int tries = 0; tries < 100; tries++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		int r;
+		while ((r = flock(fd, op)) < 0 && errno == EINTR)
+			;
+		struct stat a, b;
+		if (r == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return fd;
+		int e = errno;
+		close(fd);
+		if (r < 0) {
+			errno = e;
 			return -1;
 		}
 	}
-	return fd;
+	errno = EAGAIN;
+	return -1;
+}
+
+static void unlink_key(const char *key, const char *suffix)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s.%s", key, suffix);
+	(void)unlink(path);
 }
 
 /* The directory holding rel below wsfd, reached without following a symlink;
@@ -187,8 +206,10 @@ static void remove_if_unused(const char *key)
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 	struct ab_err e;
-	if (read_file_at(AT_FDCWD, list, LIST_MAX, &text, &len, &e) < 0)
-		return;
+	if (read_file_at(AT_FDCWD, list, LIST_MAX, &text, &len, &e) < 0) {
+		text = NULL;
+		len = 0;
+	}
 	size_t n = 0, cap = 0;
 	_cleanup_free_ struct record *v = NULL;
 	const char *ws = NULL;
@@ -224,6 +245,9 @@ static void remove_if_unused(const char *key)
 	while (n-- > 0)
 		remove_one(&v[n], (dev_t)dev, (ino_t)ino);
 	(void)unlink(list);
+	/* unused: its lock files go too (the caller holds the mutex, unlinked last) */
+	unlink_key(key, "users");
+	unlink_key(key, "mutex");
 }
 
 void kit_placeholders_release(struct kit_placeholders *ph)
@@ -253,10 +277,10 @@ void kit_placeholders_sweep(void)
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
-		if (n < 6 || !streq(de->d_name + n - 5, ".list"))
+		if (n < 7 || !streq(de->d_name + n - 6, ".users"))
 			continue;
 		char key[PATH_MAX];
-		if (snprintf(key, sizeof key, "%s/%.*s", dir, (int)(n - 5), de->d_name) >= (int)sizeof key)
+		if (snprintf(key, sizeof key, "%s/%.*s", dir, (int)(n - 6), de->d_name) >= (int)sizeof key)
 			continue;
 		int mutex = lock_file(key, "mutex", LOCK_EX);
 		if (mutex < 0)

@@ -6,17 +6,21 @@
  * its program starts, and removes everything it made at the end. */
 #include "kit_run.h"
 #include "config.h"
+#include "kit_box.h"
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_secrets.h"
 #include "kit_slirp.h"
 #include "log.h"
+#include "mounts.h"
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -33,6 +37,8 @@ struct run_ctx {
 	char ws[PATH_MAX];              /* the workspace, real path; "" for none */
 	struct kit_ws_plan ws_plan;
 	struct kit_placeholders placeholders;
+	struct kit_box box;             /* a named box; box.name[0] == 0 for none */
+	char home_source[PATH_MAX + 16];
 };
 
 int kit_resolve_image_cached(const struct global_opts *g, struct kit *k, struct ab_err *err)
@@ -96,12 +102,107 @@ static int prepare_workspace(struct run_ctx *rc, const char *ws, bool allow_sens
 	return kit_placeholders_make(&rc->placeholders, rc->ws, &rc->ws_plan, err);
 }
 
+/* What a box's layers lie on, as box.json records it. */
+static char *box_base(const struct kit *k, struct arena *a, struct ab_err *err)
+{
+	char real[PATH_MAX];
+	switch (k->rootfs) {
+	case KIT_ROOTFS_HOST:
+		return arena_strdup(a, "host");
+	case KIT_ROOTFS_IMAGE: {
+		const char *digest = strrchr(k->image_root, '/');
+		return arena_printf(a, "image:sha256:%s", digest ? digest + 1 : k->image_root);
+	}
+	case KIT_ROOTFS_DIR:
+		if (!realpath(k->rootfs_path, real)) {
+			ab_error(err, errno, "rootfs %s", k->rootfs_path);
+			return NULL;
+		}
+		return arena_printf(a, "dir:%s", real);
+	}
+	return NULL;
+}
+
+/* A named box: taken for this run, on the base it was made on, as its user
+ * (the kit's when it says, the box's first run's otherwise). */
+static int box_prepare(struct run_ctx *rc, const char *name, const char *kit_file, const char *ws,
+		       struct ab_err *err)
+{
+	const struct kit *k = rc->k;
+	if (kit_box_acquire(name, &rc->box, err) < 0)
+		return -1;
+	kit_effective_user(k, ws, &rc->uid, &rc->gid);
+	if (!k->has_user && rc->box.has_user) {
+		rc->uid = rc->box.uid;
+		rc->gid = rc->box.gid;
+	}
+	const char *base = box_base(k, &rc->arena, err);
+	if (!base || kit_box_check_base(&rc->box, base, rc->uid, rc->gid, err) < 0)
+		return -1;
+	return kit_box_touch(&rc->box, kit_file, err);
+}
+
+/* The box's overlay: its layers over the rootfs; a new box's / as the
+ * rootfs' is. */
+static int box_mount(struct run_ctx *rc, const char *lower, struct ab_err *err)
+{
+	struct kit_box *b = &rc->box;
+	char *lowers, *upper, *work;
+	if (kit_box_overlay_dirs(b, lower, &lowers, &upper, &work, err) < 0)
+		return -1;
+	struct stat st;
+	if (b->fresh && (stat(lower, &st) < 0 || fchownat(b->store_fd, upper, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+			 fchmodat(b->store_fd, upper, st.st_mode & 07777, 0) < 0))
+		return ab_error(err, errno, "box %s: its upper layer", b->name);
+	return kit_rundir_mount_overlay(&rc->rd, lowers, upper, work, b->store_fd, err);
+}
+
+/* The box's home in its root, made when missing, the box user's (resolved
+ * inside the root: what the box left there cannot lead outside). */
+static int box_home(struct run_ctx *rc, struct ab_err *err)
+{
+	const char *home = kit_home(rc->uid);
+	_cleanup_close_ int root = open(rc->rd.merged, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return ab_error(err, errno, "open %s", rc->rd.merged);
+	_cleanup_close_ int dir = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s", home + 1);
+	for (char *p = path; dir >= 0;) {
+		char *slash = strchr(p, '/');
+		if (slash)
+			*slash = 0;
+		bool last = !slash;
+		if (mkdirat(dir, p, last ? 0700 : 0755) < 0 && errno != EEXIST)
+			return ab_error(err, errno, "box %s: mkdir %s", rc->box.name, home);
+		int next = -1;
+		char sub[PATH_MAX];
+		snprintf(sub, sizeof sub, "%.*s", (int)(p - path + strlen(p)), path);
+		if (open_in_root(root, sub, O_RDONLY | O_DIRECTORY, &next, err) < 0)
+			return ab_wrap(err, "box %s: %s", rc->box.name, home);
+		close(dir);
+		dir = next;
+		if (last)
+			break;
+		*slash = '/';
+		p = slash + 1;
+	}
+	struct stat st;
+	if (fstat(dir, &st) < 0)
+		return ab_error(err, errno, "box %s: %s", rc->box.name, home);
+	if ((st.st_uid != rc->uid || st.st_gid != rc->gid) && (fchown(dir, rc->uid, rc->gid) < 0 || fchmod(dir, 0700) < 0))
+		return ab_error(err, errno, "box %s: chown %s", rc->box.name, home);
+	return 0;
+}
+
 static void run_cleanup(struct run_ctx *rc)
 {
 	kit_slirp_stop(&rc->slirp);
 	kit_secrets_wipe(&rc->secrets);
 	kit_rundir_remove(&rc->rd);
 	kit_placeholders_release(&rc->placeholders);
+	if (rc->box.name[0])
+		kit_box_release(&rc->box);
 	arena_free(&rc->arena);
 }
 
@@ -119,7 +220,8 @@ static char *join_list(char *acc, const char *add)
 
 int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *err)
 {
-	struct run_ctx rc = {.slirp = KIT_SLIRP_INIT, .placeholders = KIT_PLACEHOLDERS_INIT};
+	struct run_ctx rc = {.slirp = KIT_SLIRP_INIT, .placeholders = KIT_PLACEHOLDERS_INIT,
+			     .box = {.store_fd = -1, .lock_fd = -1}};
 	char *allow_list = NULL, *deny_list = NULL;
 	const char *saved_allow = g->egress_allow, *saved_deny = g->egress_deny;
 	const char *saved_seccomp = g->seccomp_profile;
@@ -144,6 +246,8 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	const struct kit *k = rc.k;
 	const char *ws = workspace ? workspace : k->workspace;
 	kit_effective_user(k, ws, &rc.uid, &rc.gid);
+	if (o->name && box_prepare(&rc, o->name, o->kit_path, ws, err) < 0)
+		goto out;
 
 	/* egress: the operator's flags, the kit's lists and --allow, as the runtime's flags */
 	bool firewall_off = g->egress_allow && streq(g->egress_allow, "all");
@@ -173,11 +277,16 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	if (ws && prepare_workspace(&rc, ws, o->allow_sensitive_workspace, err) < 0)
 		goto out;
 
-	/* 3. the temporary bundle and the overlay over its rootfs */
-	char id[32] = "kit-";
-	random_hex(id + 4, 6);
+	/* 3. the temporary bundle and the overlay over its rootfs (a box's layers) */
+	char id[KIT_BOX_NAME_MAX + 8] = "kit-";
+	if (o->name)
+		snprintf(id, sizeof id, "box-%s", o->name);
+	else
+		random_hex(id + 4, 6);
 	if (kit_rundir_make(&rc.rd, g, id, err) < 0)
 		goto out;
+	if (o->name && k->readonly_rootfs_set && k->readonly_rootfs)
+		snprintf(rc.home_source, sizeof rc.home_source, "%s%s", rc.rd.merged, kit_home(rc.uid));
 	struct kit_build_opts bo = {
 		.bundle = rc.rd.bundle,
 		.workspace = ws ? rc.ws : NULL,
@@ -190,11 +299,18 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		.seccomp_profile = g->seccomp_profile,
 		.ws_plan = ws ? &rc.ws_plan : NULL,
 		.allow_sensitive_workspace = true,      /* checked above */
+		.persistent = o->name != NULL,
+		.home_source = rc.home_source[0] ? rc.home_source : NULL,
+		.uid = &rc.uid,
+		.gid = &rc.gid,
 	};
 	if (kit_build_bundle(k, &bo, err) < 0)
 		goto out;
 	char lower[PATH_MAX + 8];
-	if (rootfs_lower(&rc, lower, err) < 0 || kit_rundir_mount_overlay(&rc.rd, lower, NULL, NULL, err) < 0)
+	if (rootfs_lower(&rc, lower, err) < 0)
+		goto out;
+	if (o->name ? box_mount(&rc, lower, err) < 0 || box_home(&rc, err) < 0
+		    : kit_rundir_mount_overlay(&rc.rd, lower, NULL, NULL, -1, err) < 0)
 		goto out;
 
 	/* 4. the config with the credentials, in memory only */

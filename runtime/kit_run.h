@@ -20,6 +20,7 @@ struct kit_run_opts {
 	size_t n_command;
 	bool tty;
 	bool allow_sensitive_workspace; /* --allow-sensitive-workspace */
+	const char *name;               /* --name: a box that persists (kit_box.h) */
 };
 
 /* Build the kit into a temporary bundle and run it in the foreground: returns

@@ -63,28 +63,31 @@ int kit_rundir_make(struct kit_rundir *rd, const struct global_opts *g, const ch
 	return 0;
 }
 
-static bool overlay_safe(const char *p)
+/* Characters mount(2)'s overlay options cannot carry in a path (":" separates
+ * lower layers, and is allowed there when `list`). */
+static bool overlay_safe(const char *p, bool list)
 {
-	return !strpbrk(p, ",:\\");
+	return !strpbrk(p, list ? ",\\" : ",:\\");
 }
 
 int kit_rundir_mount_overlay(struct kit_rundir *rd, const char *lower, const char *upper,
-			     const char *work, struct ab_err *err)
+			     const char *work, int dirfd, struct ab_err *err)
 {
 	char own_upper[PATH_MAX + 8], own_work[PATH_MAX + 8];
-	if (!upper) {
+	bool own = !upper;
+	if (own) {
 		snprintf(own_upper, sizeof own_upper, "%s/upper", rd->dir);
 		snprintf(own_work, sizeof own_work, "%s/work", rd->dir);
 		upper = own_upper;
 		work = own_work;
 	}
-	if (!overlay_safe(lower) || !overlay_safe(upper) || !overlay_safe(work))
+	if (!overlay_safe(lower, !own) || !overlay_safe(upper, false) || !overlay_safe(work, false))
 		return ab_error(err, 0, "overlay: the paths %s, %s and %s must not contain ',', ':' or '\\'",
 				lower, upper, work);
-	struct stat st;
-	if (stat(lower, &st) < 0)
-		return ab_error(err, errno, "rootfs %s", lower);
-	if (upper == own_upper) {
+	if (own) {
+		struct stat st;
+		if (stat(lower, &st) < 0)
+			return ab_error(err, errno, "rootfs %s", lower);
 		if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
 			return ab_error(err, errno, "overlay: mkdir in %s", rd->dir);
 		/* the box's / takes its owner and mode from the upper directory */
@@ -93,10 +96,28 @@ int kit_rundir_mount_overlay(struct kit_rundir *rd, const char *lower, const cha
 	}
 	if (mkdir(rd->merged, 0755) < 0)
 		return ab_error(err, errno, "overlay: mkdir %s", rd->merged);
-	char data[3 * PATH_MAX + 128];
-	snprintf(data, sizeof data, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
-	if (mount("overlay", rd->merged, "overlay", 0, data) < 0)
-		return ab_error(err, errno, "mount an overlay on %s (lower %s)", rd->merged, lower);
+	/* a box's layers stay: its upper layer must mount again over a lower
+	 * layer made anew (the host rootfs' skeleton), which the index would
+	 * refuse, and metacopy would leave it needing lower files that change */
+	size_t len = strlen(lower) + strlen(upper) + strlen(work) + 128;
+	_cleanup_free_ char *data = xmalloc(len);
+	snprintf(data, len, "lowerdir=%s,upperdir=%s,workdir=%s%s", lower, upper, work,
+		 own ? "" : ",index=off,metacopy=off");
+	_cleanup_close_ int back = -1;
+	if (dirfd >= 0) {
+		/* relative layer paths keep the options within a page */
+		back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (back < 0 || fchdir(dirfd) < 0)
+			return ab_error(err, errno, "overlay: enter the directory of its layers");
+	}
+	int r = mount("overlay", rd->merged, "overlay", 0, data);
+	int e = errno;
+	if (back >= 0 && fchdir(back) < 0 && r == 0) {
+		(void)umount2(rd->merged, MNT_DETACH);
+		return ab_error(err, errno, "overlay: back to the working directory");
+	}
+	if (r < 0)
+		return ab_error(err, e, "mount an overlay on %s (lower %s)", rd->merged, lower);
 	rd->mounted = true;
 	(void)mount(NULL, rd->merged, NULL, MS_PRIVATE, NULL);
 	return 0;
@@ -151,7 +172,7 @@ static void sweep_one(const struct global_opts *g, const char *base, const char 
 		root[strcspn(root, "\n")] = 0;
 		struct global_opts g2 = *g;
 		g2.root = root;
-		if (strncmp(name, "kit-", 4) == 0 && container_delete(&g2, name, true, &e) < 0)
+		if (container_delete(&g2, name, true, &e) < 0)
 			log_warn("kit: clean up after the killed run %s: %s", name, e.msg);
 	} else {
 		/* no owner: not ours to judge, unless it is our .new- directory of a
@@ -180,7 +201,7 @@ void kit_sweep_stale_runs(const struct global_opts *g)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		const char *id = strncmp(de->d_name, ".new-", 5) == 0 ? de->d_name + 5 : de->d_name;
-		if (strncmp(id, "kit-", 4) == 0 && container_id_valid(id))
+		if ((strncmp(id, "kit-", 4) == 0 || strncmp(id, "box-", 4) == 0) && container_id_valid(id))
 			sweep_one(g, base, de->d_name);
 	}
 }

@@ -26,11 +26,12 @@ const char *kit_rundir_base(void);
  * renamed into place). */
 int kit_rundir_make(struct kit_rundir *rd, const struct global_opts *g, const char *id,
 		    struct ab_err *err);
-/* Mount the overlay at rd->merged: lower (never written), and upper and work
- * (NULL: fresh ones in the run directory, thrown away with it). The box's /
- * takes its owner and mode from lower's when the upper directory is new. */
+/* Mount the overlay at rd->merged: lower (a colon-separated list for a box),
+ * upper and work (NULL: fresh ones in the run directory, thrown away with it;
+ * the box's / then takes its owner and mode from lower's). Relative paths are
+ * from dirfd (-1: none). */
 int kit_rundir_mount_overlay(struct kit_rundir *rd, const char *lower, const char *upper,
-			     const char *work, struct ab_err *err);
+			     const char *work, int dirfd, struct ab_err *err);
 /* Unmount and remove everything; leaves the directory (with a warning) where a
  * mount will not go. */
 void kit_rundir_remove(struct kit_rundir *rd);

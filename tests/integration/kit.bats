@@ -640,7 +640,7 @@ procs_in_pidns() {
 	assert_one_error_line "unknown subcommand \"frobnicate\""
 	runtime kit --help
 	assert_success
-	assert_output_contains "agentbox kit build KIT -o BUNDLE"
+	assert_output_contains "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE"
 	assert_kit_run_clean
 }
 
