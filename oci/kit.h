@@ -160,6 +160,11 @@ struct kit_build_opts {
 	/* The user the box runs as, when the caller has decided (a named box
 	 * keeps its first run's); NULL: kit_effective_user. */
 	const uint32_t *uid, *gid;
+	/* An id-mapped workspace: the owner's files (ws_owner_uid:gid on disk)
+	 * show as the box user's, and what the user writes lands as the
+	 * owner's; the protections are bound from the mapped workspace. */
+	bool ws_idmap;
+	uint32_t ws_owner_uid, ws_owner_gid;
 };
 
 /* For an IMAGE rootfs: unpack the image into cache_dir (or find it there) and

@@ -230,6 +230,56 @@ static void box_user(const struct kit *k, const struct kit_build_opts *o, const 
 	}
 }
 
+/* The workspace at /workspace, id-mapped when its owner is not the box's
+ * user; then its protections: directories pinned, entries read-only, parents
+ * first. Id-mapped, the protections are bound from the workspace as the box
+ * will see it (the root's /workspace, already mounted when they are), so
+ * they carry its mapping: one user namespace for all of them. */
+static void workspace_mounts(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+			     const char *ws, uint32_t uid, uint32_t gid, struct arena *a)
+{
+	static const char *const rw[] = {"rbind", "rw", "nosuid", "nodev", NULL};
+	static const char *const rw_idmap[] = {"rbind", "rw", "nosuid", "nodev", "idmap", NULL};
+	static const char *const pin[] = {"bind", "rw", "nosuid", "nodev", NULL};
+	static const char *const ro[] = {"bind", "ro", "nosuid", "nodev", NULL};
+	if (!o->ws_idmap) {
+		mount_obj(j, "/workspace", "bind", ws, rw);
+	} else {
+		json_obj_begin(j);
+		json_kv_str(j, "destination", "/workspace");
+		json_kv_str(j, "type", "bind");
+		json_kv_str(j, "source", ws);
+		json_key(j, "options");
+		json_arr_begin(j);
+		for (const char *const *p = rw_idmap; *p; p++)
+			json_str(j, *p);
+		json_arr_end(j);
+		for (int g = 0; g < 2; g++) {
+			json_key(j, g ? "gidMappings" : "uidMappings");
+			json_arr_begin(j);
+			json_obj_begin(j);
+			json_kv_uint(j, "containerID", g ? o->ws_owner_gid : o->ws_owner_uid);
+			json_kv_uint(j, "hostID", g ? gid : uid);
+			json_kv_uint(j, "size", 1);
+			json_obj_end(j);
+			json_arr_end(j);
+		}
+		json_obj_end(j);
+	}
+	const char *from = ws;
+	if (o->ws_idmap) {
+		const char *root = o->root_path ? o->root_path
+				 : k->rootfs == KIT_ROOTFS_HOST ? arena_printf(a, "%s/rootfs", o->bundle)
+				 : k->rootfs == KIT_ROOTFS_IMAGE ? k->image_root : k->rootfs_path;
+		from = arena_printf(a, "%s/workspace", root);
+	}
+	for (size_t i = 0; o->ws_plan && i < o->ws_plan->n; i++) {
+		const struct kit_ws_entry *e = &o->ws_plan->v[i];
+		mount_obj(j, arena_printf(a, "/workspace/%s", e->rel), "bind", arena_printf(a, "%s/%s", from, e->rel),
+			  e->action == KIT_WS_PIN ? pin : ro);
+	}
+}
+
 int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
 		    struct ab_err *err)
 {
@@ -398,18 +448,8 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		bind_ro(j, "/etc/resolv.conf", arena_printf(&a, "%s/resolv.conf", o->bundle));
 		bind_ro(j, "/etc/hosts", arena_printf(&a, "%s/hosts", o->bundle));
 	}
-	if (ws) {
-		static const char *const rw[] = {"rbind", "rw", "nosuid", "nodev", NULL};
-		static const char *const pin[] = {"bind", "rw", "nosuid", "nodev", NULL};
-		static const char *const ro[] = {"bind", "ro", "nosuid", "nodev", NULL};
-		mount_obj(j, "/workspace", "bind", ws, rw);
-		/* the protections: directories pinned, then entries read-only, parents first */
-		for (size_t i = 0; o->ws_plan && i < o->ws_plan->n; i++) {
-			const struct kit_ws_entry *e = &o->ws_plan->v[i];
-			mount_obj(j, arena_printf(&a, "/workspace/%s", e->rel), "bind",
-				  arena_printf(&a, "%s/%s", ws, e->rel), e->action == KIT_WS_PIN ? pin : ro);
-		}
-	}
+	if (ws)
+		workspace_mounts(j, k, o, ws, uid, gid, &a);
 	for (size_t i = 0; i < k->n_mounts; i++) {
 		const struct kit_mount *m = &k->mounts[i];
 		if (m->tmpfs) {

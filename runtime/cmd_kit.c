@@ -5,12 +5,16 @@
 #include "json.h"
 #include "kit.h"
 #include "kit_box.h"
+#include "kit_idmap.h"
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_run.h"
 #include "util.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -78,6 +82,17 @@ static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab
 		.allow_sensitive_workspace = allow_sensitive,
 	};
 	int r = kit_resolve_image_cached(g, k, err);
+	char ws[PATH_MAX];
+	if (r == 0 && k->workspace) {
+		uint32_t uid, gid;
+		if (!realpath(k->workspace, ws)) {
+			r = ab_error(err, errno, "workspace %s", k->workspace);
+		} else {
+			bo.workspace = ws;
+			kit_effective_user(k, ws, &uid, &gid);
+			r = kit_idmap_workspace(ws, uid, gid, &bo, err);
+		}
+	}
 	if (r == 0)
 		r = kit_build_bundle(k, &bo, err);
 	kit_free(k);

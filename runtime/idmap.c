@@ -37,7 +37,7 @@ static int write_map(pid_t pid, const char *file, const struct oci_id_mapping *m
 
 /* A user namespace with these maps, as an fd: a child made in it waits on a
  * pipe while its maps are written and its namespace opened, then exits. */
-static int userns_of(const struct oci_id_mapping *uids, size_t n_uids, const struct oci_id_mapping *gids,
+int idmap_userns(const struct oci_id_mapping *uids, size_t n_uids, const struct oci_id_mapping *gids,
 		     size_t n_gids, struct ab_err *err)
 {
 	int pipefd[2];
@@ -88,7 +88,7 @@ static int idmapped_tree(const struct oci_config *c, const struct oci_mount *m, 
 		snprintf(src, sizeof src, "%s", m->source);
 	else
 		snprintf(src, sizeof src, "%s/%s", bundle, m->source);
-	_cleanup_close_ int userns = userns_of(uids, n_uids, gids, n_gids, err);
+	_cleanup_close_ int userns = idmap_userns(uids, n_uids, gids, n_gids, err);
 	if (userns < 0)
 		return -1;
 	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive_bind ? AT_RECURSIVE : 0);

@@ -12,6 +12,10 @@
 int idmap_prepare(const struct oci_config *c, const char *bundle, int min_fd, int **ret_fds,
 		  struct ab_err *err);
 void idmap_close(const struct oci_config *c, int *fds);
+/* A user namespace with these mappings ("containerID hostID size"), as an fd
+ * for MOUNT_ATTR_IDMAP (also kit run's probe of a workspace, kit_idmap.c). */
+int idmap_userns(const struct oci_id_mapping *uids, size_t n_uids, const struct oci_id_mapping *gids,
+		 size_t n_gids, struct ab_err *err);
 /* Attach the tree on target (an O_PATH fd of the mount point). */
 int idmap_attach(int tree, int target, const char *dest, struct ab_err *err);
 

@@ -7,6 +7,7 @@
 #include "kit_run.h"
 #include "config.h"
 #include "kit_box.h"
+#include "kit_idmap.h"
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_secrets.h"
@@ -304,6 +305,8 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		.uid = &rc.uid,
 		.gid = &rc.gid,
 	};
+	if (ws && kit_idmap_workspace(rc.ws, rc.uid, rc.gid, &bo, err) < 0)
+		goto out;
 	if (kit_build_bundle(k, &bo, err) < 0)
 		goto out;
 	char lower[PATH_MAX + 8];

@@ -338,3 +338,75 @@ write_try() {
 	# parents come before what is under them
 	[ "$(jq -r '[.mounts[].destination] | index("/workspace/.git") < index("/workspace/.git/hooks")' "$c")" = true ]
 }
+
+# ---------------------------------------------------------------- id-mapped workspaces
+
+@test "kit run: a root-owned workspace is writable by the non-root agent; the host sees its owner's ids" {
+	chown -R 0:0 "$WS"
+	runtime kit run --workspace "$WS" -- sh -c '
+		id -u; stat -c %u:%g /workspace /workspace/README /workspace/.git/config
+		echo made >/workspace/made && mkdir /workspace/dir && echo in >/workspace/dir/f && echo written
+		{ echo x >.git/hooks/pre-commit; } 2>/dev/null || echo hook-refused
+		git add made && git -c user.email=a@b -c user.name=a commit -qm "from the box" && echo committed'
+	assert_success
+	[ "$stdout" = "$(printf '%s\n' 1000 1000:1000 1000:1000 1000:1000 written hook-refused committed)" ] ||
+		fail "got: $stdout"
+	[ "$(stat -c %u:%g "$WS/made" "$WS/dir" "$WS/dir/f" | sort -u)" = 0:0 ]
+	# git's own files too: the pinned .git is mapped like the rest
+	[ -z "$(find "$WS/.git" ! -user 0)" ] || fail "not root's: $(find "$WS/.git" ! -user 0)"
+	[ "$(git -C "$WS" log --format=%s -1)" = "from the box" ]
+	assert_kit_run_clean
+	# kit build writes the same mapping, and binds the protections from the mapped workspace
+	kit b.yaml <<<"workspace: $WS"
+	runtime kit build "$TEST_DIR/b.yaml" -o "$TEST_DIR/b"
+	assert_success
+	jq -e '.mounts[] | select(.destination == "/workspace") | (.options | index("idmap")) and
+		.uidMappings == [{"containerID": 0, "hostID": 1000, "size": 1}] and
+		.gidMappings == [{"containerID": 0, "hostID": 1000, "size": 1}]' "$TEST_DIR/b/config.json" >/dev/null
+	[ "$(jq -r '.mounts[] | select(.destination == "/workspace/.git/hooks") | .source' "$TEST_DIR/b/config.json")" = \
+		"$TEST_DIR/b/rootfs/workspace/.git/hooks" ]
+	# and that bundle runs so (the sources through /workspace resolve to the mapped mount)
+	jq '.process.args = ["sh", "-c", "echo b >/workspace/built && echo written; { echo x >/workspace/.git/hooks/h; } 2>/dev/null || echo hook-refused"]' \
+		"$TEST_DIR/b/config.json" >"$TEST_DIR/c.json" && mv "$TEST_DIR/c.json" "$TEST_DIR/b/config.json"
+	runtime run --bundle "$TEST_DIR/b" abkt-built
+	assert_success
+	[ "$stdout" = "$(printf 'written\nhook-refused')" ]
+	[ "$(stat -c %u:%g "$WS/built")" = 0:0 ]
+}
+
+@test "kit run: a box's user keeps its uid in a workspace of another owner; root in the box writes as the owner" {
+	export AGENTBOX_BOXES=$TEST_DIR/boxes
+	runtime kit run --name abkt-idm --workspace "$WS" -- sh -c 'echo one >/workspace/one; id -u'
+	assert_success
+	[ "$stdout" = 1000 ]
+	# the same box in a workspace of uid 2000: still 1000 inside, 2000's files on disk
+	mkdir "$TEST_DIR/ws2"
+	chown 2000:2000 "$TEST_DIR/ws2"
+	runtime kit run --name abkt-idm --workspace "$TEST_DIR/ws2" -- sh -c 'id -u; stat -c %u /workspace; echo two >/workspace/two'
+	assert_success
+	[ "$stdout" = "$(printf '1000\n1000')" ]
+	[ "$(stat -c %u:%g "$TEST_DIR/ws2/two")" = 2000:2000 ]
+	# a kit whose user is root writes a user's workspace as that user
+	kit r.yaml <<<'user: "0:0"'
+	runtime kit run --workspace "$WS" "$TEST_DIR/r.yaml" -- sh -c 'id -u; echo r >/workspace/by-root'
+	assert_success
+	[ "$stdout" = 0 ]
+	[ "$(stat -c %u:%g "$WS/by-root")" = 1000:1000 ]
+	assert_kit_run_clean
+}
+
+@test "kit run: a workspace whose file system cannot be id-mapped: one warning, and the box writes with its own ids" {
+	local ram=$TEST_DIR/ram
+	mkdir "$ram"
+	mount -t ramfs abkt-ramfs "$ram"
+	defer umount -l "$ram"
+	chmod 1777 "$ram"
+	runtime kit run --workspace "$ram" -- sh -c 'id -u; echo x >/workspace/f && echo written'
+	assert_success
+	[ "$stdout" = "$(printf '1000\nwritten')" ]
+	[ "${#stderr_lines[@]}" -eq 1 ] || fail "want one warning: $stderr"
+	[[ "$stderr" == "agentbox: warning: kit: workspace $ram: ramfs cannot be id-mapped here (Invalid argument); the box's user 1000:1000 writes it with its own permissions, not as its owner 0:0" ]] ||
+		fail "got: $stderr"
+	[ "$(stat -c %u "$ram/f")" = 1000 ]
+	assert_kit_run_clean
+}
