@@ -77,9 +77,13 @@ static bool parse_header(struct cursor *c, char *section, char *sub, bool *has_s
 		return false;
 	char *dot = strchr(section, '.');
 	if (dot) {
+		/* the old "[section.sub]": the subsection is case-insensitive too */
 		*dot = 0;
 		snprintf(sub, GIT_LINE_MAX, "%s", dot + 1);
+		lower(sub);
 		*has_sub = true;
+		if (!*section)
+			return false;
 	}
 	lower(section);
 	if (peek(c) == ' ' || peek(c) == '\t') {

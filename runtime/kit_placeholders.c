@@ -130,28 +130,29 @@ int kit_placeholders_make(struct kit_placeholders *ph, const char *ws, const str
 	if (ph->users_fd < 0)
 		return ab_error(err, errno, "lock %s.users", ph->key);
 
-	/* what will be made, on disk before it is made */
+	/* what will be made, written before it is made (no fsync: the list lives
+	 * in /run, which a power cut empties along with what it would save) */
 	char list[PATH_MAX + 16];
 	snprintf(list, sizeof list, "%s.list", ph->key);
 	_cleanup_close_ int lfd = open(list, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lfd < 0)
 		return ab_error(err, errno, "open %s", list);
-	if (write_all(lfd, "W", 1) < 0 || write_all(lfd, ws, strlen(ws) + 1) < 0)
-		return ab_error(err, errno, "write %s", list);
+	size_t cap = strlen(ws) + 3, len = 0;
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->v[i].absent)
+			cap += strlen(plan->v[i].rel) + (plan->v[i].dir ? 0 : strlen(plan->v[i].content) + 1) + 3;
+	_cleanup_free_ char *rec = xmalloc(cap);
+	len += (size_t)snprintf(rec + len, cap - len, "W%s", ws) + 1;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct kit_ws_entry *e = &plan->v[i];
 		if (!e->absent)
 			continue;
-		int r = write_all(lfd, e->dir ? "D" : "F", 1);
-		if (r == 0)
-			r = write_all(lfd, e->rel, strlen(e->rel) + 1);
-		if (r == 0 && !e->dir)
-			r = write_all(lfd, e->content, strlen(e->content) + 1);
-		if (r < 0)
-			return ab_error(err, errno, "write %s", list);
+		len += (size_t)snprintf(rec + len, cap - len, "%c%s", e->dir ? 'D' : 'F', e->rel) + 1;
+		if (!e->dir)
+			len += (size_t)snprintf(rec + len, cap - len, "%s", e->content) + 1;
 	}
-	if (fsync(lfd) < 0)
-		return ab_error(err, errno, "fsync %s", list);
+	if (write_all(lfd, rec, len) < 0)
+		return ab_error(err, errno, "write %s", list);
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->v[i].absent && make_one(wsfd, &st, &plan->v[i], err) < 0)
 			return ab_wrap(err, "workspace %s", ws);
