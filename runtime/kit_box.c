@@ -1,7 +1,8 @@
-/* Named boxes: the store, box.json, and what a run does with its box
- * (kit_box.h). */
+/* Named boxes: the store, box.json, the locks, and the repair of what a
+ * crash left (kit_box.h). */
 #include "kit_box.h"
 #include "json.h"
+#include "log.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -237,9 +238,9 @@ static int rm_children(int dfd, struct ab_err *err)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- a run's box */
+/* ---------------------------------------------------------------- ids, locks, directories */
 
-static void random_id(char *buf, size_t bytes)
+void kit_box_new_id(char *buf, size_t bytes)
 {
 	unsigned char r[16];
 	if (bytes > sizeof r)
@@ -256,7 +257,7 @@ static void random_id(char *buf, size_t bytes)
 }
 
 /* flock LOCK_EX|LOCK_NB on NAME/lock: the fd, or -1 with errno (EWOULDBLOCK: in use). */
-static int lock_box(int storefd, const char *name)
+int kit_box_lock(int storefd, const char *name)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/lock", name);
@@ -272,127 +273,162 @@ static int lock_box(int storefd, const char *name)
 	return fd;
 }
 
-/* A new box NAME, made under .new-NAME-ID and renamed into place; locked. */
-static int create_box(struct kit_box *b, struct ab_err *err)
-{
-	char tmp[KIT_BOX_NAME_MAX + 64], id[17];
-	random_id(id, 8);
-	snprintf(tmp, sizeof tmp, ".new-%s-%s", b->name, id);
-	if (mkdirat(b->store_fd, tmp, 0700) < 0)
-		return ab_error(err, errno, "box %s: mkdir %s/%s", b->name, b->store, tmp);
-	_cleanup_close_ int dfd = openat(b->store_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int r = 0;
-	if (dfd < 0 || mkdirat(dfd, "upper", 0755) < 0 || mkdirat(dfd, "work", 0700) < 0)
-		r = ab_error(err, errno, "box %s: mkdir in %s/%s", b->name, b->store, tmp);
-	b->created = (int64_t)time(NULL);
-	if (r == 0)
-		r = kit_box_save_at(b->store_fd, tmp, b, err);
-	if (r == 0) {
-		b->lock_fd = lock_box(b->store_fd, tmp);
-		if (b->lock_fd < 0)
-			r = ab_error(err, errno, "box %s: lock", b->name);
-	}
-	if (r == 0 && renameat2(b->store_fd, tmp, b->store_fd, b->name, RENAME_NOREPLACE) < 0)
-		r = ab_error(err, errno, "box %s: rename %s into place", b->name, tmp);
-	if (r < 0) {
-		struct ab_err e;
-		(void)kit_box_rm_tree(b->store_fd, tmp, &e);
-		return -1;
-	}
-	b->fresh = true;
-	return 0;
-}
-
-int kit_box_acquire(const char *name, struct kit_box *b, struct ab_err *err)
+void kit_box_init(struct kit_box *b, int storefd, const char *store)
 {
 	memset(b, 0, sizeof *b);
-	b->store_fd = b->lock_fd = -1;
-	if (!kit_box_name_valid(name))
-		return ab_error(err, 0, "--name \"%s\": a box name is letters, digits, \"-\", \"_\" and \".\", "
-				"at most %d, starting with a letter or digit", name, KIT_BOX_NAME_MAX);
-	snprintf(b->name, sizeof b->name, "%s", name);
-	_cleanup_close_ int store_lock = -1;
-	if (kit_box_store_open(&b->store_fd, &store_lock, b->store, sizeof b->store, err) < 0)
-		return -1;
-	snprintf(b->dir, sizeof b->dir, "%s/%s", b->store, name);
-	kit_box_store_repair(b->store_fd);
-	struct stat st;
-	if (fstatat(b->store_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT)
-			return ab_error(err, errno, "box %s", b->dir);
-		return create_box(b, err);
-	}
-	if (!S_ISDIR(st.st_mode))
-		return ab_error(err, 0, "box %s: not a directory", b->dir);
-	b->lock_fd = lock_box(b->store_fd, name);
-	if (b->lock_fd < 0) {
-		if (errno == EWOULDBLOCK)
-			return ab_error(err, 0, "box %s is in use by another kit run", name);
-		return ab_error(err, errno, "box %s: lock", name);
-	}
-	return kit_box_load(b->store_fd, name, b, err);
+	b->store_fd = storefd;
+	b->lock_fd = -1;
+	snprintf(b->store, sizeof b->store, "%s", store);
 }
 
-int kit_box_check_base(struct kit_box *b, const char *base, uint32_t uid, uint32_t gid,
-		       struct ab_err *err)
+/* The names of the boxes in the store (directories not starting with "."). */
+size_t kit_box_names(int storefd, struct arena *a, char ***ret)
 {
-	if (!b->base) {
-		b->base = arena_strdup(&b->arena, base);
-		b->has_user = true;
-		b->uid = uid;
-		b->gid = gid;
-		return kit_box_save_at(b->store_fd, b->name, b, err);
+	*ret = NULL;
+	int dfd = openat(storefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
 	}
-	if (!streq(b->base, base))
-		return ab_error(err, 0, "box %s lies on the rootfs %s; this kit's is %s (run it under another "
-				"name, or remove the box: agentbox kit rm %s)", b->name, b->base, base, b->name);
-	if (b->has_user && (b->uid != uid || b->gid != gid))
-		return ab_error(err, 0, "box %s belongs to the user %u:%u (its home is theirs); this kit runs as "
-				"%u:%u (set the kit's user to \"%u:%u\", or use another box)", b->name, b->uid, b->gid,
-				uid, gid, b->uid, b->gid);
+	size_t n = 0, cap = 0;
+	char **v = NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (!kit_box_name_valid(de->d_name) || fstatat(storefd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			char **w = arena_alloc(a, cap * sizeof *w);
+			if (n)
+				memcpy(w, v, n * sizeof *w);
+			v = w;
+		}
+		v[n++] = arena_strdup(a, de->d_name);
+	}
+	for (size_t i = 1; i < n; i++)         /* by name */
+		for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			char *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	*ret = v;
+	return n;
+}
+
+/* An empty directory `to` with the owner and mode of `like` (a box's / comes
+ * from its upper layer's root). */
+int kit_box_mkdir_like(int dirfd, const char *to, int likefd, const char *like, struct ab_err *err)
+{
+	struct stat st;
+	if (fstatat(likefd, like, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return ab_error(err, errno, "stat %s", like);
+	if (mkdirat(dirfd, to, st.st_mode & 07777) < 0)
+		return ab_error(err, errno, "mkdir %s", to);
+	if (fchownat(dirfd, to, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 && geteuid() == 0)
+		return ab_error(err, errno, "chown %s", to);
+	if (fchmodat(dirfd, to, st.st_mode & 07777, 0) < 0)
+		return ab_error(err, errno, "chmod %s", to);
 	return 0;
 }
 
-int kit_box_touch(struct kit_box *b, const char *kit_file, struct ab_err *err)
+/* ---------------------------------------------------------------- repair */
+
+/* Complete a fork's freeze of b's upper layer into .layers/ID: the rename,
+ * a new empty upper layer, the layer in box.json. */
+int kit_box_finish_freeze(struct kit_box *b, struct ab_err *err)
 {
-	char real[PATH_MAX];
-	b->kit = kit_file ? arena_strdup(&b->arena, realpath(kit_file, real) ? real : kit_file) : NULL;
-	b->last_used = (int64_t)time(NULL);
+	const char *id = b->freezing;
+	char upper[KIT_BOX_NAME_MAX + 16], layer[64];
+	snprintf(upper, sizeof upper, "%s/upper", b->name);
+	snprintf(layer, sizeof layer, KIT_BOX_LAYERS "/%s", id);
+	struct stat st;
+	bool have_layer = fstatat(b->store_fd, layer, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!have_layer) {
+		if (mkdirat(b->store_fd, KIT_BOX_LAYERS, 0700) < 0 && errno != EEXIST)
+			return ab_error(err, errno, "mkdir %s/" KIT_BOX_LAYERS, b->store);
+		if (renameat(b->store_fd, upper, b->store_fd, layer) < 0)
+			return ab_error(err, errno, "box %s: freeze its layer", b->name);
+	}
+	if (fstatat(b->store_fd, upper, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    kit_box_mkdir_like(b->store_fd, upper, b->store_fd, layer, err) < 0)
+		return ab_wrap(err, "box %s", b->name);
+	char **layers = arena_alloc(&b->arena, (b->n_layers + 2) * sizeof *layers);
+	layers[0] = arena_strdup(&b->arena, id);
+	if (b->n_layers)
+		memcpy(layers + 1, b->layers, b->n_layers * sizeof *layers);
+	b->layers = layers;
+	b->n_layers++;
+	b->freezing = NULL;
 	return kit_box_save_at(b->store_fd, b->name, b, err);
 }
 
-int kit_box_overlay_dirs(struct kit_box *b, const char *base_dir, char **ret_lower, char **ret_upper,
-			 char **ret_work, struct ab_err *err)
+static bool listed(char **v, size_t n, const char *s)
 {
-	struct arena *a = &b->arena;
-	_cleanup_close_ int dfd = openat(b->store_fd, b->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return ab_error(err, errno, "box %s", b->dir);
-	/* a killed run's work directory: overlayfs needs it empty */
-	if (kit_box_rm_tree(dfd, "work", err) < 0)
-		return ab_wrap(err, "box %s", b->name);
-	if (mkdirat(dfd, "work", 0700) < 0)
-		return ab_error(err, errno, "box %s: mkdir work", b->name);
-	size_t cap = strlen(base_dir) + 1;
-	for (size_t i = 0; i < b->n_layers; i++)
-		cap += strlen(b->layers[i]) + 10;
-	char *lower = arena_alloc(a, cap);
-	size_t off = 0;
-	for (size_t i = 0; i < b->n_layers; i++)
-		off += (size_t)snprintf(lower + off, cap - off, ".layers/%s:", b->layers[i]);
-	snprintf(lower + off, cap - off, "%s", base_dir);
-	*ret_lower = lower;
-	*ret_upper = arena_printf(a, "%s/upper", b->name);
-	*ret_work = arena_printf(a, "%s/work", b->name);
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		if (streq(v[i], s))
+			return true;
+	return false;
 }
 
-void kit_box_release(struct kit_box *b)
+void kit_box_store_repair(int storefd)
 {
-	if (b->lock_fd >= 0)
-		close(b->lock_fd);
-	if (b->store_fd >= 0)
-		close(b->store_fd);
-	b->lock_fd = b->store_fd = -1;
-	arena_free(&b->arena);
+	struct ab_err e;
+	struct arena a = {0};
+	/* what was being made or removed when its process died */
+	int dfd = openat(storefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (strncmp(de->d_name, ".new-", 5) == 0 || strncmp(de->d_name, ".trash-", 7) == 0)
+			if (kit_box_rm_tree(storefd, de->d_name, &e) < 0)
+				log_warn("boxes: remove %s: %s", de->d_name, e.msg);
+	if (d)
+		closedir(d);
+
+	/* forks cut short, and the layers the boxes use */
+	char **names;
+	size_t n = kit_box_names(storefd, &a, &names), n_used = 0, cap = 0;
+	char **used = NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct kit_box b;
+		kit_box_init(&b, storefd, "");
+		if (kit_box_load(storefd, names[i], &b, &e) == 0) {
+			if (b.freezing && kit_box_finish_freeze(&b, &e) < 0)
+				log_warn("boxes: %s", e.msg);
+			for (size_t j = 0; j < b.n_layers + (b.freezing ? 1 : 0); j++) {
+				if (n_used == cap) {
+					cap = cap ? 2 * cap : 32;
+					char **w = arena_alloc(&a, cap * sizeof *w);
+					if (n_used)
+						memcpy(w, used, n_used * sizeof *w);
+					used = w;
+				}
+				used[n_used++] = arena_strdup(&a, j < b.n_layers ? b.layers[j] : b.freezing);
+			}
+		} else {
+			/* unreadable: keep every layer rather than lose one it needs */
+			n_used = SIZE_MAX;
+		}
+		arena_free(&b.arena);
+		if (n_used == SIZE_MAX)
+			break;
+	}
+	int lfd = n_used == SIZE_MAX ? -1 : openat(storefd, KIT_BOX_LAYERS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!d && lfd >= 0)
+		close(lfd);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.' && !listed(used, n_used, de->d_name) &&
+		    kit_box_rm_tree(dirfd(d), de->d_name, &e) < 0)
+			log_warn("boxes: remove the layer %s: %s", de->d_name, e.msg);
+	if (d)
+		closedir(d);
+	arena_free(&a);
 }
+

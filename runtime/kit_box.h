@@ -37,6 +37,7 @@
 #include "util.h"
 
 #define KIT_BOX_NAME_MAX 63
+#define KIT_BOX_LAYERS ".layers"     /* the frozen layers, in the store */
 
 struct kit_box {
 	struct arena arena;
@@ -62,6 +63,8 @@ bool kit_box_name_valid(const char *name);
 /* The box store's directory (not made). */
 int kit_box_store_path(char *buf, size_t len, struct ab_err *err);
 
+/* ---- kit_box_run.c: a run's box ---- */
+
 /* For a run: open NAME (made when it does not exist) and lock it for the
  * run; a box another run holds is refused with one line. */
 int kit_box_acquire(const char *name, struct kit_box *b, struct ab_err *err);
@@ -78,7 +81,7 @@ int kit_box_overlay_dirs(struct kit_box *b, const char *base_dir, char **ret_low
 /* Unlock and forget (the box stays). */
 void kit_box_release(struct kit_box *b);
 
-/* ---- kit_box_store.c: what `kit ls`, `kit rm` and `kit fork` do ---- */
+/* ---- kit_box_ops.c: what `kit ls`, `kit rm` and `kit fork` do ---- */
 
 struct kit_box_info {
 	char name[KIT_BOX_NAME_MAX + 1];
@@ -93,19 +96,34 @@ int kit_box_list(struct arena *a, struct kit_box_info **ret, size_t *ret_n, stru
 int kit_box_remove(const char *name, struct ab_err *err);
 int kit_box_fork(const char *from, const char *to, struct ab_err *err);
 
-/* ---- shared by kit_box.c and kit_box_store.c ---- */
+/* ---- kit_box.c: the store, for kit_box_run.c and kit_box_ops.c ---- */
 
-/* Open (making it if need be) the store, and take its lock (LOCK_EX or LOCK_SH). */
+/* Open (making it if need be) the store, and take its lock. */
 int kit_box_store_open(int *ret_dirfd, int *ret_lockfd, char *path, size_t len, struct ab_err *err);
-/* Read NAME's box.json into b (b->name, b->store, b->dir set). */
+/* Finish what a crash left in the store (under its lock): half-made boxes and
+ * removals, a freeze cut short, layers no box lists. */
+void kit_box_store_repair(int storefd);
+/* An empty struct for a box of the store at storefd. */
+void kit_box_init(struct kit_box *b, int storefd, const char *store);
+/* Read NAME's box.json into b. */
 int kit_box_load(int storefd, const char *name, struct kit_box *b, struct ab_err *err);
 /* Write b's box.json atomically into the store's directory dir (b->name, or
  * where a box is being made). */
 int kit_box_save_at(int storefd, const char *dir, const struct kit_box *b, struct ab_err *err);
-/* Finish what a crash left in the store (under its lock): half-made boxes and
- * removals, a freeze cut short, layers no box lists. */
-void kit_box_store_repair(int storefd);
+/* flock LOCK_EX|LOCK_NB on NAME/lock: the fd, or -1 with errno (EWOULDBLOCK:
+ * a run or another command holds it). */
+int kit_box_lock(int storefd, const char *name);
+/* The names of the boxes in the store, sorted. */
+size_t kit_box_names(int storefd, struct arena *a, char ***ret);
+/* Freeze b's upper layer into .layers/b->freezing, or finish a freeze a crash
+ * cut short: the rename, a new empty upper layer like the old one's root,
+ * the layer first in box.json. */
+int kit_box_finish_freeze(struct kit_box *b, struct ab_err *err);
+/* An empty directory `to` with the owner and mode of likefd/like. */
+int kit_box_mkdir_like(int dirfd, const char *to, int likefd, const char *like, struct ab_err *err);
 /* Remove a tree made by a box (overlay work directories are mode 000). */
 int kit_box_rm_tree(int dirfd, const char *name, struct ab_err *err);
+/* bytes random bytes as hex into buf (2 * bytes + 1). */
+void kit_box_new_id(char *buf, size_t bytes);
 
 #endif
