@@ -345,7 +345,14 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	};
 	ret = container_run(g, &co, err);
 out:
-	run_cleanup(&rc);
+	{
+		/* a box made by a run that never started is not kept */
+		bool drop = ret < 0 && rc.box.name[0] && rc.box.fresh;
+		run_cleanup(&rc);
+		struct ab_err e;
+		if (drop && kit_box_remove(o->name, &e) < 0)
+			log_warn("kit run: remove the box %s made for this run: %s", o->name, e.msg);
+	}
 	g->egress_allow = saved_allow;
 	g->egress_deny = saved_deny;
 	g->seccomp_profile = saved_seccomp;

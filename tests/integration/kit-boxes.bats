@@ -249,6 +249,16 @@ box_run() {
 	assert_failure 1
 	assert_one_error_line "fork: give a box NAME and the NEW one's name"
 	[ "$(ls "$TEST_DIR/boxes")" = "$(printf 'abkt-b\nabkt-c')" ]
+	# a first run that never starts leaves no box behind
+	kit cred.yaml <<-'EOF'
+		credentials:
+		  - name: TOKEN
+		    from: env:ABKT_UNSET_VARIABLE
+	EOF
+	box_run abkt-new "$TEST_DIR/cred.yaml" -- true
+	assert_failure 1
+	assert_one_error_line "credentials\[0\] \(TOKEN\): the host has no environment variable ABKT_UNSET_VARIABLE"
+	[ "$(ls "$TEST_DIR/boxes")" = "$(printf 'abkt-b\nabkt-c')" ]
 	assert_kit_run_clean
 }
 
