@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #define MARKER ".agentbox-kit"
 #define DEFAULT_UID 1000
@@ -238,10 +239,13 @@ static void box_user(const struct kit *k, const struct kit_build_opts *o, const 
 static void workspace_mounts(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
 			     const char *ws, uint32_t uid, uint32_t gid, struct arena *a)
 {
-	static const char *const rw[] = {"rbind", "rw", "nosuid", "nodev", NULL};
-	static const char *const rw_idmap[] = {"rbind", "rw", "nosuid", "nodev", "idmap", NULL};
 	static const char *const pin[] = {"bind", "rw", "nosuid", "nodev", NULL};
 	static const char *const ro[] = {"bind", "ro", "nosuid", "nodev", NULL};
+	/* a workspace read-only on the host stays so (and needs no protection) */
+	struct statvfs sv;
+	bool host_ro = statvfs(ws, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+	const char *const rw[] = {"rbind", host_ro ? "ro" : "rw", "nosuid", "nodev", NULL};
+	const char *const rw_idmap[] = {"rbind", host_ro ? "ro" : "rw", "nosuid", "nodev", "idmap", NULL};
 	if (!o->ws_idmap) {
 		mount_obj(j, "/workspace", "bind", ws, rw);
 	} else {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -98,7 +99,10 @@ static int prepare_workspace(struct run_ctx *rc, const char *ws, bool allow_sens
 		return ab_error(err, errno, "workspace %s", ws);
 	if (!allow_sensitive && !rc->k->ws_allow_sensitive && kit_workspace_check_sensitive(rc->ws, err) < 0)
 		return -1;
-	if (kit_workspace_plan(rc->k, rc->ws, true, &rc->arena, &rc->ws_plan, err) < 0)
+	/* on a read-only file system nothing can be created: no placeholders */
+	struct statvfs sv;
+	bool readonly = statvfs(rc->ws, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+	if (kit_workspace_plan(rc->k, rc->ws, !readonly, &rc->arena, &rc->ws_plan, err) < 0)
 		return -1;
 	return kit_placeholders_make(&rc->placeholders, rc->ws, &rc->ws_plan, err);
 }

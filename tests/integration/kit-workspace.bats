@@ -410,3 +410,18 @@ write_try() {
 	[ "$(stat -c %u "$ram/f")" = 1000 ]
 	assert_kit_run_clean
 }
+
+@test "kit run: a workspace read-only on the host stays read-only in the box, and gets no placeholder" {
+	local ro=$TEST_DIR/ro
+	mkdir "$ro"
+	mount --bind "$WS" "$ro"
+	defer umount -l "$ro"
+	mount -o remount,bind,ro "$ro"
+	local before
+	before=$(ws_snapshot "$WS")
+	runtime kit run --workspace "$ro" -- sh -c 'cat README; { touch new; } 2>/dev/null || echo read-only; { mkdir .envrc; } 2>/dev/null || echo no-envrc'
+	assert_success
+	[ "$stdout" = "$(printf 'hello\nread-only\nno-envrc')" ]
+	[ "$(ws_snapshot "$WS")" = "$before" ]
+	assert_kit_run_clean
+}
