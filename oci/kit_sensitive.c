@@ -20,6 +20,7 @@
 
 #define UID_MIN_LOGIN 1000
 #define UID_MAX_LOGIN 59999
+#define MAX_HOMES 64
 
 /* Credentials that live at the top of a home directory. */
 static const char *const secret_names[] = {
@@ -50,8 +51,23 @@ static bool add_home(struct home *v, size_t *n, size_t max, const char *whose, c
 	return true;
 }
 
-/* The homes of root, of the login users and of whoever runs us. */
-static size_t find_homes(struct home *v, size_t max)
+/* The homes of root, of the login users and of whoever runs us (looked up
+ * once: kit run asks twice). */
+static size_t find_homes_uncached(struct home *v, size_t max);
+
+static const struct home *homes(size_t *ret_n)
+{
+	static struct home *cache;
+	static size_t n_cache;
+	if (!cache) {
+		cache = xcalloc(MAX_HOMES, sizeof *cache);
+		n_cache = find_homes_uncached(cache, MAX_HOMES);
+	}
+	*ret_n = n_cache;
+	return cache;
+}
+
+static size_t find_homes_uncached(struct home *v, size_t max)
 {
 	size_t n = 0;
 	const char *sudo_user = getenv("SUDO_USER");
@@ -86,10 +102,10 @@ static size_t find_homes(struct home *v, size_t max)
 
 bool kit_workspace_is_home(const char *ws)
 {
-	struct home homes[64];
-	size_t n = find_homes(homes, ARRAY_SIZE(homes));
+	size_t n;
+	const struct home *h = homes(&n);
 	for (size_t i = 0; i < n; i++)
-		if (streq(homes[i].path, ws))
+		if (streq(h[i].path, ws))
 			return true;
 	return false;
 }
@@ -129,16 +145,16 @@ int kit_workspace_check_sensitive(const char *ws, struct ab_err *err)
 	if (streq(ws, "/"))
 		return ab_error(err, 0, "workspace /: the whole file system (a box would read every user's "
 				"files and could write where the host runs code); %s", how);
-	struct home homes[64];
-	size_t n = find_homes(homes, ARRAY_SIZE(homes));
+	size_t n;
+	const struct home *h = homes(&n);
 	for (size_t i = 0; i < n; i++) {
-		if (streq(homes[i].path, ws))
+		if (streq(h[i].path, ws))
 			return ab_error(err, 0, "workspace %s: %s home directory (a box would read its "
-					"credentials and could rewrite the files its shell runs); %s", ws, homes[i].whose, how);
-		if (kit_path_under(homes[i].path, ws))
+					"credentials and could rewrite the files its shell runs); %s", ws, h[i].whose, how);
+		if (kit_path_under(h[i].path, ws))
 			return ab_error(err, 0, "workspace %s: holds %s, %s home directory (a box would read "
 					"its credentials and could rewrite the files its shell runs); %s",
-					ws, homes[i].path, homes[i].whose, how);
+					ws, h[i].path, h[i].whose, how);
 	}
 	_cleanup_close_ int wsfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (wsfd < 0)

@@ -177,6 +177,13 @@ enum kind { K_DIR, K_FILE, K_ABSENT, K_SYMLINK, K_NOT_UNDER_DIR };
  * *bad_at: the component where a symlink or a missing directory was met. */
 static enum kind classify(int wsfd, const char *rel, size_t *bad_at)
 {
+	if (!strchr(rel, '/')) {         /* most are at the top: one fstatat */
+		struct stat st;
+		*bad_at = strlen(rel);
+		if (fstatat(wsfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return K_ABSENT;
+		return S_ISLNK(st.st_mode) ? K_SYMLINK : S_ISDIR(st.st_mode) ? K_DIR : K_FILE;
+	}
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", rel);
 	_cleanup_close_ int cur = fcntl(wsfd, F_DUPFD_CLOEXEC, 3);
