@@ -7,7 +7,7 @@
  * to 59999, as Debian's adduser makes them), $HOME and $SUDO_USER's, read
  * directly rather than through NSS, which may load modules or ask a network
  * directory on every kit run. */
-#include "kit_workspace.h"
+#include "kit_sensitive.h"
 #include "kit_internal.h"
 
 #include <errno.h>

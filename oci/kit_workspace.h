@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "kit_sensitive.h"
 #include "util.h"
 
 struct kit;
@@ -50,12 +51,6 @@ struct kit_ws_plan {
 int kit_workspace_plan(const struct kit *k, const char *ws, bool with_absent, struct arena *a,
 		       struct kit_ws_plan *ret, struct ab_err *err);
 
-/* Refuse a workspace that is "/", the home directory of a user (or a directory
- * above one), or that holds secrets such as .ssh, .aws or a .npmrc with a
- * token, naming what was found and how to allow it. */
-int kit_workspace_check_sensitive(const char *ws, struct ab_err *err);
-/* ws is a user's home directory (for the shell start-up files' placeholders). */
-bool kit_workspace_is_home(const char *ws);
 
 /* A name kit_workspace_plan protects by default, or a directory above one
  * (".git", ".config"): what workspace_writable may open. */
