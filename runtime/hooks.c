@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *hook_kind_name(enum oci_hook_kind kind)
 {
@@ -61,7 +62,23 @@ static int wait_hook(pid_t pid, int timeout_s, int *ret_status, bool *ret_timed_
 	return 0;
 }
 
-static int run_hook(const struct oci_hook *h, const char *state_json, struct ab_err *err)
+/* The environment of a hook whose config names none (no "env" key; "env": []
+ * is an empty one). runc and crun hand such a hook the runtime's own
+ * environment, and hooks rely on it (PATH, engine variables). Not for the
+ * kinds that run in the container's namespaces: the runtime's (the host's)
+ * environment has no business there. */
+static char *const *hook_env(const struct oci_hook *h, enum oci_hook_kind kind)
+{
+	static char *const empty[] = {NULL};
+	if (h->env)
+		return h->env;
+	if (kind == HOOK_CREATE_CONTAINER || kind == HOOK_START_CONTAINER)
+		return empty;
+	return environ;
+}
+
+static int run_hook(const struct oci_hook *h, enum oci_hook_kind kind, const char *state_json,
+		    struct ab_err *err)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -77,9 +94,8 @@ static int run_hook(const struct oci_hook *h, const char *state_json, struct ab_
 		sigset_t all;
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
-		char *empty[] = {NULL};
 		char *argv0[] = {h->path, NULL};
-		execve(h->path, h->n_args ? h->args : argv0, h->n_env ? h->env : empty);
+		execve(h->path, h->n_args ? h->args : argv0, hook_env(h, kind));
 		_exit(127);
 	}
 	close(pipefd[0]);
@@ -111,7 +127,7 @@ int hooks_run(const struct oci_hooks *hooks, enum oci_hook_kind kind, const char
 	 * and the remaining hooks still run */
 	bool warn_only = kind == HOOK_POSTSTART || kind == HOOK_POSTSTOP;
 	for (size_t i = 0; i < hooks->n_hooks[kind]; i++) {
-		if (run_hook(&hooks->hooks[kind][i], state_json, err) < 0) {
+		if (run_hook(&hooks->hooks[kind][i], kind, state_json, err) < 0) {
 			ab_wrap(err, "%s hook %zu", hook_kind_name(kind), i);
 			if (!warn_only)
 				return -1;
