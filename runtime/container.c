@@ -703,29 +703,48 @@ int container_load(const struct global_opts *g, const char *id, bool exclusive, 
 }
 
 /* poststart and poststop: from the config in hand (run), else from the bundle, read
- * only when create recorded that there are such hooks. Failures are warnings. */
-static void run_late_hooks(const struct container_state *s, enum oci_hook_kind kind,
-			   const struct oci_config *config)
+ * only when create recorded that there are such hooks. poststop failures are
+ * warnings; a failing poststart hook (or its config gone) is the caller's error. */
+static int run_late_hooks(const struct container_state *s, enum oci_hook_kind kind,
+			  const struct oci_config *config, struct ab_err *err)
 {
 	bool has = kind == HOOK_POSTSTART ? s->poststart_hooks : s->poststop_hooks;
 	if (!has)
-		return;
+		return 0;
 	struct oci_config *loaded = NULL;
 	struct ab_err e;
+	struct ab_err *fail = kind == HOOK_POSTSTART ? err : &e;
 	if (!config) {
 		char cfg_path[PATH_MAX + 16];
 		snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
-		if (oci_config_load(cfg_path, &loaded, &e) < 0) {
-			log_warn("%s hooks: %s", hook_kind_name(kind), e.msg);
-			return;
+		if (oci_config_load(cfg_path, &loaded, fail) < 0) {
+			ab_wrap(fail, "%s hooks", hook_kind_name(kind));
+			if (fail == err)
+				return -1;
+			log_warn("%s", e.msg);
+			return 0;
 		}
 		config = loaded;
 	}
 	char state[SYNC_DATA_MAX];
 	state_json_for_hooks(s, kind == HOOK_POSTSTART ? STATUS_RUNNING : STATUS_STOPPED, state, sizeof state);
-	if (hooks_run(&config->hooks, kind, state, &e) < 0)
-		log_warn("%s", e.msg);
+	int r = hooks_run(&config->hooks, kind, state, fail);
 	oci_config_free(loaded);
+	return fail == err ? r : 0;
+}
+
+static int destroy(const struct global_opts *g, struct container_state *s,
+		   const struct oci_config *config, struct ab_err *err);
+
+/* runtime-spec 1.3, lifecycle: a failing poststart hook stops the container
+ * and destroys it as delete would (poststop hooks included); the hook's error
+ * is what the caller reports. */
+static void destroy_after_poststart(const struct global_opts *g, struct container_state *s,
+				    const struct oci_config *config)
+{
+	struct ab_err e;
+	if (destroy(g, s, config, &e) < 0)
+		log_warn("delete after the failed poststart hook: %s", e.msg);
 }
 
 int container_start(const struct global_opts *g, const char *id, struct ab_err *err)
@@ -788,7 +807,10 @@ int container_start(const struct global_opts *g, const char *id, struct ab_err *
 	s.started = true;
 	if (state_write(dirfd, &s, err) < 0)
 		goto out;
-	run_late_hooks(&s, HOOK_POSTSTART, NULL);
+	if (run_late_hooks(&s, HOOK_POSTSTART, NULL, err) < 0) {
+		destroy_after_poststart(g, &s, NULL);
+		goto out;
+	}
 	r = 0;
 out:
 	state_free(&s);
@@ -847,7 +869,7 @@ static int destroy(const struct global_opts *g, struct container_state *s,
 	policy_teardown(s);
 	if (s->cgroup.mode != CGROUP_MODE_DISABLED && cgroup_destroy(&s->cgroup, err) < 0)
 		return -1;
-	run_late_hooks(s, HOOK_POSTSTOP, config);
+	(void)run_late_hooks(s, HOOK_POSTSTOP, config, err);
 	return state_dir_remove(g->root, s->id, err);
 }
 
@@ -1138,12 +1160,18 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		r = -1;
 		goto fail;
 	}
+	bool poststart_failed = false;
 	{
 		if (sync_send(cc.sync_fd, SYNC_START, 0, NULL, -1, err) < 0) {
 			r = -1;
 			goto fail;
 		}
-		run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config);
+		/* a failing poststart hook: the program is stopped, and the
+		 * container goes below as if by delete, --keep or not */
+		if (run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config, err) < 0) {
+			poststart_failed = true;
+			(void)kill(cc.pid, SIGKILL);
+		}
 		/* the DNS sentry comes when the program needs it (forward_until_exit):
 		 * its sockets hold whatever the program sends until then */
 	}
@@ -1151,7 +1179,12 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 	/* the state lock must not be held while the container runs */
 	close(cc.state_dirfd);
 	cc.state_dirfd = -1;
-	r = forward_until_exit(&cc, &status, err);
+	{
+		struct ab_err e;
+		r = forward_until_exit(&cc, &status, poststart_failed ? &e : err);
+		if (r < 0 && poststart_failed)
+			log_warn("%s", e.msg);
+	}
 	if (r < 0)
 		goto fail;
 	/* refused just before the end and not logged yet: a sentry logs it now */
@@ -1163,13 +1196,15 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 	policy_sentry_finish(&cc.policy, 2000);
 	if (o->report_egress)
 		report_refused_egress(g->root, o->id);
-	if (!o->keep) {
+	if (poststart_failed) {
+		destroy_after_poststart(g, &cc.st, cc.config);
+	} else if (!o->keep) {
 		struct ab_err e;
 		if (destroy(g, &cc.st, cc.config, &e) < 0)
 			log_warn("delete after run: %s", e.msg);
 	}
 	create_ctx_finish(&cc, true);
-	return status;
+	return poststart_failed ? -1 : status;
 fail:
 	create_cleanup(&cc);
 	create_ctx_free(&cc);

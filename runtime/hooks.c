@@ -123,9 +123,11 @@ static int run_hook(const struct oci_hook *h, enum oci_hook_kind kind, const cha
 int hooks_run(const struct oci_hooks *hooks, enum oci_hook_kind kind, const char *state_json,
 	      struct ab_err *err)
 {
-	/* runtime-spec (lifecycle): a failing poststart or poststop hook is a warning,
-	 * and the remaining hooks still run */
-	bool warn_only = kind == HOOK_POSTSTART || kind == HOOK_POSTSTOP;
+	/* runtime-spec (lifecycle): a failing poststop hook is a warning, and the
+	 * remaining hooks still run. Every other kind stops at the first failure;
+	 * for poststart that is runtime-spec 1.3 (as runc and crun always did),
+	 * where 1.0.2 to 1.2 asked for a warning. */
+	bool warn_only = kind == HOOK_POSTSTOP;
 	for (size_t i = 0; i < hooks->n_hooks[kind]; i++) {
 		if (run_hook(&hooks->hooks[kind][i], kind, state_json, err) < 0) {
 			ab_wrap(err, "%s hook %zu", hook_kind_name(kind), i);

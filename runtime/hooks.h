@@ -7,7 +7,7 @@
 
 const char *hook_kind_name(enum oci_hook_kind kind);   /* "prestart", ... */
 /* Run every hook of one kind in order; the first failure stops and names the hook.
- * poststart and poststop failures only warn (log) and the rest still run. A hook without "env"
+ * poststop failures only warn (log) and the rest still run. A hook without "env"
  * gets the runtime's environment, except createContainer and startContainer
  * hooks (the container's namespaces), which get an empty one. */
 int hooks_run(const struct oci_hooks *hooks, enum oci_hook_kind kind, const char *state_json,

@@ -257,6 +257,55 @@ all_hooks() {
 		fail "the runtime's environment reached a hook in the container's namespaces"
 }
 
+@test "hooks: a failing poststart hook stops and deletes the container" {
+	# runtime-spec 1.3: "generate an error, stop the container, and continue the
+	# lifecycle at step 12" (crun's test-poststart-fail-deletes-container).
+	# runc 1.1.5 runs poststart hooks during create and fails there; agentbox
+	# creates, and start fails
+	update_config '.hooks.poststart = [{path: "/bin/false", args: ["false"]}]'
+	set_args abtest pause
+	create_container ct
+	if [ "$status" -eq 0 ]; then
+		runtime start ct
+		assert_failure 1
+	fi
+	runtime state ct
+	assert_failure 1
+	assert_nothing_left
+}
+
+@test "hooks: run with a failing poststart hook exits 1 and leaves nothing, also detached" {
+	update_config '.hooks.poststart = [{path: "/bin/false", args: ["false"]}]'
+	set_args abtest pause
+	run_container ct </dev/null
+	assert_failure 1
+	assert_nothing_left
+	run_container ct2 --detach </dev/null
+	assert_failure 1
+	assert_nothing_left
+}
+
+# bats test_tags=agentbox-only
+@test "hooks: after a failing poststart hook the later ones do not run, the program is killed, poststop hooks run" {
+	requires agentbox
+	update_config '.hooks.poststart = [{path: "/bin/sh", args: ["sh", "-c", "echo poststart1 >>\($d)/seq"]},
+			{path: "/bin/false", args: ["false"]},
+			{path: "/bin/sh", args: ["sh", "-c", "echo poststart3 >>\($d)/seq"]}]
+		| .hooks.poststop = [{path: "/bin/sh", args: ["sh", "-c", "echo poststop >>\($d)/seq"]}]' \
+		--arg d "$HOOK_DIR"
+	set_args abtest pause
+	create_container ct
+	assert_success
+	local pid
+	pid=$(state_field ct .pid)
+	runtime start ct
+	assert_failure 1
+	assert_one_error_line 'poststart hook 1: hook /bin/false exited with status 1'
+	wait_gone "$pid" || fail "the program is still running"
+	[ "$(tr '\n' ' ' <"$HOOK_DIR/seq")" = "poststart1 poststop " ] || fail "hooks ran: $(cat "$HOOK_DIR/seq")"
+	assert_nothing_left
+}
+
 # bats test_tags=agentbox-only
 @test "hooks: a failing poststop hook warns and the remaining ones still run" {
 	# runtime-spec, lifecycle: "the runtime MUST log a warning, but the remaining
