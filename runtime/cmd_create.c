@@ -26,7 +26,7 @@ static int parse_create(const char *cmd, bool run, int argc, char **argv, struct
 	*o = (struct create_opts){.bundle = "."};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, run ? "+b:d" : "+b:", create_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, run ? "b:d" : "b:", create_options, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 		case OPT_BUNDLE: o->bundle = optarg; break;

@@ -94,7 +94,7 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	int64_t interval_ms = 5000;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 's')
 			stats_once = true;
 		else if (c == 'i') {

@@ -13,7 +13,7 @@ int cmd_list(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	bool quiet = false, json = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+qf:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qf:", opts, NULL)) != -1) {
 		if (c == 'q')
 			quiet = true;
 		else if (c == 'f' && (streq(optarg, "json") || streq(optarg, "table")))

@@ -53,7 +53,7 @@ int cmd_delete(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	bool force = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
 		if (c != 'f')
 			return ab_error(err, 0, "delete: unknown option \"%s\"", argv[optind - 1]);
 		force = true;
@@ -113,7 +113,7 @@ int cmd_kill(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	bool all = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+a", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
 		if (c != 'a')
 			return ab_error(err, 0, "kill: unknown option \"%s\"", argv[optind - 1]);
 		all = true;

@@ -36,7 +36,7 @@ int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	bool rootless = false;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+b:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:", opts, NULL)) != -1) {
 		if (c == 'b')
 			bundle = optarg;
 		else if (c == 'r')

@@ -68,7 +68,7 @@ int cmd_update(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	int64_t v;
 	int c, r = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+r:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:", opts, NULL)) != -1) {
 		const char *flag = argv[optind - 1];
 		any_flag |= c != OPT_RESOURCES && c != 'r';
 		switch (c) {

@@ -1,5 +1,9 @@
 /* The command table: one handler per subcommand, each in its own cmd_<name>.c.
- * A handler returns the exit status (>= 0) or a negative error with err set. */
+ * A handler returns the exit status (>= 0) or a negative error with err set.
+ * A command's options may come before or after its operands (getopt's
+ * permuting order), as runc's command line allows ("update ID --memory M");
+ * exec and ps stop at the container ID (an optstring starting with "+"),
+ * since what follows it is the command and its arguments. */
 #ifndef AGENTBOX_COMMANDS_H
 #define AGENTBOX_COMMANDS_H
 

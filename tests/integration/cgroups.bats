@@ -89,6 +89,27 @@ start_running() {
 	[ "$(cg cpu cpu.shares)" = 256 ]
 }
 
+@test "options may follow the container ID, as runc's command line allows" {
+	# runc's own suite writes "update ID --cpu-period N", "delete ID --force"
+	runtime run --bundle "$BUNDLE" ct --detach </dev/null
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	runtime update ct --pids-limit 44 --memory 64m
+	assert_success
+	[ "$(cg pids pids.max)" = 44 ]
+	[ "$(cg memory memory.limit_in_bytes)" = 67108864 ]
+	# exec stops at the ID: what follows is the command, flags included
+	runtime exec ct abtest echo --memory 1m
+	assert_success
+	[ "$output" = "--memory 1m" ]
+	runtime kill ct KILL --all
+	assert_success
+	wait_for_status ct stopped
+	runtime delete ct --force
+	assert_success
+	assert_nothing_left
+}
+
 @test "update --resources - (stdin, as containerd sends it) and --resources FILE (podman)" {
 	start_running
 	runtime update --resources - ct <<<'{"pids": {"limit": 55}, "memory": {"limit": 100663296}}'
