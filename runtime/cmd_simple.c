@@ -76,10 +76,12 @@ static const struct {
 	{"WINCH", SIGWINCH}, {"IO", SIGIO}, {"POLL", SIGPOLL}, {"PWR", SIGPWR}, {"SYS", SIGSYS},
 };
 
+/* A signal number (0 checks the process exists, as kill(1) and runc take it)
+ * or a name. */
 int parse_signal(const char *s, int *ret)
 {
 	int64_t n;
-	if (parse_int64(s, 1, SIGRTMAX, &n) == 0) {
+	if (parse_int64(s, 0, SIGRTMAX, &n) == 0) {
 		*ret = (int)n;
 		return 0;
 	}

@@ -111,6 +111,22 @@ start_pause() {
 	! grep -q 'got signal' "$CT_STDOUT"
 }
 
+@test "kill ID 0 checks the init is alive; kill --all ID 0 also after it stopped" {
+	# runc's kill.bats: "kill -a test_busybox 0" after the container stopped
+	start_pause ct
+	runtime kill ct 0
+	assert_success
+	wait_for_status ct running
+	runtime kill ct KILL
+	assert_success
+	wait_for_status ct stopped
+	runtime kill ct 0
+	assert_failure 1
+	assert_output_contains "container not running"
+	runtime kill --all ct 0
+	assert_success
+}
+
 @test "kill --all ID 9: every process of the container dies" {
 	set_args sh -c 'abtest pause & abtest pause & exec abtest pause ready'
 	run_container ct --detach
