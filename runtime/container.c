@@ -11,6 +11,7 @@
 #include "floor_devices.h"
 #include "idmap.h"
 #include "policy.h"
+#include "sentry_process.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"

@@ -1,0 +1,505 @@
+/* The sentry's DNS work: queries from the container judged by the policy,
+ * allowed ones forwarded to the upstream resolver (UDP, TCP, TC retried over
+ * TCP), answers matched to their question, and every A/AAAA of an answer
+ * turned into set elements before the client sees it. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sentry_internal.h"
+#include "util.h"
+
+/* ---- answers: set elements ---- */
+
+struct elem_req {
+	uint8_t set;
+	uint8_t key[24];
+	uint32_t timeout_s;
+};
+
+static void push_elem(struct elem_req *v, size_t *n, unsigned set, const uint8_t *key, uint32_t timeout_s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (v[i].set == set && memcmp(v[i].key, key, 24) == 0) {
+			if (timeout_s > v[i].timeout_s)
+				v[i].timeout_s = timeout_s;
+			return;
+		}
+	if (*n == MAX_ANSWER_ELEMS)
+		return;   /* more is not needed by anyone; those connections fail closed */
+	v[*n].set = (uint8_t)set;
+	memcpy(v[*n].key, key, 24);
+	v[*n].timeout_s = timeout_s;
+	(*n)++;
+}
+
+static void entry_elems(const struct egress_entry *e, bool deny, const struct dns_addr *a, uint32_t t,
+			struct elem_req *v, size_t *n)
+{
+	struct eg_set s;
+	uint8_t key[24], protos[2];
+	unsigned idx = eg_set_index(EG_DYNAMIC, deny, a->family, eg_entry_shape(e));
+	eg_set_get(idx, &s);
+	size_t np = eg_entry_protos(e, protos);
+	if (np == 0) {
+		eg_key(&s, a->addr, 0, 0, key);
+		push_elem(v, n, idx, key, t);
+	}
+	for (size_t i = 0; i < np; i++) {
+		eg_key(&s, a->addr, protos[i], e->port, key);
+		push_elem(v, n, idx, key, t);
+	}
+}
+
+static int add_elem(struct sentry *s, const struct elem_req *r)
+{
+	uint64_t now = now_ms(), want = now + (uint64_t)r->timeout_s * 1000;
+	struct cached_elem *slot = NULL, *oldest = &s->cache[0];
+	for (size_t i = 0; i < ELEM_CACHE; i++) {
+		struct cached_elem *c = &s->cache[i];
+		if (c->expires && c->set == r->set && memcmp(c->key, r->key, 24) == 0) {
+			slot = c;
+			break;
+		}
+		if (c->expires < oldest->expires)
+			oldest = c;
+	}
+	/* still fresh enough: no netlink round trip, and never shorten a timeout */
+	if (slot && slot->expires + 1000 >= want)
+		return 0;
+	int ret = sentry_helper_add(s, r->set, r->key, r->timeout_s * 1000);
+	if (ret < 0)
+		return ret;
+	if (!slot)
+		slot = oldest;
+	slot->set = r->set;
+	memcpy(slot->key, r->key, 24);
+	slot->expires = want;
+	return 0;
+}
+
+/* The same CNAME chain and the same addresses, in the same order. */
+static bool same_answer(const struct dns_answer *a, const struct dns_answer *b)
+{
+	if (a->n_chain != b->n_chain || a->n_addrs != b->n_addrs || strcmp(a->q.name, b->q.name))
+		return false;
+	for (size_t i = 0; i < a->n_chain; i++)
+		if (strcmp(a->chain[i], b->chain[i]))
+			return false;
+	for (size_t i = 0; i < a->n_addrs; i++)
+		if (a->addrs[i].family != b->addrs[i].family || memcmp(a->addrs[i].addr, b->addrs[i].addr, 16))
+			return false;
+	return true;
+}
+
+/* Apply an upstream answer to the sets. Returns an rcode to send instead of the
+ * answer (REFUSED, SERVFAIL), or -1 to relay the answer. */
+static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *qname, uint16_t qtype,
+			uint16_t qclass)
+{
+	/* an allocation that fails is a lookup that fails: closed, never open */
+	struct dns_answer *a = malloc(sizeof *a);
+	if (!a)
+		return DNS_RCODE_SERVFAIL;
+	int ret = -1;
+	int r = dns_parse_answer(msg, len, a);
+	if (r < 0 || strcmp(a->q.name, qname) || a->q.type != qtype || a->q.class != qclass) {
+		ret = DNS_RCODE_SERVFAIL;
+		goto out;
+	}
+	if (DNS_RCODE(a->hdr.flags) != DNS_RCODE_NOERROR)
+		goto out;
+	/* deny wins along the whole CNAME chain */
+	for (size_t i = 1; i < a->n_chain; i++)
+		if (egress_policy_check_name(s->p, a->chain[i]) == EGRESS_NAME_DENY) {
+			sentry_deny_record(s, "dns", NULL, -1, a->chain[i], "denied");
+			ret = DNS_RCODE_REFUSED;
+			goto out;
+		}
+
+	struct elem_req *v = malloc(MAX_ANSWER_ELEMS * sizeof *v);
+	if (!v) {
+		ret = DNS_RCODE_SERVFAIL;
+		goto out;
+	}
+	size_t n = 0;
+	for (size_t k = 0; k < a->n_addrs; k++) {
+		const struct dns_addr *ad = &a->addrs[k];
+		uint32_t t = ad->ttl < s->ttl_min ? s->ttl_min : ad->ttl > s->ttl_max ? s->ttl_max : ad->ttl;
+		for (size_t i = 0; i < s->p->allow.n; i++)
+			if (egress_entry_matches_name(&s->p->allow.v[i], qname))
+				entry_elems(&s->p->allow.v[i], false, ad, t, v, &n);
+		for (size_t i = 0; i < s->p->deny.n; i++) {
+			const struct egress_entry *e = &s->p->deny.v[i];
+			for (size_t c = 0; c < a->n_chain; c++)
+				if (egress_entry_matches_name(e, a->chain[c])) {
+					entry_elems(e, true, ad, t, v, &n);
+					break;
+				}
+		}
+		sentry_remember_name(s, ad, qname);
+	}
+	/* deny elements first: an allow element must never be live without its deny */
+	for (int pass = 0; pass < 2 && ret < 0; pass++)
+		for (size_t i = 0; i < n; i++) {
+			struct eg_set set;
+			eg_set_get(v[i].set, &set);
+			if (set.deny != (pass == 0))
+				continue;
+			r = add_elem(s, &v[i]);
+			if (r < 0) {
+				if (r == -ENFILE)
+					log_warn("egress sentry: set %s is full (%u live elements): answered SERVFAIL until some expire",
+						 set.name, s->set_elems_max);
+				else
+					log_warn("egress sentry: add element to %s: %s", set.name, strerror(-r));
+				ret = DNS_RCODE_SERVFAIL;
+				break;
+			}
+		}
+	free(v);
+	/* no client may cache an address longer than its set element lives; and
+	 * the client gets what was judged: an answer whose names were spelt with
+	 * the TTL bytes just changed reads differently now, and is refused */
+	if (ret < 0) {
+		struct dns_answer *b = malloc(sizeof *b);
+		if (!b || dns_clamp_ttls(msg, len, s->ttl_max) < 0 || dns_parse_answer(msg, len, b) < 0 ||
+		    !same_answer(a, b))
+			ret = DNS_RCODE_SERVFAIL;
+		free(b);
+	}
+out:
+	free(a);
+	return ret;
+}
+
+/* ---- queries ---- */
+
+enum verdict { V_DROP, V_REPLY, V_FORWARD };
+
+/* Decide on a query; for V_REPLY the response is in out/outlen. */
+static enum verdict classify(struct sentry *s, const uint8_t *q, size_t qlen, struct dns_question *qq,
+			     uint8_t *out, size_t *outlen)
+{
+	struct dns_header h;
+	if (dns_parse_header(q, qlen, &h) < 0 || (h.flags & DNS_FLAG_QR))
+		return V_DROP;
+	int rcode = -1;
+	const struct dns_question *with_q = NULL;
+	if (qlen > DNS_QUERY_MAX)
+		rcode = DNS_RCODE_FORMERR;
+	else if (DNS_OPCODE(h.flags) != 0)
+		rcode = DNS_RCODE_NOTIMP;
+	else {
+		int r = dns_parse_question(q, qlen, &h, qq);
+		if (r == -EINVAL) {
+			with_q = qq;
+			rcode = DNS_RCODE_REFUSED;
+			sentry_deny_record(s, "dns", NULL, -1, qq->name, "not-allowed");
+		} else if (r < 0)
+			rcode = DNS_RCODE_FORMERR;
+		else {
+			with_q = qq;
+			enum egress_name_verdict v = qq->class == DNS_CLASS_IN ? egress_policy_check_name(s->p, qq->name)
+									      : EGRESS_NAME_NONE;
+			if (v != EGRESS_NAME_ALLOW) {
+				rcode = DNS_RCODE_REFUSED;
+				sentry_deny_record(s, "dns", NULL, -1, qq->name, v == EGRESS_NAME_DENY ? "denied" : "not-allowed");
+			}
+		}
+	}
+	if (rcode < 0)
+		return V_FORWARD;
+	*outlen = dns_build_error(q, qlen, with_q, rcode, out, DNS_QUERY_MAX + 16);
+	return *outlen ? V_REPLY : V_DROP;
+}
+
+static int poll_one(int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = fd, .events = events };
+		int r = poll(&p, 1, (int)(deadline - now));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
+static int write_full(int fd, const uint8_t *buf, size_t len, uint64_t deadline)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			int r = poll_one(fd, POLLOUT, deadline);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t deadline)
+{
+	while (len) {
+		ssize_t n = recv(fd, buf, len, 0);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			int r = poll_one(fd, POLLIN, deadline);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* One query over TCP to the upstream; the answer (without length) into out. */
+static ssize_t tcp_upstream(struct sentry *s, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap)
+{
+	const struct egress_upstream *up = &s->sp->upstream[s->up_cur % s->sp->n_upstream];
+	uint64_t deadline = now_ms() + TCP_UPSTREAM_TIMEOUT_MS;
+	int fd = sentry_upstream_socket(s, SOCK_STREAM, up);
+	if (fd < 0)
+		return fd;
+	int r = poll_one(fd, POLLOUT, deadline);
+	int soerr = 0;
+	socklen_t sl = sizeof soerr;
+	if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
+		r = -soerr;
+	uint8_t hdr[2] = { (uint8_t)(qlen >> 8), (uint8_t)qlen };
+	if (r == 0)
+		r = write_full(fd, hdr, 2, deadline);
+	if (r == 0)
+		r = write_full(fd, q, qlen, deadline);
+	if (r == 0)
+		r = read_full(fd, hdr, 2, deadline);
+	size_t alen = (size_t)hdr[0] << 8 | hdr[1];
+	if (r == 0 && alen > cap)
+		r = -EMSGSIZE;
+	if (r == 0)
+		r = read_full(fd, out, alen, deadline);
+	close(fd);
+	if (r < 0) {
+		s->up_cur++;   /* try the next nameserver next time */
+		return r;
+	}
+	return (ssize_t)alen;
+}
+
+static void udp_reply(int lfd, const struct sockaddr_storage *to, socklen_t tolen, const uint8_t *msg, size_t len)
+{
+	(void)sendto(lfd, msg, len, MSG_DONTWAIT, (const struct sockaddr *)to, tolen);
+}
+
+void sentry_udp_query(struct sentry *s, int lfd)
+{
+	struct sockaddr_storage from;
+	socklen_t flen = sizeof from;
+	ssize_t n = recvfrom(lfd, s->buf, BUF_SIZE, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+	if (n <= 0)
+		return;
+	struct dns_question qq;
+	uint8_t out[DNS_QUERY_MAX + 16];
+	size_t olen = 0;
+	enum verdict v = classify(s, s->buf, (size_t)n, &qq, out, &olen);
+	if (v == V_DROP)
+		return;
+	if (v == V_REPLY) {
+		udp_reply(lfd, &from, flen, out, olen);
+		return;
+	}
+	struct pending *p = NULL;
+	for (size_t i = 0; i < MAX_PENDING && !p; i++)
+		if (s->pend[i].fd < 0)
+			p = &s->pend[i];
+	int fd = p ? sentry_upstream_socket(s, SOCK_DGRAM, &s->sp->upstream[s->up_cur % s->sp->n_upstream]) : -EBUSY;
+	if (fd >= 0 && send(fd, s->buf, (size_t)n, MSG_DONTWAIT) != n) {
+		close(fd);
+		fd = -EIO;
+	}
+	if (fd < 0) {
+		olen = dns_build_error(s->buf, (size_t)n, &qq, DNS_RCODE_SERVFAIL, out, sizeof out);
+		if (olen)
+			udp_reply(lfd, &from, flen, out, olen);
+		return;
+	}
+	p->fd = fd;
+	p->lfd = lfd;
+	p->client = from;
+	p->clen = flen;
+	p->deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
+	p->client_udp = dns_query_udp_size(s->buf, (size_t)n);
+	p->qlen = (uint16_t)n;
+	memcpy(p->query, s->buf, (size_t)n);
+}
+
+static void pending_done(struct pending *p)
+{
+	close(p->fd);
+	p->fd = -1;
+}
+
+void sentry_pending_fail(struct sentry *s, struct pending *p, int rcode)
+{
+	struct dns_question qq;
+	struct dns_header h;
+	uint8_t out[DNS_QUERY_MAX + 16];
+	int r = dns_parse_question(p->query, p->qlen, &h, &qq);
+	size_t olen = dns_build_error(p->query, p->qlen, r == 0 ? &qq : NULL, rcode, out, sizeof out);
+	if (olen)
+		udp_reply(p->lfd, &p->client, p->clen, out, olen);
+	pending_done(p);
+}
+
+void sentry_upstream_reply(struct sentry *s, struct pending *p)
+{
+	ssize_t n = recv(p->fd, s->buf, BUF_SIZE, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		s->up_cur++;   /* ECONNREFUSED and the like: this nameserver is not there */
+		sentry_pending_fail(s, p, DNS_RCODE_SERVFAIL);
+		return;
+	}
+	struct dns_header h, qh;
+	struct dns_question qq;
+	/* not an answer to this query: keep waiting (the deadline still holds) */
+	if (dns_parse_header(s->buf, (size_t)n, &h) < 0 || !(h.flags & DNS_FLAG_QR) ||
+	    h.id != (uint16_t)(p->query[0] << 8 | p->query[1]) || dns_parse_question(p->query, p->qlen, &qh, &qq) < 0)
+		return;
+
+	if (h.flags & DNS_FLAG_TC) {
+		/* learn the full answer over TCP so every address gets its element */
+		uint8_t *full = malloc(BUF_SIZE);
+		ssize_t fl = full ? tcp_upstream(s, p->query, p->qlen, full, BUF_SIZE) : -ENOMEM;
+		if (fl > 0) {
+			int rc = apply_answer(s, full, (size_t)fl, qq.name, qq.type, qq.class);
+			if (rc >= 0)
+				sentry_pending_fail(s, p, rc);
+			else if ((size_t)fl <= p->client_udp) {
+				udp_reply(p->lfd, &p->client, p->clen, full, (size_t)fl);
+				pending_done(p);
+			} else {
+				/* too big for the client: it retries over TCP and gets it there */
+				udp_reply(p->lfd, &p->client, p->clen, s->buf, (size_t)n);
+				pending_done(p);
+			}
+		} else
+			sentry_pending_fail(s, p, DNS_RCODE_SERVFAIL);
+		free(full);
+		return;
+	}
+	int rc = apply_answer(s, s->buf, (size_t)n, qq.name, qq.type, qq.class);
+	if (rc >= 0) {
+		sentry_pending_fail(s, p, rc);
+		return;
+	}
+	udp_reply(p->lfd, &p->client, p->clen, s->buf, (size_t)n);
+	pending_done(p);
+}
+
+void sentry_tcp_accept(struct sentry *s, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
+		if (s->tc[i].fd < 0) {
+			s->tc[i].fd = fd;
+			s->tc[i].have = 0;
+			s->tc[i].deadline = now_ms() + TCP_CLIENT_IDLE_MS;
+			return;
+		}
+	close(fd);   /* full: the client retries */
+}
+
+void sentry_tclient_close(struct tclient *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+static void tcp_send(struct tclient *c, const uint8_t *msg, size_t len)
+{
+	uint8_t hdr[2] = { (uint8_t)(len >> 8), (uint8_t)len };
+	uint64_t deadline = now_ms() + 2000;
+	if (write_full(c->fd, hdr, 2, deadline) < 0 || write_full(c->fd, msg, len, deadline) < 0)
+		sentry_tclient_close(c);
+}
+
+void sentry_tcp_client(struct sentry *s, struct tclient *c)
+{
+	ssize_t n = recv(c->fd, c->buf + c->have, sizeof c->buf - c->have, MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		sentry_tclient_close(c);
+		return;
+	}
+	if (n < 0)
+		return;
+	c->have += (size_t)n;
+	/* pipelined queries are handled one after the other */
+	while (c->fd >= 0 && c->have >= 2) {
+		size_t qlen = (size_t)c->buf[0] << 8 | c->buf[1];
+		if (qlen > DNS_QUERY_MAX || qlen < DNS_HEADER_LEN) {
+			sentry_tclient_close(c);
+			return;
+		}
+		if (c->have < 2 + qlen)
+			return;
+		const uint8_t *q = c->buf + 2;
+		struct dns_question qq;
+		uint8_t out[DNS_QUERY_MAX + 16];
+		size_t olen = 0;
+		enum verdict v = classify(s, q, qlen, &qq, out, &olen);
+		if (v == V_REPLY)
+			tcp_send(c, out, olen);
+		else if (v == V_FORWARD) {
+			ssize_t al = tcp_upstream(s, q, qlen, s->buf, BUF_SIZE);
+			int rc = DNS_RCODE_SERVFAIL;
+			struct dns_header h;
+			if (al > 0 && dns_parse_header(s->buf, (size_t)al, &h) == 0 && h.id == (uint16_t)(q[0] << 8 | q[1]))
+				rc = apply_answer(s, s->buf, (size_t)al, qq.name, qq.type, qq.class);
+			if (rc < 0)
+				tcp_send(c, s->buf, (size_t)al);
+			else {
+				olen = dns_build_error(q, qlen, &qq, rc, out, sizeof out);
+				if (olen)
+					tcp_send(c, out, olen);
+			}
+		}
+		if (c->fd < 0)
+			return;
+		memmove(c->buf, c->buf + 2 + qlen, c->have - 2 - qlen);
+		c->have -= 2 + qlen;
+		c->deadline = now_ms() + TCP_CLIENT_IDLE_MS;
+	}
+	if (c->have == sizeof c->buf)
+		sentry_tclient_close(c);
+}
+
