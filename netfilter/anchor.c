@@ -32,20 +32,19 @@ static bool pinned(const char *pin)
 	return statfs(pin, &fs) == 0 && fs.f_type == NSFS_MAGIC;
 }
 
+static int open_own_netns(void *arg, struct ab_err *err)
+{
+	int *fd = arg;
+	*fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	return *fd < 0 ? ab_error(err, errno, "open its network namespace") : 0;
+}
+
 /* A new netns with the ruleset in it, as an fd; the caller stays where it was. */
 static int anchor_netns(struct ab_err *err)
 {
-	_cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0)
-		return ab_error(err, errno, "open /proc/self/ns/net");
-	if (unshare(CLONE_NEWNET) < 0)
-		return ab_error(err, errno, "create its network namespace");
-	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int e = errno;
-	if (setns(self, CLONE_NEWNET) < 0)
-		abort(); /* we hold the fd and the capability: going on in the wrong netns is worse */
-	if (ns < 0)
-		return ab_error(err, e, "open its network namespace");
+	int ns = -1;
+	if (egress_in_netns(-1, open_own_netns, &ns, err) < 0)
+		return -1;
 	struct egress_policy none = {0};
 	if (egress_install(ns, &none, "hook-anchor", EGRESS_SENTRY_PORT, err) < 0) {
 		close(ns);

@@ -50,13 +50,9 @@ size_t eg_entry_protos(const struct egress_entry *e, uint8_t protos[2]);
 
 /* ---- netlink ---- */
 
-/* A NETLINK_NETFILTER socket created inside netns_fd (-1: the current one). */
+/* A NETLINK_NETFILTER socket created inside netns_fd (-1: the current one;
+ * else by a child that enters it: egress_in_netns). */
 int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err);
-/* Into the netns NETNS_FD for a moment (sockets made there stay bound to it):
- * returns an fd of ours to hand to eg_netns_leave, which goes back (or aborts:
- * going on in the wrong netns is worse) and keeps errno. */
-int eg_netns_enter(int netns_fd, struct ab_err *err);
-void eg_netns_leave(int self);
 
 /* What a message does, for an error about it: "VERB OBJECT". Both point to
  * storage that outlives the batch (literals, set names): formatted only when
@@ -71,12 +67,16 @@ struct eg_batch {
 	uint32_t seq_first, seq_next;
 	struct eg_what *what; /* of each message, by seq - seq_first */
 	size_t n_what, cap_what;
+	int error;            /* set while building (ENOMEM): eg_batch_send fails with it */
 };
 
 void eg_batch_init(struct eg_batch *b, uint32_t seq);
 void eg_batch_free(struct eg_batch *b);
-/* Room for a message of up to room bytes; returns where to build it. */
+/* Room for a message of up to room bytes; returns where to build it, or NULL
+ * (the batch failed: nothing more is added, and eg_batch_send says why). */
 char *eg_batch_reserve(struct eg_batch *b, size_t room);
+/* Mark the batch failed with errno e while building it. */
+void eg_batch_fail(struct eg_batch *b, int e);
 /* Account the message just built at the reserved spot; OBJECT may be NULL. */
 void eg_batch_commit(struct eg_batch *b, const char *verb, const char *object);
 struct eg_elem {

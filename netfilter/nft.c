@@ -105,43 +105,33 @@ size_t eg_key(const struct eg_set *s, const uint8_t *addr, uint8_t proto, uint16
 	return n;
 }
 
-int eg_netns_enter(int netns_fd, struct ab_err *err)
-{
-	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0)
-		return ab_error(err, errno, "open /proc/self/ns/net");
-	if (setns(netns_fd, CLONE_NEWNET) < 0) {
-		int e = errno;
-		close(self);
-		return ab_error(err, e, "enter the container network namespace");
-	}
-	return self;
-}
+struct nl_open {
+	struct mnl_socket *nl;
+	int e;
+};
 
-void eg_netns_leave(int self)
+static int nl_open_here(void *arg, struct ab_err *err)
 {
-	int e = errno;
-	if (setns(self, CLONE_NEWNET) < 0)
-		abort(); /* we hold the fd and the capability: continuing in the wrong netns is worse */
-	close(self);
-	errno = e;
+	struct nl_open *o = arg;
+	o->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	o->e = errno;
+	return 0;
 }
 
 int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err)
 {
-	int self = -1;
-	if (netns_fd >= 0 && (self = eg_netns_enter(netns_fd, err)) < 0)
-		return self;
-	/* A netlink socket talks to the namespace it was created in, so create
-	 * it now and go back at once. */
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	int e = errno;
-	if (self >= 0)
-		eg_netns_leave(self);
+	/* A netlink socket talks to the namespace it was created in: create it
+	 * there (a child does, or we do when we are there already). */
+	struct nl_open o = { NULL, 0 };
+	if (netns_fd < 0)
+		(void)nl_open_here(&o, err);
+	else if (egress_in_netns(netns_fd, nl_open_here, &o, err) < 0)
+		return -1;
+	struct mnl_socket *nl = o.nl;
 	if (!nl)
-		return ab_error(err, e, "open netlink socket");
+		return ab_error(err, o.e, "open netlink socket");
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		e = errno;
+		int e = errno;
 		mnl_socket_close(nl);
 		return ab_error(err, e, "bind netlink socket");
 	}
@@ -152,10 +142,18 @@ int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err)
 void eg_batch_init(struct eg_batch *b, uint32_t seq)
 {
 	memset(b, 0, sizeof *b);
+	b->seq_first = b->seq_next = seq + 1;
 	char *p = eg_batch_reserve(b, 64);
+	if (!p)
+		return;
 	struct nlmsghdr *nlh = nftnl_batch_begin(p, seq);
 	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
-	b->seq_first = b->seq_next = seq + 1;
+}
+
+void eg_batch_fail(struct eg_batch *b, int e)
+{
+	if (!b->error)
+		b->error = e;
 }
 
 void eg_batch_free(struct eg_batch *b)
@@ -167,12 +165,19 @@ void eg_batch_free(struct eg_batch *b)
 
 char *eg_batch_reserve(struct eg_batch *b, size_t room)
 {
+	if (b->error)
+		return NULL;
 	if (b->cap - b->len < room) {
 		size_t cap = b->cap ? b->cap : 16384;
 		while (cap - b->len < room)
 			cap *= 2;
-		b->buf = xrealloc(b->buf, cap);
-		memset(b->buf + b->len, 0, cap - b->len);
+		char *buf = realloc(b->buf, cap);
+		if (!buf) {
+			eg_batch_fail(b, ENOMEM);
+			return NULL;
+		}
+		memset(buf + b->len, 0, cap - b->len);
+		b->buf = buf;
 		b->cap = cap;
 	}
 	return b->buf + b->len;
@@ -180,12 +185,20 @@ char *eg_batch_reserve(struct eg_batch *b, size_t room)
 
 void eg_batch_commit(struct eg_batch *b, const char *verb, const char *object)
 {
+	if (b->error)
+		return;
+	if (b->n_what == b->cap_what) {
+		size_t cap = b->cap_what ? b->cap_what * 2 : 32;
+		struct eg_what *what = realloc(b->what, cap * sizeof *what);
+		if (!what) {
+			eg_batch_fail(b, ENOMEM);
+			return;
+		}
+		b->what = what;
+		b->cap_what = cap;
+	}
 	struct nlmsghdr *nlh = (struct nlmsghdr *)(b->buf + b->len);
 	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
-	if (b->n_what == b->cap_what) {
-		b->cap_what = b->cap_what ? b->cap_what * 2 : 32;
-		b->what = xrealloc(b->what, b->cap_what * sizeof *b->what);
-	}
 	b->what[b->n_what++] = (struct eg_what){ verb, object };
 	b->seq_next++;
 }
@@ -208,6 +221,8 @@ static const char *what_text(const struct eg_what *w, char *buf, size_t len)
 int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 {
 	char *p = eg_batch_reserve(b, 64);
+	if (!p)
+		return ab_error(err, b->error, "build the nftables batch");
 	struct nlmsghdr *end = nftnl_batch_end(p, b->seq_next);
 	size_t total = b->len + NLMSG_ALIGN(end->nlmsg_len);
 	int fd = mnl_socket_get_fd(nl);
@@ -285,15 +300,20 @@ void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, u
 		    const struct eg_elem *elems, size_t n, const char *verb)
 {
 	struct nftnl_set *set = nftnl_set_alloc();
-	if (!set)
-		abort();
+	if (!set) {
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
 	nftnl_set_set_str(set, NFTNL_SET_TABLE, EGRESS_TABLE);
 	nftnl_set_set_str(set, NFTNL_SET_NAME, s->name);
 	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
 	for (size_t i = 0; i < n; i++) {
 		struct nftnl_set_elem *e = nftnl_set_elem_alloc();
-		if (!e)
-			abort();
+		if (!e) {
+			nftnl_set_free(set);
+			eg_batch_fail(b, ENOMEM);
+			return;
+		}
 		nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, elems[i].key, s->key_len);
 		if (elems[i].has_end)
 			nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY_END, elems[i].key_end, s->key_len);
@@ -305,6 +325,10 @@ void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, u
 	}
 	/* an element costs well under 128 bytes on the wire */
 	char *p = eg_batch_reserve(b, 512 + n * 128);
+	if (!p) {
+		nftnl_set_free(set);
+		return;
+	}
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
 	nftnl_set_elems_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);

@@ -44,128 +44,195 @@ enum { TYPE_IPADDR = 7, TYPE_IP6ADDR = 8, TYPE_INET_PROTO = 12, TYPE_INET_SERVIC
 
 /* ---- rule building ---- */
 
-static struct nftnl_rule *rule_new(const char *chain)
+/* A rule being built: an allocation that fails marks it, and put_rule then
+ * fails the whole batch (nothing of it is sent). */
+struct rule {
+	struct nftnl_rule *r;
+	bool failed;
+};
+
+static struct rule rule_new(const char *chain)
 {
-	struct nftnl_rule *r = nftnl_rule_alloc();
-	if (!r)
-		abort();
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, EGRESS_TABLE);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	struct rule r = { nftnl_rule_alloc(), false };
+	if (!r.r) {
+		r.failed = true;
+		return r;
+	}
+	nftnl_rule_set_str(r.r, NFTNL_RULE_TABLE, EGRESS_TABLE);
+	nftnl_rule_set_str(r.r, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(r.r, NFTNL_RULE_FAMILY, NFPROTO_INET);
 	return r;
 }
 
-static struct nftnl_expr *expr_new(const char *name)
+/* An expression for rule r, or NULL (r marked failed). */
+static struct nftnl_expr *expr_new(struct rule *r, const char *name)
 {
-	struct nftnl_expr *e = nftnl_expr_alloc(name);
+	struct nftnl_expr *e = r->failed ? NULL : nftnl_expr_alloc(name);
 	if (!e)
-		abort();
+		r->failed = true;
 	return e;
 }
 
-static void x_meta(struct nftnl_rule *r, uint32_t key, uint32_t dreg)
+static void x_meta(struct rule *r, uint32_t key, uint32_t dreg)
 {
-	struct nftnl_expr *e = expr_new("meta");
+	struct nftnl_expr *e = expr_new(r, "meta");
+	if (!e)
+		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg)
+static void x_payload(struct rule *r, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg)
 {
-	struct nftnl_expr *e = expr_new("payload");
+	struct nftnl_expr *e = expr_new(r, "payload");
+	if (!e)
+		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_cmp(struct nftnl_rule *r, uint32_t sreg, uint32_t op, const void *data, uint32_t len)
+static void x_cmp(struct rule *r, uint32_t sreg, uint32_t op, const void *data, uint32_t len)
 {
-	struct nftnl_expr *e = expr_new("cmp");
+	struct nftnl_expr *e = expr_new(r, "cmp");
+	if (!e)
+		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, sreg);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
 	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_cmp8(struct nftnl_rule *r, uint32_t op, uint8_t v) { x_cmp(r, NFT_REG_1, op, &v, 1); }
+static void x_cmp8(struct rule *r, uint32_t op, uint8_t v) { x_cmp(r, NFT_REG_1, op, &v, 1); }
 
-static void x_cmp_be16(struct nftnl_rule *r, uint32_t op, uint16_t v)
+static void x_cmp_be16(struct rule *r, uint32_t op, uint16_t v)
 {
 	uint16_t be = htons(v);
 	x_cmp(r, NFT_REG_1, op, &be, 2);
 }
 
-static void x_lookup(struct nftnl_rule *r, uint32_t sreg, const struct eg_set *s, unsigned idx)
+static void x_lookup(struct rule *r, uint32_t sreg, const struct eg_set *s, unsigned idx)
 {
-	struct nftnl_expr *e = expr_new("lookup");
+	struct nftnl_expr *e = expr_new(r, "lookup");
+	if (!e)
+		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
 	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, s->name);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, idx + 1);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_verdict(struct nftnl_rule *r, int verdict, const char *chain)
+static void x_verdict(struct rule *r, int verdict, const char *chain)
 {
-	struct nftnl_expr *e = expr_new("immediate");
+	struct nftnl_expr *e = expr_new(r, "immediate");
+	if (!e)
+		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
 	if (chain)
 		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_counter(struct nftnl_rule *r) { nftnl_rule_add_expr(r, expr_new("counter")); }
-
-static void x_limit(struct nftnl_rule *r)
+static void x_counter(struct rule *r)
 {
-	struct nftnl_expr *e = expr_new("limit");
+	struct nftnl_expr *e = expr_new(r, "counter");
+	if (e)
+		nftnl_rule_add_expr(r->r, e);
+}
+
+static void x_limit(struct rule *r)
+{
+	struct nftnl_expr *e = expr_new(r, "limit");
+	if (!e)
+		return;
 	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, LOG_RATE);
 	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, LOG_BURST);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_log(struct nftnl_rule *r, const char *prefix)
+static void x_log(struct rule *r, const char *prefix)
 {
-	struct nftnl_expr *e = expr_new("log");
+	struct nftnl_expr *e = expr_new(r, "log");
+	if (!e)
+		return;
 	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, EGRESS_NFLOG_GROUP);
 	nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_SNAPLEN, 128);
-	nftnl_rule_add_expr(r, e);
+	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_nfproto(struct nftnl_rule *r, int family)
+static void x_nfproto(struct rule *r, int family)
 {
 	x_meta(r, NFT_META_NFPROTO, NFT_REG_1);
 	x_cmp8(r, NFT_CMP_EQ, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
 }
 
-static void x_l4proto(struct nftnl_rule *r, uint8_t proto)
+static void x_l4proto(struct rule *r, uint8_t proto)
 {
 	x_meta(r, NFT_META_L4PROTO, NFT_REG_1);
 	x_cmp8(r, NFT_CMP_EQ, proto);
 }
 
-static void x_mark(struct nftnl_rule *r, uint32_t op)
+static void x_mark(struct rule *r, uint32_t op)
 {
 	uint32_t mark = EGRESS_SENTRY_MARK;
 	x_meta(r, NFT_META_MARK, NFT_REG_1);
 	x_cmp(r, NFT_REG_1, op, &mark, sizeof mark);
 }
 
-static void x_dport(struct nftnl_rule *r, uint16_t port)
+static void x_dport(struct rule *r, uint16_t port)
 {
 	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
 	x_cmp_be16(r, NFT_CMP_EQ, port);
 }
 
+/* ct state & mask into NFT_REG_1 */
+static void x_ct_state(struct rule *r, uint32_t mask)
+{
+	struct nftnl_expr *e = expr_new(r, "ct");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r->r, e);
+	uint32_t zero = 0;
+	e = expr_new(r, "bitwise");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+/* redirect to the local port */
+static void x_redirect(struct rule *r, uint16_t port)
+{
+	uint16_t be = htons(port);
+	struct nftnl_expr *e = expr_new(r, "immediate");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+	nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &be, sizeof be);
+	nftnl_rule_add_expr(r->r, e);
+	e = expr_new(r, "redir");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+	nftnl_rule_add_expr(r->r, e);
+}
+
 /* Load the lookup key of set s (daddr [. l4proto [. th dport]]) into the
  * 32-bit registers from NFT_REG32_00 and look it up. */
-static void x_set_match(struct nftnl_rule *r, unsigned idx)
+static void x_set_match(struct rule *r, unsigned idx)
 {
 	struct eg_set s;
 	eg_set_get(idx, &s);
@@ -180,14 +247,19 @@ static void x_set_match(struct nftnl_rule *r, unsigned idx)
 }
 
 /* R goes to CHAIN (the name rule_new got) */
-static void put_rule(struct eg_batch *b, struct nftnl_rule *r, const char *chain)
+static void put_rule(struct eg_batch *b, struct rule *r, const char *chain)
 {
-	char *p = eg_batch_reserve(b, 4096);
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE, NFPROTO_INET,
-						     NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, b->seq_next);
-	nftnl_rule_nlmsg_build_payload(nlh, r);
-	nftnl_rule_free(r);
-	eg_batch_commit(b, "add rule to chain", chain);
+	char *p = r->failed ? NULL : eg_batch_reserve(b, 4096);
+	if (p) {
+		struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE, NFPROTO_INET,
+							     NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, b->seq_next);
+		nftnl_rule_nlmsg_build_payload(nlh, r->r);
+		eg_batch_commit(b, "add rule to chain", chain);
+	} else
+		eg_batch_fail(b, ENOMEM);
+	if (r->r)
+		nftnl_rule_free(r->r);
+	r->r = NULL;
 }
 
 /* ---- table, chains, sets ---- */
@@ -195,19 +267,28 @@ static void put_rule(struct eg_batch *b, struct nftnl_rule *r, const char *chain
 static void put_table(struct eg_batch *b, uint16_t type, uint16_t flags, const char *comment)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
-	if (!t)
-		abort();
+	if (!t) {
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, EGRESS_TABLE);
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	if (comment) {
 		struct nftnl_udata_buf *u = nftnl_udata_buf_alloc(NFTNL_UDATA_COMMENT_MAXLEN + 16);
-		if (!u)
-			abort();
+		if (!u) {
+			nftnl_table_free(t);
+			eg_batch_fail(b, ENOMEM);
+			return;
+		}
 		nftnl_udata_put_strz(u, NFTNL_UDATA_TABLE_COMMENT, comment);
 		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(u), nftnl_udata_buf_len(u));
 		nftnl_udata_buf_free(u);
 	}
 	char *p = eg_batch_reserve(b, 512);
+	if (!p) {
+		nftnl_table_free(t);
+		return;
+	}
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
@@ -218,8 +299,10 @@ static void put_table(struct eg_batch *b, uint16_t type, uint16_t flags, const c
 static void put_chain(struct eg_batch *b, const char *name, const char *type, int hook, int prio, int policy)
 {
 	struct nftnl_chain *c = nftnl_chain_alloc();
-	if (!c)
-		abort();
+	if (!c) {
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, EGRESS_TABLE);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
@@ -230,6 +313,10 @@ static void put_chain(struct eg_batch *b, const char *name, const char *type, in
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, (uint32_t)policy);
 	}
 	char *p = eg_batch_reserve(b, 512);
+	if (!p) {
+		nftnl_chain_free(c);
+		return;
+	}
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN, NFPROTO_INET,
 						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
 	nftnl_chain_nlmsg_build_payload(nlh, c);
@@ -242,8 +329,10 @@ static void put_set(struct eg_batch *b, unsigned idx)
 	struct eg_set s;
 	eg_set_get(idx, &s);
 	struct nftnl_set *set = nftnl_set_alloc();
-	if (!set)
-		abort();
+	if (!set) {
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
 	uint32_t type = s.family == AF_INET ? TYPE_IPADDR : TYPE_IP6ADDR;
 	uint8_t fields[3] = { s.family == AF_INET ? 4 : 16, 1, 2 };
 	uint32_t flags = 0;
@@ -273,6 +362,10 @@ static void put_set(struct eg_batch *b, unsigned idx)
 	}
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, flags);
 	char *p = eg_batch_reserve(b, 512);
+	if (!p) {
+		nftnl_set_free(set);
+		return;
+	}
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET,
 						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
 	nftnl_set_nlmsg_build_payload(nlh, set);
@@ -310,6 +403,8 @@ static bool addr_inc(uint8_t *x, size_t alen)
 	return false;
 }
 
+/* The CIDR entries of l appended to *out (n so far); the new count, or
+ * (size_t)-1 when memory ran out (*out is still the caller's to free). */
 static size_t collect_ranges(const struct egress_list *l, bool deny, struct range **out, size_t n)
 {
 	for (size_t i = 0; i < l->n; i++) {
@@ -323,7 +418,10 @@ static size_t collect_ranges(const struct egress_list *l, bool deny, struct rang
 		if (np == 0)
 			np = 1;
 		for (size_t k = 0; k < np; k++) {
-			*out = xrealloc(*out, (n + 1) * sizeof **out);
+			struct range *grown = realloc(*out, (n + 1) * sizeof **out);
+			if (!grown)
+				return (size_t)-1;
+			*out = grown;
 			struct range *r = &(*out)[n++];
 			memset(r, 0, sizeof *r);
 			r->set = eg_set_index(EG_STATIC, deny, fam, eg_entry_shape(e));
@@ -345,7 +443,13 @@ static void put_static_elements(struct eg_batch *b, const struct egress_policy *
 {
 	struct range *rs = NULL;
 	size_t n = collect_ranges(&p->allow, false, &rs, 0);
-	n = collect_ranges(&p->deny, true, &rs, n);
+	if (n != (size_t)-1)
+		n = collect_ranges(&p->deny, true, &rs, n);
+	if (n == (size_t)-1) {
+		free(rs);
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
 	if (n == 0)
 		return;
 	qsort(rs, n, sizeof *rs, range_cmp);
@@ -370,7 +474,12 @@ static void put_static_elements(struct eg_batch *b, const struct egress_policy *
 		rs[m++] = rs[i];
 	}
 
-	struct eg_elem *elems = xcalloc(2 * m, sizeof *elems);
+	struct eg_elem *elems = calloc(2 * m, sizeof *elems);
+	if (!elems) {
+		free(rs);
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
 	for (size_t i = 0; i < m;) {
 		struct eg_set s;
 		eg_set_get(rs[i].set, &s);
@@ -405,19 +514,19 @@ static void put_static_elements(struct eg_batch *b, const struct egress_policy *
 
 static void put_log_chain(struct eg_batch *b, const char *chain, const char *prefix)
 {
-	struct nftnl_rule *r = rule_new(chain);
+	struct rule rr = rule_new(chain), *r = &rr;
 	x_counter(r);
 	x_limit(r);
 	x_log(r, prefix);
 	put_rule(b, r, chain);
-	r = rule_new(chain);
+	rr = rule_new(chain);
 	x_verdict(r, NF_DROP, NULL);
 	put_rule(b, r, chain);
 }
 
 static void put_icmpv6_rule(struct eg_batch *b, uint8_t type_lo, uint8_t type_hi, uint8_t hoplimit, bool multicast)
 {
-	struct nftnl_rule *r = rule_new("output");
+	struct rule rr = rule_new("output"), *r = &rr;
 	x_nfproto(r, AF_INET6);
 	x_l4proto(r, IPPROTO_ICMPV6);
 	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
@@ -466,37 +575,37 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
 	const char *chain = "output";
-	struct nftnl_rule *r;
+	struct rule rr, *r = &rr;
 	int fams[2] = { AF_INET, AF_INET6 };
 
 	for (int f = 0; f < 2; f++) {       /* the sentry's own queries */
-		r = rule_new("output");
+		rr = rule_new("output");
 		x_mark(r, NFT_CMP_EQ);
 		x_set_match(r, eg_set_index(EG_UPSTREAM, false, fams[f], EG_SHAPE_ANY));
 		x_verdict(r, NF_ACCEPT, NULL);
 		put_rule(b, r, chain);
 	}
 	for (int f = 0; f < 2; f++) {       /* nobody else talks to a loopback resolver */
-		r = rule_new("output");
+		rr = rule_new("output");
 		x_set_match(r, eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY));
 		x_verdict(r, NFT_GOTO, "deny_dns");
 		put_rule(b, r, chain);
 	}
 	/* Loopback. By daddr too: after the nat redirect the packet goes to
 	 * 127.0.0.1 but the filter hook still sees the original oif. */
-	r = rule_new("output");
+	rr = rule_new("output");
 	x_nfproto(r, AF_INET);
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 1, NFT_REG_1);
 	x_cmp8(r, NFT_CMP_EQ, 127);
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
-	r = rule_new("output");
+	rr = rule_new("output");
 	x_nfproto(r, AF_INET6);
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16, NFT_REG_1);
 	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, lo6, 16);
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
-	r = rule_new("output");
+	rr = rule_new("output");
 	uint32_t lo_ifindex = 1; /* LOOPBACK_IFINDEX in every namespace */
 	x_meta(r, NFT_META_OIF, NFT_REG_1);
 	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, &lo_ifindex, sizeof lo_ifindex);
@@ -504,19 +613,9 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	put_rule(b, r, chain);
 
 	/* replies to connections the container accepted, and the rest of allowed flows */
-	r = rule_new("output");
-	struct nftnl_expr *e = expr_new("ct");
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	nftnl_rule_add_expr(r, e);
-	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
-	e = expr_new("bitwise");
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
-	nftnl_rule_add_expr(r, e);
+	rr = rule_new("output");
+	x_ct_state(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED));
+	uint32_t zero = 0;
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
@@ -534,7 +633,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	static const uint8_t l4[2] = { IPPROTO_UDP, IPPROTO_TCP };
 	for (int i = 0; i < 2; i++)
 		for (int k = 0; k < 2; k++) {
-			r = rule_new("output");
+			rr = rule_new("output");
 			x_l4proto(r, l4[k]);
 			x_dport(r, dns_ports[i]);
 			x_verdict(r, NFT_GOTO, "deny_dns");
@@ -549,7 +648,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 					unsigned idx = eg_set_index((enum eg_kind)kind, deny, fams[f], (enum eg_shape)shape);
 					if (!used[idx])
 						continue;
-					r = rule_new("output");
+					rr = rule_new("output");
 					x_set_match(r, idx);
 					if (deny)
 						x_verdict(r, NFT_GOTO, "deny");
@@ -558,7 +657,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 					put_rule(b, r, chain);
 				}
 
-	r = rule_new("output");   /* then the chain policy drops it */
+	rr = rule_new("output");   /* then the chain policy drops it */
 	x_counter(r);
 	x_limit(r);
 	x_log(r, "default");
@@ -569,18 +668,11 @@ static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
 {
 	static const uint8_t l4[2] = { IPPROTO_UDP, IPPROTO_TCP };
 	for (int k = 0; k < 2; k++) {
-		struct nftnl_rule *r = rule_new("dns");
+		struct rule rr = rule_new("dns"), *r = &rr;
 		x_mark(r, NFT_CMP_NEQ);
 		x_l4proto(r, l4[k]);
 		x_dport(r, 53);
-		uint16_t port = htons(sentry_port);
-		struct nftnl_expr *e = expr_new("immediate");
-		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
-		nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &port, sizeof port);
-		nftnl_rule_add_expr(r, e);
-		e = expr_new("redir");
-		nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
-		nftnl_rule_add_expr(r, e);
+		x_redirect(r, sentry_port);
 		put_rule(b, r, "dns");
 	}
 }
@@ -690,8 +782,10 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct owner_ctx *o = data;
 	struct nftnl_table *t = nftnl_table_alloc();
-	if (!t)
-		abort();
+	if (!t) {
+		errno = ENOMEM;
+		return MNL_CB_ERROR;
+	}
 	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
 		uint32_t ulen = 0;
 		const void *u = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &ulen);
@@ -716,8 +810,10 @@ int egress_table_owner(int netns_fd, char *id, size_t len, struct ab_err *err)
 	char buf[8192];
 	uint32_t seq = (uint32_t)time(NULL), portid = mnl_socket_get_portid(nl);
 	struct nftnl_table *t = nftnl_table_alloc();
-	if (!t)
-		abort();
+	if (!t) {
+		r = ab_error(err, ENOMEM, "ask for table inet " EGRESS_TABLE);
+		goto out;
+	}
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, EGRESS_TABLE);
 	/* with an ack: a GET of one object has no NLMSG_DONE to end on */
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET, NLM_F_ACK, seq);

@@ -77,8 +77,8 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 	const struct egress_sentry_params *sp = s->sp;
 	int r;
 	if (sp->netns_fd >= 0) {
-		if (setns(sp->netns_fd, CLONE_NEWNET) < 0)
-			return ab_error(err, errno, "enter the container network namespace");
+		if ((r = egress_netns_join(sp->netns_fd, err)) < 0)
+			return r;
 		close(sp->netns_fd);   /* our copy (forked): no way back to the runtime's netns */
 	}
 	if (sp->log_fd >= 0 || sp->log_path) {

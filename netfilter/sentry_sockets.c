@@ -93,14 +93,19 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 
 static bool any_guarded_upstream(const struct egress_sentry_params *sp);
 
-int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
-			       struct ab_err *err)
+struct sockets_ctx {
+	bool dns;
+	uint16_t port;
+	struct egress_sentry_params *sp;
+	int udp[2], tcp[2];
+};
+
+/* In the container's netns (a child of egress_in_netns) */
+static int sockets_open_here(void *arg, struct ab_err *err)
 {
-	int udp[2] = {-1, -1}, tcp[2] = {-1, -1};
-	int self = eg_netns_enter(netns_fd, err);
-	if (self < 0)
-		return self;
-	int r = dns ? sentry_bind_listeners(port, udp, tcp, err) : 0;
+	struct sockets_ctx *x = arg;
+	struct egress_sentry_params *sp = x->sp;
+	int r = x->dns ? sentry_bind_listeners(x->port, x->udp, x->tcp, err) : 0;
 	if (r == 0)
 		r = nflog_open(EGRESS_NFLOG_GROUP, &sp->nflog_fd, err);
 	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
@@ -108,7 +113,7 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 	 * upstreams only open a way for the sentry's own sockets: it adds them
 	 * when it starts, and a run whose sentry never starts makes one nftables
 	 * commit fewer. */
-	if (r == 0 && dns && any_guarded_upstream(sp)) {
+	if (r == 0 && x->dns && any_guarded_upstream(sp)) {
 		struct mnl_socket *nl;
 		if ((r = eg_nl_open(-1, &nl, err)) == 0) {
 			if ((r = sentry_add_upstreams(nl, sp, err)) < 0)
@@ -117,11 +122,18 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 		}
 		sp->upstreams_added = r == 0;
 	}
-	eg_netns_leave(self);
-	sp->listen_fd[0] = udp[0];
-	sp->listen_fd[1] = tcp[0];
-	sp->listen_fd[2] = udp[1];
-	sp->listen_fd[3] = tcp[1];
+	return r;
+}
+
+int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
+			       struct ab_err *err)
+{
+	struct sockets_ctx x = { .dns = dns, .port = port, .sp = sp, .udp = {-1, -1}, .tcp = {-1, -1} };
+	int r = egress_in_netns(netns_fd, sockets_open_here, &x, err);
+	sp->listen_fd[0] = x.udp[0];
+	sp->listen_fd[1] = x.tcp[0];
+	sp->listen_fd[2] = x.udp[1];
+	sp->listen_fd[3] = x.tcp[1];
 	if (r < 0)
 		egress_sentry_sockets_close(sp);
 	return r;
