@@ -55,7 +55,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:.c=)
 
 .PHONY: all clean check demo unit integration install man helper fuzz bench
-all: agentbox tests/helper/abtest tests/helper/prober
+all: agentbox tests/helper/abtest tests/helper/prober tests/helper/netprobe
 
 agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
@@ -73,6 +73,9 @@ tests/helper/abtest: tests/helper/abtest.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
 
 tests/helper/prober: tests/helper/prober.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
+
+tests/helper/netprobe: tests/helper/netprobe.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra $(WERROR) -static -o $@ $<
 
 tests/netfilter/egress-driver: tests/netfilter/egress-driver.c $(LIB_OBJS)
@@ -107,7 +110,7 @@ install: agentbox
 	for m in man/*.[0-9]; do sec=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$$(basename $$m); done
 
 clean:
-	rm -f agentbox $(OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober
+	rm -f agentbox $(OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe
 
 # ---- build flags --------------------------------------------------------------
 # Objects remember what they were built with: `make SANITIZE=address,undefined`

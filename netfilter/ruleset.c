@@ -2,18 +2,20 @@
  * installed atomically inside the container's network namespace.
  *
  *   chain output (filter, hook output, priority 0, policy drop)
+ *     IPv6 neighbour discovery and MLD (link-local only) -> accept
+ *     a source address that is not ours -> spoof
+ *     from a guarded resolver's address, port 53 -> deny_dns
  *     the sentry's marked sockets may reach @dns_upstream_*
  *     anything else to @dns_guard_* (a loopback resolver) -> deny_dns
  *     loopback destinations and oif lo -> accept
  *     ct state established,related -> accept
- *     IPv6 neighbour discovery and MLD (link-local only) -> accept
  *     tcp/udp dport 53 or 853 -> deny_dns
  *     deny sets (static CIDRs, dynamic names) -> deny
  *     allow sets -> accept
  *     counter, limit, log prefix "default"; policy drop
  *   chain dns (nat, hook output, priority -150)
  *     unmarked udp/tcp dport 53 -> redirect to :sentry_port
- *   chains deny, deny_dns: counter, limit, log, drop
+ *   chains deny, deny_dns, spoof: counter, limit, log, drop
  */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
@@ -27,6 +29,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -230,21 +233,43 @@ static void x_redirect(struct rule *r, uint16_t port)
 	nftnl_rule_add_expr(r->r, e);
 }
 
-/* Load the lookup key of set s (daddr [. l4proto [. th dport]]) into the
- * 32-bit registers from NFT_REG32_00 and look it up. */
-static void x_set_match(struct rule *r, unsigned idx)
+static void x_sport(struct rule *r, uint16_t port)
+{
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_1);
+	x_cmp_be16(r, NFT_CMP_EQ, port);
+}
+
+/* The type of the packet's source address in this namespace (RTN_LOCAL: one
+ * of ours) into dreg. */
+static void x_fib_saddr_type(struct rule *r, uint32_t dreg)
+{
+	struct nftnl_expr *e = expr_new(r, "fib");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_SADDR);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, dreg);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+/* Load the lookup key of set s (daddr, or saddr when SRC [. l4proto [. th
+ * dport]]) into the 32-bit registers from NFT_REG32_00 and look it up. */
+static void x_set_match_addr(struct rule *r, unsigned idx, bool src)
 {
 	struct eg_set s;
 	eg_set_get(idx, &s);
 	uint32_t alen = s.family == AF_INET ? 4 : 16;
+	uint32_t off = s.family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24);
 	x_nfproto(r, s.family);
-	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, s.family == AF_INET ? 16 : 24, alen, NFT_REG32_00);
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, alen, NFT_REG32_00);
 	if (s.shape >= EG_SHAPE_PROTO)
 		x_meta(r, NFT_META_L4PROTO, NFT_REG32_00 + alen / 4);
 	if (s.shape == EG_SHAPE_PORT)
 		x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG32_00 + alen / 4 + 1);
 	x_lookup(r, NFT_REG32_00, &s, idx);
 }
+
+static void x_set_match(struct rule *r, unsigned idx) { x_set_match_addr(r, idx, false); }
 
 /* R goes to CHAIN (the name rule_new got) */
 static void put_rule(struct eg_batch *b, struct rule *r, const char *chain)
@@ -578,6 +603,43 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	struct rule rr, *r = &rr;
 	int fams[2] = { AF_INET, AF_INET6 };
 
+	/* IPv6 needs neighbour discovery to reach even an allowed next hop
+	 * (router solicitation .. neighbour advertisement, hop limit 255), and the
+	 * kernel reports its multicast groups (MLD, hop limit 1, to ff02::). Both
+	 * stay on the link: a router never forwards them. First, because duplicate
+	 * address detection and early MLD reports leave from :: (no address yet);
+	 * only the kernel sends these types (an unprivileged ICMPv6 socket sends
+	 * echo requests only). */
+	put_icmpv6_rule(b, 133, 136, 255, false);
+	put_icmpv6_rule(b, 130, 132, 1, true);
+	put_icmpv6_rule(b, 143, 143, 1, true);
+
+	/* Every other packet leaves from an address of this namespace. A source
+	 * chosen with IP_FREEBIND/IPV6_FREEBIND, IP(V6)_PKTINFO or IP_TRANSPARENT
+	 * would otherwise be delivered (over lo to our own address, or out) and
+	 * recorded by conntrack as a flow the forged peer started: the container's
+	 * "replies" to a refused address would then pass as established, and a
+	 * forged answer could reach the sentry's upstream socket. Before any
+	 * accept, ct state included. */
+	rr = rule_new("output");
+	x_fib_saddr_type(r, NFT_REG_1);
+	uint32_t local = RTN_LOCAL;
+	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &local, sizeof local);
+	x_verdict(r, NFT_GOTO, "spoof");
+	put_rule(b, r, chain);
+
+	/* A loopback resolver's address is ours (127.0.0.0/8 is), so the rule
+	 * above lets a process send from it: never from its port 53, which is
+	 * where the sentry's query expects the answer (the resolver itself answers
+	 * from the port Docker's DNAT gave it, rewritten to 53 only after this). */
+	for (int f = 0; f < 2; f++) {
+		rr = rule_new("output");
+		x_set_match_addr(r, eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY), true);
+		x_sport(r, 53);
+		x_verdict(r, NFT_GOTO, "deny_dns");
+		put_rule(b, r, chain);
+	}
+
 	for (int f = 0; f < 2; f++) {       /* the sentry's own queries */
 		rr = rule_new("output");
 		x_mark(r, NFT_CMP_EQ);
@@ -619,14 +681,6 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
-
-	/* IPv6 needs neighbour discovery to reach even an allowed next hop
-	 * (router solicitation .. neighbour advertisement, hop limit 255), and the
-	 * kernel reports its multicast groups (MLD, hop limit 1, to ff02::). Both
-	 * stay on the link: a router never forwards them. */
-	put_icmpv6_rule(b, 133, 136, 255, false);
-	put_icmpv6_rule(b, 130, 132, 1, true);
-	put_icmpv6_rule(b, 143, 143, 1, true);
 
 	/* DNS and DNS-over-TLS/QUIC anywhere but through the sentry */
 	static const uint16_t dns_ports[2] = { 53, 853 };
@@ -707,6 +761,7 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, comment);
 	put_chain(&b, "deny", NULL, 0, 0, 0);
 	put_chain(&b, "deny_dns", NULL, 0, 0, 0);
+	put_chain(&b, "spoof", NULL, 0, 0, 0);
 	put_chain(&b, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
 	put_chain(&b, "dns", "nat", NF_INET_LOCAL_OUT, NAT_PRIORITY, NF_ACCEPT);
 	bool used[EG_N_SETS];
@@ -717,6 +772,7 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 	put_static_elements(&b, p);
 	put_log_chain(&b, "deny", "deny");
 	put_log_chain(&b, "deny_dns", "dns");
+	put_log_chain(&b, "spoof", "spoof");
 	put_output_rules(&b, used);
 	put_nat_rules(&b, sentry_port);
 

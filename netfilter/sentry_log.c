@@ -104,7 +104,8 @@ static void on_nflog_packet(const struct nflog_packet *pkt, void *data)
 	inet_ntop(pkt->family, pkt->dst, dst, sizeof dst);
 	const char *reason = strcmp(pkt->prefix, "deny") == 0 ? "denied"
 			     : strcmp(pkt->prefix, "dns") == 0 ? "dns-bypass"
-							       : "not-allowed";
+			     : strcmp(pkt->prefix, "spoof") == 0 ? "spoofed-source"
+								 : "not-allowed";
 	sentry_deny_record(s, nflog_proto_name(pkt->proto, pbuf), dst, pkt->has_port ? pkt->dport : -1,
 		    recent_name(s, pkt->family, pkt->dst), reason);
 }
