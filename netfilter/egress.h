@@ -37,6 +37,11 @@ struct egress_list {
 
 struct egress_policy {
 	struct egress_list allow, deny;
+	/* Address ranges (CIDR entries only) that answers for allowed names may
+	 * point into although they are special-purpose (private, loopback,
+	 * link-local, ...) or the host's own: the sentry withholds such answers
+	 * otherwise. Nothing in them is reachable without an allowed name. */
+	struct egress_list internal;
 };
 
 #define EGRESS_MAX_ENTRIES 4096
@@ -46,6 +51,8 @@ struct egress_policy {
  * All or nothing: on error p is unchanged. Empty or blank list = no entries. */
 int egress_policy_add(struct egress_policy *p, const char *list, bool deny, const char *source,
 		      struct ab_err *err);
+/* The same for the internal list: CIDR entries without port or protocol. */
+int egress_policy_add_internal(struct egress_policy *p, const char *list, const char *source, struct ab_err *err);
 void egress_policy_free(struct egress_policy *p);
 bool egress_policy_is_empty(const struct egress_policy *p);
 /* Does any allow or deny entry name a domain (so the sentry has work to do)? */
@@ -53,8 +60,9 @@ bool egress_policy_has_domains(const struct egress_policy *p);
 /* Does any allow entry name a domain (so the sentry may forward a lookup and
  * add its addresses: the work of its privileged helper)? */
 bool egress_policy_allows_names(const struct egress_policy *p);
-/* Canonical text: "allow=e1,e2;deny=e3" with every entry in canonical form
- * (lowercase, normalized addresses, /32 and /128 dropped). Caller frees. */
+/* Canonical text: "allow=e1,e2;deny=e3[;internal=e4]" with every entry in
+ * canonical form (lowercase, normalized addresses, /32 and /128 dropped); the
+ * internal part only when there is one. Caller frees. */
 char *egress_policy_to_string(const struct egress_policy *p);
 /* The policy that text (as egress_policy_to_string writes it) describes;
  * source names it in errors. */
@@ -80,6 +88,13 @@ bool egress_entry_covered(const struct egress_list *list, const struct egress_en
  * the same. */
 bool egress_policy_wider(const struct egress_policy *mine, const struct egress_policy *owner, char *what,
 			 size_t len, bool *missing_deny);
+
+/* Is addr (4 or 16 bytes) in a special-purpose range (netfilter/special.c)?
+ * What kind ("loopback", "private", ...) or NULL. */
+const char *egress_addr_special(int family, const uint8_t *addr);
+/* Does the policy open addr's range on purpose: an internal entry, or a CIDR
+ * allow entry for every port and protocol, holds it? */
+bool egress_addr_opened(const struct egress_policy *p, int family, const uint8_t *addr);
 
 enum egress_name_verdict {
 	EGRESS_NAME_NONE,  /* no allow entry names it: REFUSED */

@@ -91,6 +91,16 @@ bool egress_policy_wider(const struct egress_policy *mine, const struct egress_p
 			*missing_deny = false;
 			return true;
 		}
+	/* answers into a range the owner withholds */
+	for (size_t i = 0; i < mine->internal.n; i++) {
+		const struct egress_entry *e = &mine->internal.v[i];
+		if (!egress_entry_covered(&owner->internal, e) && !egress_entry_covered(&owner->allow, e)) {
+			char text[EGRESS_ENTRY_TEXT];
+			snprintf(what, len, "internal %s", egress_entry_to_string(e, text, sizeof text));
+			*missing_deny = false;
+			return true;
+		}
+	}
 	for (size_t i = 0; i < owner->deny.n; i++) {
 		const struct egress_entry *d = &owner->deny.v[i];
 		if (egress_entry_covered(&mine->deny, d))

@@ -286,10 +286,11 @@ static void quote_entry(const char *s, size_t n, char *out, size_t outlen)
 	out[o] = 0;
 }
 
-int egress_policy_add(struct egress_policy *p, const char *list, bool deny, const char *source,
-		      struct ab_err *err)
+/* Entries of a comma-separated list appended to dst, all or nothing. An
+ * internal entry must be an address range alone. */
+static int add_entries(struct egress_list *dst, const char *list, bool internal, const char *source,
+		       struct ab_err *err)
 {
-	struct egress_list *dst = deny ? &p->deny : &p->allow;
 	struct egress_list tmp = {0};
 	const char *s = list ? list : "";
 	bool blank = true;
@@ -325,6 +326,12 @@ int egress_policy_add(struct egress_policy *p, const char *list, bool deny, cons
 			memcpy(text, a, n);
 			text[n] = 0;
 			r = parse_entry(text, &e, reason);
+			if (r == 0 && internal &&
+			    ((e.kind != EGRESS_CIDR4 && e.kind != EGRESS_CIDR6) || e.port || e.proto)) {
+				free(e.name);
+				snprintf(reason, sizeof reason, "an internal entry is an address range with no port or protocol (10.0.0.0/8, fd00::/8)");
+				r = -1;
+			}
 		}
 		if (r < 0) {
 			list_clear(&tmp);
@@ -353,12 +360,24 @@ int egress_policy_add(struct egress_policy *p, const char *list, bool deny, cons
 	return 0;
 }
 
+int egress_policy_add(struct egress_policy *p, const char *list, bool deny, const char *source,
+		      struct ab_err *err)
+{
+	return add_entries(deny ? &p->deny : &p->allow, list, false, source, err);
+}
+
+int egress_policy_add_internal(struct egress_policy *p, const char *list, const char *source, struct ab_err *err)
+{
+	return add_entries(&p->internal, list, true, source, err);
+}
+
 void egress_policy_free(struct egress_policy *p)
 {
 	if (!p)
 		return;
 	list_clear(&p->allow);
 	list_clear(&p->deny);
+	list_clear(&p->internal);
 }
 
 bool egress_policy_is_empty(const struct egress_policy *p)
@@ -461,13 +480,21 @@ int egress_policy_from_string(const char *text, const char *source, struct egres
 	const char *deny = text ? strstr(text, ";deny=") : NULL;
 	if (!text || strncmp(text, "allow=", 6) != 0 || !deny)
 		return ab_error(err, 0, "%s: not a policy text (allow=...;deny=...)", source);
-	char *allow = xstrdup(text + 6);
-	allow[deny - text - 6] = 0;
+	/* ";internal=..." follows when there is any (texts written before it
+	 * existed have none) */
+	const char *internal = strstr(deny, ";internal=");
+	char *allow = strndup(text + 6, (size_t)(deny - text - 6));
+	char *denied = strndup(deny + 6, internal ? (size_t)(internal - deny - 6) : strlen(deny + 6));
 	struct egress_policy p = {0};
-	int r = egress_policy_add(&p, allow, false, source, err);
+	int r = allow && denied ? 0 : ab_error(err, ENOMEM, "%s", source);
 	if (r == 0)
-		r = egress_policy_add(&p, deny + 6, true, source, err);
+		r = egress_policy_add(&p, allow, false, source, err);
+	if (r == 0)
+		r = egress_policy_add(&p, denied, true, source, err);
+	if (r == 0 && internal)
+		r = egress_policy_add_internal(&p, internal + 10, source, err);
 	free(allow);
+	free(denied);
 	if (r < 0) {
 		egress_policy_free(&p);
 		return -1;
@@ -485,5 +512,11 @@ char *egress_policy_to_string(const struct egress_policy *p)
 	memcpy(out + len, ";deny=", 7);
 	len += 6;
 	append_list(&out, &len, &p->deny);
+	if (p->internal.n) {
+		out = xrealloc(out, len + 11);
+		memcpy(out + len, ";internal=", 11);
+		len += 10;
+		append_list(&out, &len, &p->internal);
+	}
 	return out;
 }

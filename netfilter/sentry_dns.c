@@ -123,6 +123,21 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 			goto out;
 		}
 
+	/* An allowed name that points inside (loopback, link-local, private, ...)
+	 * opens nothing unless the policy opens that range: the whole answer is
+	 * withheld, and the log says which name pointed where. */
+	for (size_t k = 0; k < a->n_addrs; k++) {
+		const struct dns_addr *ad = &a->addrs[k];
+		if (egress_addr_special(ad->family, ad->addr) && !egress_addr_opened(s->p, ad->family, ad->addr)) {
+			char dst[INET6_ADDRSTRLEN];
+			inet_ntop(ad->family, ad->addr, dst, sizeof dst);
+			sentry_deny_record(s, "dns", dst, -1, qname, "internal-address");
+			ret = DNS_RCODE_REFUSED;
+		}
+	}
+	if (ret >= 0)
+		goto out;
+
 	struct elem_req *v = malloc(MAX_ANSWER_ELEMS * sizeof *v);
 	if (!v) {
 		ret = DNS_RCODE_SERVFAIL;

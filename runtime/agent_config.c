@@ -105,7 +105,8 @@ static int load_seccomp(const struct yml_node *n, struct agent_config *c, struct
 static int load_egress(struct arena *a, const struct yml_node *n, struct agent_config *c,
 		       struct ab_err *err)
 {
-	static const char *const keys[] = {"enforce", "allow", "deny", "annotations_may_widen", "hook_anchor", NULL};
+	static const char *const keys[] = {"enforce", "allow", "deny", "internal", "annotations_may_widen", "hook_anchor",
+					   NULL};
 	if (yml_check_map(n, "egress", keys, err) < 0)
 		return -1;
 	const struct yml_node *v;
@@ -114,6 +115,8 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 	if ((v = yml_map_get(n, "allow")) && get_entry_list(a, v, "egress.allow", &c->egress_allow, err) < 0)
 		return -1;
 	if ((v = yml_map_get(n, "deny")) && get_entry_list(a, v, "egress.deny", &c->egress_deny, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "internal")) && get_entry_list(a, v, "egress.internal", &c->egress_internal, err) < 0)
 		return -1;
 	if ((v = yml_map_get(n, "annotations_may_widen")) &&
 	    yml_get_bool(v, "egress.annotations_may_widen", &c->egress_annotations_may_widen, err) < 0)

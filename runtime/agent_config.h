@@ -26,6 +26,7 @@ struct agent_config {
 	bool egress_enforce;
 	const char *egress_allow;         /* comma-joined, NULL = none */
 	const char *egress_deny;
+	const char *egress_internal;      /* ranges allowed names may point into */
 	bool egress_annotations_may_widen;
 	bool egress_hook_anchor;          /* pin the netfilter hook anchor (netfilter/anchor.c) */
 	/* floor */

@@ -67,6 +67,7 @@ static const char global_usage[] =
 	"  --seccomp-profile NAME    agent seccomp profile: agent (default), default, none\n"
 	"  --egress-allow LIST       comma-separated egress allow entries\n"
 	"  --egress-deny LIST        comma-separated egress deny entries\n"
+	"  --egress-internal LIST    address ranges allowed names may resolve into\n"
 	"  -v, --version             print the version\n"
 	"  -h, --help                print this help\n"
 	"\n"
@@ -92,7 +93,7 @@ int command_help(const char *name)
 
 enum {
 	OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CGMGR, OPT_CONFIG,
-	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY,
+	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY, OPT_EGRESS_INTERNAL,
 };
 
 static const struct option global_options[] = {
@@ -106,6 +107,7 @@ static const struct option global_options[] = {
 	{"seccomp-profile", required_argument, NULL, OPT_SECCOMP},
 	{"egress-allow", required_argument, NULL, OPT_EGRESS_ALLOW},
 	{"egress-deny", required_argument, NULL, OPT_EGRESS_DENY},
+	{"egress-internal", required_argument, NULL, OPT_EGRESS_INTERNAL},
 	{"version", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
@@ -165,6 +167,7 @@ int main(int argc, char **argv)
 		case OPT_SECCOMP: g.seccomp_profile = optarg; break;
 		case OPT_EGRESS_ALLOW: g.egress_allow = optarg; break;
 		case OPT_EGRESS_DENY: g.egress_deny = optarg; break;
+		case OPT_EGRESS_INTERNAL: g.egress_internal = optarg; break;
 		case 'v':
 			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
 			return 0;

@@ -12,6 +12,7 @@ struct global_opts {
 	const char *config_path;        /* --config (agent policy) */
 	const char *egress_allow;       /* --egress-allow LIST */
 	const char *egress_deny;        /* --egress-deny LIST */
+	const char *egress_internal;    /* --egress-internal LIST */
 	const char *seccomp_profile;    /* --seccomp-profile NAME */
 };
 

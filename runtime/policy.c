@@ -48,6 +48,12 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 		return -1;
 	if (g->egress_deny && egress_policy_add(&ret->egress, g->egress_deny, true, "--egress-deny", err) < 0)
 		return -1;
+	snprintf(source, sizeof source, "%s: egress.internal", cfg->path ? cfg->path : "config");
+	if (cfg->egress_internal && egress_policy_add_internal(&ret->egress, cfg->egress_internal, source, err) < 0)
+		return -1;
+	if (g->egress_internal &&
+	    egress_policy_add_internal(&ret->egress, g->egress_internal, "--egress-internal", err) < 0)
+		return -1;
 	const char *ann_allow = oci_annotation(c, ANNOTATION_EGRESS_ALLOW);
 	if (ann_allow && *ann_allow) {
 		struct egress_policy req = {0};

@@ -39,7 +39,7 @@ static int usage(void)
 		"       egress-driver hold ADDR PORT SECONDS\n"
 		"       egress-driver policy POLICY\n"
 		"       egress-driver capcheck | badbatch   (run inside the netns)\n"
-		"POLICY is \"allow=LIST;deny=LIST\" (either part optional).\n");
+		"POLICY is \"allow=LIST;deny=LIST;internal=LIST\" (each part optional).\n");
 	return 2;
 }
 
@@ -58,8 +58,10 @@ static int parse_policy(const char *text, struct egress_policy *p, struct ab_err
 			r = egress_policy_add(p, part + 6, false, "policy allow", err);
 		else if (strncmp(part, "deny=", 5) == 0)
 			r = egress_policy_add(p, part + 5, true, "policy deny", err);
+		else if (strncmp(part, "internal=", 9) == 0)
+			r = egress_policy_add_internal(p, part + 9, "policy internal", err);
 		else
-			r = ab_error(err, 0, "policy part \"%s\" is neither allow= nor deny=", part);
+			r = ab_error(err, 0, "policy part \"%s\" is neither allow=, deny= nor internal=", part);
 	}
 	free(copy);
 	return r;

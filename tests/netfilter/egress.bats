@@ -71,6 +71,10 @@ setup() {
 		--host-record=ads.deny.test,$NET4.18,600 \
 		--host-record=www.deny.test,$NET4.19,600 \
 		--host-record=long.test,$NET4.20,7200 \
+		--host-record=rebind.test,127.0.0.1,::1,600 \
+		--host-record=meta.test,169.254.169.254,600 \
+		--host-record=lan.test,10.1.2.3,fd00::3,600 \
+		--host-record=mixed.test,$NET4.10,127.0.0.2,600 \
 		$(for i in $(seq 100 139); do echo "--host-record=big.test,$NET4.$i,600"; done)
 	echo "nameserver $NET4.1" >"$T/resolv.conf"
 	# the container's init: the sentry lives as long as it does
@@ -150,9 +154,13 @@ resolve() {
 	ip netns exec "$C" "$DRIVER" resolve $NET4.1 "$@"
 }
 
+# install_policy POLICY: the test hosts live in 198.18.0.0/15 ("benchmarking",
+# special-purpose): answers may point there only because the policy says so
 install_policy() {
-	echo "$1" >"$T/policy"
-	"$DRIVER" install "/run/netns/$C" "$1"
+	local policy=$1
+	[[ "$policy" == *internal=* ]] || policy="$policy;internal=198.18.0.0/15,2001:db8::/32"
+	echo "$policy" >"$T/policy"
+	"$DRIVER" install "/run/netns/$C" "$policy"
 }
 
 # start_sentry [driver options]: the sentry for the installed policy; its pid in $T/sentry.pid
@@ -326,6 +334,48 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	[ "${lines[0]}" = REFUSED ]
 	refute can_connect $NET4.14 80
 	log_has '.proto == "dns" and .name == "edge.cdn.test" and .reason == "denied"'
+}
+
+@test "answers that point inside are withheld unless the policy opens that range; the log says which name pointed where" {
+	policy_and_sentry "allow=rebind.test,meta.test,lan.test,mixed.test,allowed.test;internal=2001:db8::/32"
+	run -0 resolve rebind.test
+	[ "${lines[0]}" = REFUSED ]
+	run -0 resolve rebind.test AAAA
+	[ "${lines[0]}" = REFUSED ]
+	run -0 resolve meta.test
+	[ "${lines[0]}" = REFUSED ]
+	run -0 resolve lan.test AAAA
+	[ "${lines[0]}" = REFUSED ]
+	# one address inside spoils the whole answer: the other is not opened either
+	run -0 resolve mixed.test
+	[ "${lines[0]}" = REFUSED ]
+	refute can_connect $NET4.10 80
+	# the test hosts are "benchmarking" addresses: their v4 answers too, unless opened
+	run -0 resolve allowed.test
+	[ "${lines[0]}" = REFUSED ]
+	run -0 resolve allowed.test AAAA
+	[ "${lines[0]}" = NOERROR ]
+	can_connect $NET6:10 80
+	sleep 0.3
+	log_has '.proto == "dns" and .name == "rebind.test" and .dst == "127.0.0.1" and .reason == "internal-address"'
+	log_has '.name == "rebind.test" and .dst == "::1"'
+	log_has '.name == "meta.test" and .dst == "169.254.169.254"'
+	log_has '.name == "lan.test" and .dst == "fd00::3"'
+	log_has '.name == "mixed.test" and .dst == "127.0.0.2"'
+	log_has '.name == "allowed.test" and .dst == "198.18.42.10"'
+	# opened on purpose: an internal range, or a CIDR allow entry for every port
+	"$DRIVER" remove "/run/netns/$C"
+	kill "$(cat "$T/sentry.pid")"
+	policy_and_sentry "allow=lan.test,10.1.2.0/24,rebind.test,allowed.test,198.18.42.10:80;internal=::1"
+	run -0 resolve lan.test
+	[ "${lines[0]}" = NOERROR ]
+	[[ "${lines[1]}" == "10.1.2.3 "* ]]
+	run -0 resolve rebind.test AAAA
+	[ "${lines[0]}" = NOERROR ]
+	run -0 resolve rebind.test
+	[ "${lines[0]}" = REFUSED ]
+	run -0 resolve allowed.test
+	[ "${lines[0]}" = REFUSED ]
 }
 
 @test "after a short TTL new connections fail while an open one survives" {

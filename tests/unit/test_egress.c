@@ -186,10 +186,109 @@ static void matching(void)
 	egress_policy_free(&q);
 }
 
+/* special(FAMILY, TEXT): what egress_addr_special says of an address */
+static const char *special(const char *text)
+{
+	uint8_t a[16] = {0};
+	int fam = strchr(text, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(fam, text, a) != 1)
+		return "BAD ADDRESS";
+	const char *what = egress_addr_special(fam, a);
+	return what ? what : "-";
+}
+
+static void internal_ranges(void)
+{
+	/* IANA's special-purpose registries: what is not globally reachable */
+	is_str(special("127.0.0.53"), "loopback", "127/8");
+	is_str(special("169.254.169.254"), "link-local (cloud metadata)", "the metadata service");
+	is_str(special("10.0.0.1"), "private", "10/8");
+	is_str(special("172.31.255.255"), "private", "172.16/12, last address");
+	is_str(special("172.32.0.1"), "-", "just past 172.16/12");
+	is_str(special("192.168.1.1"), "private", "192.168/16");
+	is_str(special("100.64.0.1"), "shared address space (CGNAT)", "100.64/10");
+	is_str(special("100.128.0.1"), "-", "just past 100.64/10");
+	is_str(special("0.0.0.0"), "this network", "0/8");
+	is_str(special("198.18.42.10"), "benchmarking", "198.18/15 (the tests' range)");
+	is_str(special("198.19.255.255"), "benchmarking", "198.18/15, last address");
+	is_str(special("192.0.2.1"), "documentation", "TEST-NET-1");
+	is_str(special("224.0.0.251"), "multicast", "multicast");
+	is_str(special("255.255.255.255"), "reserved", "broadcast");
+	is_str(special("192.0.0.9"), "-", "PCP anycast is globally reachable");
+	is_str(special("192.0.0.8"), "IETF protocol assignments", "its neighbour is not");
+	is_str(special("8.8.8.8"), "-", "a public address");
+	is_str(special("::1"), "loopback", "::1");
+	is_str(special("::"), "unspecified", "::");
+	is_str(special("fe80::1"), "link-local", "fe80::/10");
+	is_str(special("fd00::1"), "unique local", "fc00::/7");
+	is_str(special("ff02::1"), "multicast", "ff00::/8");
+	is_str(special("2001:db8::1"), "documentation", "2001:db8::/32");
+	is_str(special("2001:4:112::1"), "-", "AS112 is globally reachable");
+	is_str(special("2001:2::1"), "IETF protocol assignments", "benchmarking, inside 2001::/23");
+	is_str(special("::ffff:127.0.0.1"), "loopback", "IPv4-mapped: the IPv4 address decides");
+	is_str(special("::ffff:8.8.8.8"), "-", "IPv4-mapped public");
+	is_str(special("64:ff9b::a9fe:a9fe"), "link-local (cloud metadata)", "NAT64 of the metadata service");
+	is_str(special("2002:c0a8:0101::1"), "private", "6to4 of 192.168.1.1");
+	is_str(special("2606:4700::1111"), "-", "a public IPv6 address");
+
+	/* what opens a range: an internal entry, or a CIDR allow entry with no port */
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "example.com,10.1.0.0/16,192.168.0.0/16:443", false, "allow", &err) == 0, "allow");
+	ok(egress_policy_add_internal(&p, "172.16.0.0/12,fd00::/8", "internal", &err) == 0, "internal");
+	uint8_t a[16];
+	inet_pton(AF_INET, "10.1.2.3", a);
+	ok(egress_addr_opened(&p, AF_INET, a), "a CIDR allow entry opens its range");
+	inet_pton(AF_INET, "10.2.0.1", a);
+	ok(!egress_addr_opened(&p, AF_INET, a), "not beyond it");
+	inet_pton(AF_INET, "192.168.1.1", a);
+	ok(!egress_addr_opened(&p, AF_INET, a), "an allow entry for one port does not");
+	inet_pton(AF_INET, "172.20.0.1", a);
+	ok(egress_addr_opened(&p, AF_INET, a), "an internal entry does");
+	inet_pton(AF_INET6, "fd12::1", a);
+	ok(egress_addr_opened(&p, AF_INET6, a), "IPv6 internal entry");
+	char *s = egress_policy_to_string(&p);
+	is_str(s, "allow=example.com,10.1.0.0/16,192.168.0.0/16:443;deny=;internal=172.16.0.0/12,fd00::/8",
+	       "the text carries the internal list");
+	struct egress_policy q = {0};
+	ok(egress_policy_from_string(s, "text", &q, &err) == 0, "and reads back");
+	char *t = egress_policy_to_string(&q);
+	is_str(t, s, "to the same text");
+	free(t);
+	free(s);
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=a.test;deny=b.test", "old", &q, &err) == 0 && q.internal.n == 0,
+	   "a text without an internal part (older states) reads");
+	egress_policy_free(&q);
+
+	/* only ranges, whole */
+	is_str(egress_policy_add_internal(&p, "example.com", "--egress-internal", &err) < 0 ? err.msg : "(accepted)",
+	       "--egress-internal: entry \"example.com\": an internal entry is an address range with no port or protocol (10.0.0.0/8, fd00::/8)",
+	       "a name is refused");
+	ok(egress_policy_add_internal(&p, "10.0.0.0/8:443", "x", &err) < 0, "a port is refused");
+	ok(egress_policy_add_internal(&p, "10.0.0.0/8/tcp", "x", &err) < 0, "a protocol is refused");
+
+	/* a joiner that opens more ranges is wider than the owner */
+	struct egress_policy owner = {0}, mine = {0};
+	char what[EGRESS_ENTRY_TEXT];
+	bool missing_deny;
+	egress_policy_add(&owner, "a.test", false, "o", &err);
+	egress_policy_add(&mine, "a.test", false, "m", &err);
+	egress_policy_add_internal(&mine, "10.0.0.0/8", "m", &err);
+	ok(egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "an internal range the owner lacks");
+	is_str(what, "internal 10.0.0.0/8", "named");
+	egress_policy_add_internal(&owner, "10.0.0.0/8", "o", &err);
+	ok(!egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "the same range: not wider");
+	egress_policy_free(&owner);
+	egress_policy_free(&mine);
+	egress_policy_free(&p);
+}
+
 int main(void)
 {
 	valid_shapes();
 	invalid_entries();
 	matching();
+	internal_ranges();
 	return tap_done();
 }
