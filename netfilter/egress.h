@@ -182,6 +182,12 @@ struct egress_sentry_params {
 	uint16_t port;                    /* DNS port on 127.0.0.1 and ::1 (same as egress_install) */
 	struct egress_upstream upstream[EGRESS_MAX_UPSTREAMS];
 	size_t n_upstream;
+	/* The runtime's own resolvers (its resolv.conf), asked from its netns for
+	 * what a loopback upstream (Docker's embedded resolver) forwards: its
+	 * forward leaves from the box and comes back to the sentry. None: such
+	 * forwards get SERVFAIL. */
+	struct egress_upstream host_upstream[EGRESS_MAX_UPSTREAMS];
+	size_t n_host_upstream;
 	const char *log_path;             /* deny log, JSON lines, appended; NULL = none */
 	int log_fd;                       /* the deny log opened by the caller (O_APPEND), or
 					   * -1: open log_path */

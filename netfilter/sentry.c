@@ -5,9 +5,11 @@
  * the deny log (refused names, and the packets the ruleset logged).
  *
  * The sentry, which parses the untrusted DNS traffic, keeps no capability at
- * all; a helper that keeps only CAP_NET_ADMIN adds the set elements
- * (sentry_helper.c). A policy that allows no domain name never needs one: no
- * helper then. Its parts: sentry_internal.h. */
+ * all. Two helpers do what needs more (sentry_helper.c): one keeps only
+ * CAP_NET_ADMIN in the box's netns (set elements, marked sockets), one stays
+ * in the runtime's netns with nothing (sockets to the upstream resolvers that
+ * the box cannot reach). A policy that allows no domain name never forwards
+ * anything: no helper then. Its parts: sentry_internal.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -72,15 +74,13 @@ static int watch_init(struct sentry *s, struct ab_err *err)
 	return 0;
 }
 
-static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
+/* Set up in the runtime's netns, move into the box's, and finish there. With
+ * need_helpers, *nl is a netlink socket of the box's netns for the netadmin
+ * helper, and the net helper is forked before the move: it stays behind. */
+static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, struct ab_err *err)
 {
 	const struct egress_sentry_params *sp = s->sp;
 	int r;
-	if (sp->netns_fd >= 0) {
-		if ((r = egress_netns_join(sp->netns_fd, err)) < 0)
-			return r;
-		close(sp->netns_fd);   /* our copy (forked): no way back to the runtime's netns */
-	}
 	if (sp->log_fd >= 0 || sp->log_path) {
 		s->logfd = sp->log_fd >= 0 ? sp->log_fd
 					   : open(sp->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -98,6 +98,20 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		for (size_t i = 0; i < sp->n_upstream; i++)
 			if (egress_upstream_is_sentry(&sp->upstream[i], sp->port))
 				return ab_error(err, 0, "the upstream resolver is the sentry's own address");
+	}
+	struct egress_upstream list[2 * EGRESS_MAX_UPSTREAMS];
+	size_t n_list = sp->dns ? sentry_upstreams_init(s, list) : 0;
+	if (need_helpers || (sp->dns && !sp->upstreams_added))
+		if ((r = eg_nl_open(sp->netns_fd, nl, err)) < 0)
+			return r;
+	if (need_helpers && n_list && (r = sentry_start_net_helper(s, list, n_list, err)) < 0)
+		return r;
+	if (sp->netns_fd >= 0) {
+		if ((r = egress_netns_join(sp->netns_fd, err)) < 0)
+			return r;
+		close(sp->netns_fd);   /* our copy (forked): no way back to the runtime's netns */
+	}
+	if (sp->dns) {
 		if (sp->listen_fd[0] >= 0) {
 			s->udp[0] = sp->listen_fd[0];
 			s->tcp[0] = sp->listen_fd[1];
@@ -110,8 +124,6 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 		s->nflog = sp->nflog_fd;
 	else if ((r = nflog_open(EGRESS_NFLOG_GROUP, &s->nflog, err)) < 0)
 		return r;
-	if ((r = eg_nl_open(-1, nl, err)) < 0)
-		return r;
 	if (sp->dns && !sp->upstreams_added && (r = sentry_add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return sentry_empty_root(err);
@@ -120,7 +132,7 @@ static int setup(struct sentry *s, struct mnl_socket **nl, struct ab_err *err)
 static void serve(struct sentry *s)
 {
 	enum { P_INIT, P_NFLOG, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_FIXED };
-	struct pollfd pf[P_FIXED + MAX_PENDING + MAX_TCP_CLIENTS];
+	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
 		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
 		uint64_t now = now_ms(), next = s->pidfd >= 0 ? UINT64_MAX : now + 1000;
@@ -132,13 +144,16 @@ static void serve(struct sentry *s)
 		pf[P_UDP6] = (struct pollfd){ .fd = s->udp[1], .events = POLLIN };
 		pf[P_TCP4] = (struct pollfd){ .fd = s->tcp[0], .events = POLLIN };
 		pf[P_TCP6] = (struct pollfd){ .fd = s->tcp[1], .events = POLLIN };
-		for (size_t i = 0; i < MAX_PENDING; i++) {
-			pf[P_FIXED + i] = (struct pollfd){ .fd = s->pend[i].fd, .events = POLLIN };
-			if (s->pend[i].fd >= 0 && s->pend[i].deadline < next)
-				next = s->pend[i].deadline;
+		for (size_t i = 0; i < MAX_QUERIES; i++) {
+			struct query *q = &s->q[i];
+			bool live = q->state != Q_FREE && q->fd >= 0;
+			pf[P_FIXED + i] = (struct pollfd){ .fd = live ? q->fd : -1,
+							   .events = live ? sentry_exchange_events(q) : 0 };
+			if (live && q->deadline < next)
+				next = q->deadline;
 		}
 		for (size_t i = 0; i < MAX_TCP_CLIENTS; i++) {
-			pf[P_FIXED + MAX_PENDING + i] = (struct pollfd){ .fd = s->tc[i].fd, .events = POLLIN };
+			pf[P_FIXED + MAX_QUERIES + i] = (struct pollfd){ .fd = s->tc[i].fd, .events = POLLIN };
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline < next)
 				next = s->tc[i].deadline;
 		}
@@ -161,27 +176,25 @@ static void serve(struct sentry *s)
 				if (pf[P_TCP4 + i].revents)
 					sentry_tcp_accept(s, s->tcp[i]);
 			}
-			for (size_t i = 0; i < MAX_PENDING; i++)
-				if (pf[P_FIXED + i].revents && s->pend[i].fd >= 0)
-					sentry_upstream_reply(s, &s->pend[i]);
+			for (size_t i = 0; i < MAX_QUERIES; i++)
+				if (pf[P_FIXED + i].revents && s->q[i].state != Q_FREE && s->q[i].fd == pf[P_FIXED + i].fd)
+					sentry_query_event(s, &s->q[i], pf[P_FIXED + i].revents);
 			for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
-				if (pf[P_FIXED + MAX_PENDING + i].revents && s->tc[i].fd >= 0)
+				if (pf[P_FIXED + MAX_QUERIES + i].revents && s->tc[i].fd >= 0)
 					sentry_tcp_client(s, &s->tc[i]);
 		}
 		now = now_ms();
-		for (size_t i = 0; i < MAX_PENDING; i++)
-			if (s->pend[i].fd >= 0 && s->pend[i].deadline <= now) {
-				s->up_cur++;
-				sentry_pending_fail(s, &s->pend[i], DNS_RCODE_SERVFAIL);
-			}
+		for (size_t i = 0; i < MAX_QUERIES; i++)
+			if (s->q[i].state != Q_FREE && s->q[i].deadline <= now)
+				sentry_query_timeout(s, &s->q[i]);
 		bool busy = false;
 		for (size_t i = 0; i < MAX_TCP_CLIENTS; i++) {
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline <= now)
 				sentry_tclient_close(&s->tc[i]);
 			busy |= s->tc[i].fd >= 0;
 		}
-		for (size_t i = 0; i < MAX_PENDING; i++)
-			busy |= s->pend[i].fd >= 0;
+		for (size_t i = 0; i < MAX_QUERIES; i++)
+			busy |= s->q[i].state != Q_FREE;
 		/* quiet after a burst: the library code and heap it touched go back (the
 		 * next query faults in what it needs again, a few microseconds) */
 		if (!s->released && !busy && now >= s->active_at + IDLE_RELEASE_MS) {
@@ -189,6 +202,17 @@ static void serve(struct sentry *s)
 			s->released = true;
 		}
 	}
+}
+
+static void reap(int *sock, pid_t *pid)
+{
+	if (*sock >= 0)
+		close(*sock);   /* EOF: the helper exits */
+	*sock = -1;
+	if (*pid > 0)
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	*pid = 0;
 }
 
 int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
@@ -208,9 +232,9 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->tokens = LOG_BURST;
 	s->tokens_at = now_ms();
 	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
-	s->nflog = s->pidfd = s->procfd = s->helper = s->logfd = -1;
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		s->pend[i].fd = -1;
+	s->nflog = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
+	for (size_t i = 0; i < MAX_QUERIES; i++)
+		s->q[i].fd = -1;
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		s->tc[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -219,25 +243,28 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->log_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
-	s->queries = sentry_zpages(MAX_PENDING * DNS_QUERY_MAX);
-	if (!s->queries) {
+	/* fresh mappings: pages never touched cost nothing */
+	s->queries = sentry_zpages(MAX_QUERIES * DNS_QUERY_MAX);
+	s->tcp_bufs = sentry_zpages(MAX_TCP_UPSTREAM * TCP_BUF_SIZE);
+	if (!s->queries || !s->tcp_bufs) {
 		r = ab_error(err, ENOMEM, "egress sentry: its query buffers");
 		goto out;
 	}
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		s->pend[i].query = s->queries + i * DNS_QUERY_MAX;
+	for (size_t i = 0; i < MAX_QUERIES; i++)
+		s->q[i].query = s->queries + i * DNS_QUERY_MAX;
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {
 		r = ab_error(err, 0, "egress sentry: bad parameters");
 		goto out;
 	}
 	/* Without an allowed name nothing is ever forwarded or added to a set: no
-	 * helper then (default deny: a fork and ~0.2 MiB fewer per container). */
-	bool need_helper = sp->dns && egress_policy_allows_names(s->p);
-	if ((r = setup(s, &nl, err)) < 0 || (need_helper && (r = sentry_start_helper(s, nl, err)) < 0)) {
+	 * helpers then (default deny: forks and ~0.2 MiB each fewer per container). */
+	bool need_helpers = sp->dns && egress_policy_allows_names(s->p);
+	if ((r = setup(s, need_helpers, &nl, err)) < 0 || (need_helpers && (r = sentry_start_helper(s, nl, err)) < 0)) {
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}
-	mnl_socket_close(nl);   /* the helper has it; we keep no way to change rules */
+	if (nl)
+		mnl_socket_close(nl);   /* the helper has it; we keep no way to change rules */
 	nl = NULL;
 	static const cap_value_t none[1];
 	if ((r = sentry_drop_caps(none, 0, err)) < 0) {
@@ -263,14 +290,11 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 out:
 	if (nl)
 		mnl_socket_close(nl);
-	if (s->helper >= 0)
-		close(s->helper);   /* EOF: the helper exits */
-	if (s->helper_pid > 0)
-		while (waitpid(s->helper_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	for (size_t i = 0; i < MAX_PENDING; i++)
-		if (s->pend[i].fd >= 0)
-			close(s->pend[i].fd);
+	reap(&s->helper, &s->helper_pid);
+	reap(&s->net, &s->net_pid);
+	for (size_t i = 0; i < MAX_QUERIES; i++)
+		if (s->q[i].fd >= 0)
+			close(s->q[i].fd);
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		if (s->tc[i].fd >= 0)
 			close(s->tc[i].fd);
@@ -283,7 +307,9 @@ out:
 	if (s->buf)
 		munmap(s->buf, BUF_SIZE);
 	if (s->queries)
-		munmap(s->queries, MAX_PENDING * DNS_QUERY_MAX);
+		munmap(s->queries, MAX_QUERIES * DNS_QUERY_MAX);
+	if (s->tcp_bufs)
+		munmap(s->tcp_bufs, MAX_TCP_UPSTREAM * TCP_BUF_SIZE);
 	munmap(s, sizeof *s);
 	return r;
 }

@@ -1,7 +1,8 @@
 /* The sentry's DNS work: queries from the container judged by the policy,
- * allowed ones forwarded to the upstream resolver (UDP, TCP, TC retried over
- * TCP), answers matched to their question, and every A/AAAA of an answer
- * turned into set elements before the client sees it. */
+ * allowed ones forwarded to an upstream resolver (sentry_upstream.c: UDP, TCP,
+ * a truncated answer asked again over TCP, never blocking), answers matched
+ * to their question, and every A/AAAA of an answer turned into set elements
+ * before the client sees it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -128,7 +129,11 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 	 * withheld, and the log says which name pointed where. */
 	for (size_t k = 0; k < a->n_addrs; k++) {
 		const struct dns_addr *ad = &a->addrs[k];
-		if (egress_addr_special(ad->family, ad->addr) && !egress_addr_opened(s->p, ad->family, ad->addr)) {
+		if (egress_addr_opened(s->p, ad->family, ad->addr))
+			continue;
+		/* the host's own addresses: only the net helper, in the runtime's
+		 * netns, knows them (it runs wherever a name may be forwarded) */
+		if (egress_addr_special(ad->family, ad->addr) || sentry_net_is_local(s, ad->family, ad->addr) == 1) {
 			char dst[INET6_ADDRSTRLEN];
 			inet_ntop(ad->family, ad->addr, dst, sizeof dst);
 			sentry_deny_record(s, "dns", dst, -1, qname, "internal-address");
@@ -272,186 +277,9 @@ static int write_full(int fd, const uint8_t *buf, size_t len, uint64_t deadline)
 	return 0;
 }
 
-static int read_full(int fd, uint8_t *buf, size_t len, uint64_t deadline)
-{
-	while (len) {
-		ssize_t n = recv(fd, buf, len, 0);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
-			int r = poll_one(fd, POLLIN, deadline);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* One query over TCP to the upstream; the answer (without length) into out. */
-static ssize_t tcp_upstream(struct sentry *s, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap)
-{
-	const struct egress_upstream *up = &s->sp->upstream[s->up_cur % s->sp->n_upstream];
-	uint64_t deadline = now_ms() + TCP_UPSTREAM_TIMEOUT_MS;
-	int fd = sentry_upstream_socket(s, SOCK_STREAM, up);
-	if (fd < 0)
-		return fd;
-	int r = poll_one(fd, POLLOUT, deadline);
-	int soerr = 0;
-	socklen_t sl = sizeof soerr;
-	if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
-		r = -soerr;
-	uint8_t hdr[2] = { (uint8_t)(qlen >> 8), (uint8_t)qlen };
-	if (r == 0)
-		r = write_full(fd, hdr, 2, deadline);
-	if (r == 0)
-		r = write_full(fd, q, qlen, deadline);
-	if (r == 0)
-		r = read_full(fd, hdr, 2, deadline);
-	size_t alen = (size_t)hdr[0] << 8 | hdr[1];
-	if (r == 0 && alen > cap)
-		r = -EMSGSIZE;
-	if (r == 0)
-		r = read_full(fd, out, alen, deadline);
-	close(fd);
-	if (r < 0) {
-		s->up_cur++;   /* try the next nameserver next time */
-		return r;
-	}
-	return (ssize_t)alen;
-}
-
 static void udp_reply(int lfd, const struct sockaddr_storage *to, socklen_t tolen, const uint8_t *msg, size_t len)
 {
 	(void)sendto(lfd, msg, len, MSG_DONTWAIT, (const struct sockaddr *)to, tolen);
-}
-
-void sentry_udp_query(struct sentry *s, int lfd)
-{
-	struct sockaddr_storage from;
-	socklen_t flen = sizeof from;
-	ssize_t n = recvfrom(lfd, s->buf, BUF_SIZE, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
-	if (n <= 0)
-		return;
-	struct dns_question qq;
-	uint8_t out[DNS_QUERY_MAX + 16];
-	size_t olen = 0;
-	enum verdict v = classify(s, s->buf, (size_t)n, &qq, out, &olen);
-	if (v == V_DROP)
-		return;
-	if (v == V_REPLY) {
-		udp_reply(lfd, &from, flen, out, olen);
-		return;
-	}
-	struct pending *p = NULL;
-	for (size_t i = 0; i < MAX_PENDING && !p; i++)
-		if (s->pend[i].fd < 0)
-			p = &s->pend[i];
-	int fd = p ? sentry_upstream_socket(s, SOCK_DGRAM, &s->sp->upstream[s->up_cur % s->sp->n_upstream]) : -EBUSY;
-	if (fd >= 0 && send(fd, s->buf, (size_t)n, MSG_DONTWAIT) != n) {
-		close(fd);
-		fd = -EIO;
-	}
-	if (fd < 0) {
-		olen = dns_build_error(s->buf, (size_t)n, &qq, DNS_RCODE_SERVFAIL, out, sizeof out);
-		if (olen)
-			udp_reply(lfd, &from, flen, out, olen);
-		return;
-	}
-	p->fd = fd;
-	p->lfd = lfd;
-	p->client = from;
-	p->clen = flen;
-	p->deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
-	p->client_udp = dns_query_udp_size(s->buf, (size_t)n);
-	p->qlen = (uint16_t)n;
-	memcpy(p->query, s->buf, (size_t)n);
-}
-
-static void pending_done(struct pending *p)
-{
-	close(p->fd);
-	p->fd = -1;
-}
-
-void sentry_pending_fail(struct sentry *s, struct pending *p, int rcode)
-{
-	struct dns_question qq;
-	struct dns_header h;
-	uint8_t out[DNS_QUERY_MAX + 16];
-	int r = dns_parse_question(p->query, p->qlen, &h, &qq);
-	size_t olen = dns_build_error(p->query, p->qlen, r == 0 ? &qq : NULL, rcode, out, sizeof out);
-	if (olen)
-		udp_reply(p->lfd, &p->client, p->clen, out, olen);
-	pending_done(p);
-}
-
-void sentry_upstream_reply(struct sentry *s, struct pending *p)
-{
-	ssize_t n = recv(p->fd, s->buf, BUF_SIZE, MSG_DONTWAIT);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return;
-		s->up_cur++;   /* ECONNREFUSED and the like: this nameserver is not there */
-		sentry_pending_fail(s, p, DNS_RCODE_SERVFAIL);
-		return;
-	}
-	struct dns_header h, qh;
-	struct dns_question qq;
-	/* not an answer to this query: keep waiting (the deadline still holds) */
-	if (dns_parse_header(s->buf, (size_t)n, &h) < 0 || !(h.flags & DNS_FLAG_QR) ||
-	    h.id != (uint16_t)(p->query[0] << 8 | p->query[1]) || dns_parse_question(p->query, p->qlen, &qh, &qq) < 0)
-		return;
-
-	if (h.flags & DNS_FLAG_TC) {
-		/* learn the full answer over TCP so every address gets its element */
-		uint8_t *full = malloc(BUF_SIZE);
-		ssize_t fl = full ? tcp_upstream(s, p->query, p->qlen, full, BUF_SIZE) : -ENOMEM;
-		if (fl > 0) {
-			int rc = apply_answer(s, full, (size_t)fl, qq.name, qq.type, qq.class);
-			if (rc >= 0)
-				sentry_pending_fail(s, p, rc);
-			else if ((size_t)fl <= p->client_udp) {
-				udp_reply(p->lfd, &p->client, p->clen, full, (size_t)fl);
-				pending_done(p);
-			} else {
-				/* too big for the client: it retries over TCP and gets it there */
-				udp_reply(p->lfd, &p->client, p->clen, s->buf, (size_t)n);
-				pending_done(p);
-			}
-		} else
-			sentry_pending_fail(s, p, DNS_RCODE_SERVFAIL);
-		free(full);
-		return;
-	}
-	int rc = apply_answer(s, s->buf, (size_t)n, qq.name, qq.type, qq.class);
-	if (rc >= 0) {
-		sentry_pending_fail(s, p, rc);
-		return;
-	}
-	udp_reply(p->lfd, &p->client, p->clen, s->buf, (size_t)n);
-	pending_done(p);
-}
-
-void sentry_tcp_accept(struct sentry *s, int lfd)
-{
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
-		if (s->tc[i].fd < 0) {
-			s->tc[i].fd = fd;
-			s->tc[i].have = 0;
-			s->tc[i].deadline = now_ms() + TCP_CLIENT_IDLE_MS;
-			return;
-		}
-	close(fd);   /* full: the client retries */
 }
 
 void sentry_tclient_close(struct tclient *c)
@@ -468,6 +296,194 @@ static void tcp_send(struct tclient *c, const uint8_t *msg, size_t len)
 		sentry_tclient_close(c);
 }
 
+/* The answer (or an error) to q's client, and q is free again. */
+static void query_reply(struct sentry *s, struct query *q, const uint8_t *msg, size_t len)
+{
+	if (q->tc) {
+		if (q->tc->fd >= 0 && q->tc->gen == q->tc_gen)
+			tcp_send(q->tc, msg, len);
+	} else if (len <= q->client_udp)
+		udp_reply(q->lfd, &q->client, q->clen, msg, len);
+	else {
+		/* too big for the client's UDP: the question with TC set, and it asks
+		 * again over TCP */
+		uint8_t out[DNS_QUERY_MAX + 16];
+		size_t olen = dns_build_error(q->query, q->qlen, &q->qq, DNS_RCODE_NOERROR, out, sizeof out);
+		if (olen) {
+			out[2] |= DNS_FLAG_TC >> 8;
+			udp_reply(q->lfd, &q->client, q->clen, out, olen);
+		}
+	}
+	sentry_exchange_end(s, q);
+	q->state = Q_FREE;
+}
+
+static void query_fail(struct sentry *s, struct query *q, int rcode)
+{
+	uint8_t out[DNS_QUERY_MAX + 16];
+	size_t olen = dns_build_error(q->query, q->qlen, &q->qq, rcode, out, sizeof out);
+	if (olen)
+		query_reply(s, q, out, olen);
+	else {
+		sentry_exchange_end(s, q);
+		q->state = Q_FREE;
+	}
+}
+
+/* Docker's embedded resolver (a guarded loopback upstream) forwards what it
+ * does not serve itself to outside resolvers, from the box's netns: that
+ * forward comes back here like any query of the box. Asked of the same
+ * resolver again, it would loop. A question that is on its way to a loopback
+ * upstream right now goes to the runtime's own resolvers instead (asked from
+ * its netns), and never to a loopback one: no loop. Whoever asks it, it is an
+ * allowed name either way. */
+static bool asked_of_loopback(const struct sentry *s, const struct dns_question *qq)
+{
+	for (size_t i = 0; i < MAX_QUERIES; i++) {
+		const struct query *o = &s->q[i];
+		if (o->state != Q_FREE && !o->host_only && s->up[o->up].side == UP_BOX_LOCAL &&
+		    o->qq.type == qq->type && o->qq.class == qq->class && strcmp(o->qq.name, qq->name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Start q with the upstream after the last one tried; SERVFAIL when none can
+ * be asked. */
+static void query_start(struct sentry *s, struct query *q)
+{
+	size_t n = q->host_only ? s->n_host_up : s->n_up;
+	size_t *cur = q->host_only ? &s->host_cur : &s->up_cur;
+	for (size_t tries = 0; tries < n; tries++) {
+		q->up = *cur % n;
+		int r = sentry_exchange_start(s, q);
+		if (r == 0) {
+			q->deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
+			return;
+		}
+		if (r == -EBUSY)
+			break;   /* every TCP buffer in use: not this upstream's fault */
+		(*cur)++;    /* this one cannot be asked: the next one, now and next time */
+	}
+	query_fail(s, q, DNS_RCODE_SERVFAIL);
+}
+
+/* A forwarded query for an allowed name: into a free slot, and on its way. */
+static void query_new(struct sentry *s, const uint8_t *msg, size_t len, const struct dns_question *qq,
+		      struct tclient *tc, int lfd, const struct sockaddr_storage *from, socklen_t flen)
+{
+	struct query *q = NULL;
+	for (size_t i = 0; i < MAX_QUERIES && !q; i++)
+		if (s->q[i].state == Q_FREE)
+			q = &s->q[i];
+	if (!q) {
+		/* all busy: the client tries again */
+		uint8_t out[DNS_QUERY_MAX + 16];
+		size_t olen = dns_build_error(msg, len, qq, DNS_RCODE_SERVFAIL, out, sizeof out);
+		if (olen && tc)
+			tcp_send(tc, out, olen);
+		else if (olen)
+			udp_reply(lfd, from, flen, out, olen);
+		return;
+	}
+	uint8_t *buf = q->query;
+	memset(q, 0, sizeof *q);
+	q->query = buf;
+	q->fd = -1;
+	memcpy(q->query, msg, len);
+	q->qlen = (uint16_t)len;
+	q->qq = *qq;
+	if (tc) {
+		q->tc = tc;
+		q->tc_gen = tc->gen;
+		q->client_udp = 65535;
+	} else {
+		q->lfd = lfd;
+		q->client = *from;
+		q->clen = flen;
+		q->client_udp = dns_query_udp_size(msg, len);
+	}
+	q->host_only = asked_of_loopback(s, qq);
+	q->state = Q_UDP;   /* taken; query_start sets the real state */
+	query_start(s, q);
+}
+
+void sentry_query_event(struct sentry *s, struct query *q, short revents)
+{
+	uint8_t *msg;
+	size_t len;
+	enum exchange ex = sentry_exchange_io(s, q, revents, &msg, &len);
+	if (ex == EX_WAIT)
+		return;
+	if (ex == EX_FAILED) {
+		/* this nameserver is not there (refused, reset): the next one next time */
+		if (q->host_only)
+			s->host_cur++;
+		else
+			s->up_cur++;
+		query_fail(s, q, DNS_RCODE_SERVFAIL);
+		return;
+	}
+	if (!q->tcp && (msg[2] & (DNS_FLAG_TC >> 8))) {
+		/* learn the full answer over TCP, so that every address gets its element */
+		sentry_exchange_end(s, q);
+		q->tcp = true;
+		int r = sentry_exchange_start(s, q);
+		if (r < 0)
+			query_fail(s, q, DNS_RCODE_SERVFAIL);
+		else
+			q->deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
+		return;
+	}
+	int rc = apply_answer(s, msg, len, q->qq.name, q->qq.type, q->qq.class);
+	if (rc >= 0)
+		query_fail(s, q, rc);
+	else
+		query_reply(s, q, msg, len);
+}
+
+void sentry_query_timeout(struct sentry *s, struct query *q)
+{
+	if (q->host_only)
+		s->host_cur++;
+	else
+		s->up_cur++;
+	query_fail(s, q, DNS_RCODE_SERVFAIL);
+}
+
+void sentry_udp_query(struct sentry *s, int lfd)
+{
+	struct sockaddr_storage from;
+	socklen_t flen = sizeof from;
+	ssize_t n = recvfrom(lfd, s->buf, BUF_SIZE, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+	if (n <= 0)
+		return;
+	struct dns_question qq;
+	uint8_t out[DNS_QUERY_MAX + 16];
+	size_t olen = 0;
+	enum verdict v = classify(s, s->buf, (size_t)n, &qq, out, &olen);
+	if (v == V_REPLY)
+		udp_reply(lfd, &from, flen, out, olen);
+	else if (v == V_FORWARD)
+		query_new(s, s->buf, (size_t)n, &qq, NULL, lfd, &from, flen);
+}
+
+void sentry_tcp_accept(struct sentry *s, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
+		if (s->tc[i].fd < 0) {
+			s->tc[i].fd = fd;
+			s->tc[i].gen++;
+			s->tc[i].have = 0;
+			s->tc[i].deadline = now_ms() + TCP_CLIENT_IDLE_MS;
+			return;
+		}
+	close(fd);   /* full: the client retries */
+}
+
 void sentry_tcp_client(struct sentry *s, struct tclient *c)
 {
 	ssize_t n = recv(c->fd, c->buf + c->have, sizeof c->buf - c->have, MSG_DONTWAIT);
@@ -478,7 +494,7 @@ void sentry_tcp_client(struct sentry *s, struct tclient *c)
 	if (n < 0)
 		return;
 	c->have += (size_t)n;
-	/* pipelined queries are handled one after the other */
+	/* pipelined queries are each on their way; answers go back as they come */
 	while (c->fd >= 0 && c->have >= 2) {
 		size_t qlen = (size_t)c->buf[0] << 8 | c->buf[1];
 		if (qlen > DNS_QUERY_MAX || qlen < DNS_HEADER_LEN) {
@@ -494,20 +510,8 @@ void sentry_tcp_client(struct sentry *s, struct tclient *c)
 		enum verdict v = classify(s, q, qlen, &qq, out, &olen);
 		if (v == V_REPLY)
 			tcp_send(c, out, olen);
-		else if (v == V_FORWARD) {
-			ssize_t al = tcp_upstream(s, q, qlen, s->buf, BUF_SIZE);
-			int rc = DNS_RCODE_SERVFAIL;
-			struct dns_header h;
-			if (al > 0 && dns_parse_header(s->buf, (size_t)al, &h) == 0 && h.id == (uint16_t)(q[0] << 8 | q[1]))
-				rc = apply_answer(s, s->buf, (size_t)al, qq.name, qq.type, qq.class);
-			if (rc < 0)
-				tcp_send(c, s->buf, (size_t)al);
-			else {
-				olen = dns_build_error(q, qlen, &qq, rc, out, sizeof out);
-				if (olen)
-					tcp_send(c, out, olen);
-			}
-		}
+		else if (v == V_FORWARD)
+			query_new(s, q, qlen, &qq, c, -1, NULL, 0);
 		if (c->fd < 0)
 			return;
 		memmove(c->buf, c->buf + 2 + qlen, c->have - 2 - qlen);
@@ -517,4 +521,3 @@ void sentry_tcp_client(struct sentry *s, struct tclient *c)
 	if (c->have == sizeof c->buf)
 		sentry_tclient_close(c);
 }
-

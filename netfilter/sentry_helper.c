@@ -1,9 +1,20 @@
-/* The sentry's privileged helper. Netlink checks CAP_NET_ADMIN both against
- * the socket's opener and against the sending task, so a process that dropped
- * its capabilities cannot add set elements even on a socket it opened earlier.
- * The sentry therefore forks this helper, which keeps only CAP_NET_ADMIN and
- * does two fixed-size things on request: add one element to one dynamic set,
- * and create one marked socket for an upstream query. It parses no DNS. */
+/* The sentry's two helpers. The sentry parses untrusted DNS and keeps no
+ * capability; what needs more is done by a helper on a fixed-size request
+ * over a SOCK_SEQPACKET pair. Neither parses DNS.
+ *
+ * The netadmin helper lives in the box's network namespace and keeps only
+ * CAP_NET_ADMIN: netlink checks it both against the socket's opener and
+ * against the sending task, so a process that dropped it cannot add set
+ * elements even on a socket it opened earlier. It adds one element to one
+ * dynamic set, and makes sockets carrying the sentry's mark (SO_MARK needs the
+ * capability) for an upstream the box itself must be asked from.
+ *
+ * The net helper stays in the runtime's network namespace and keeps nothing.
+ * It hands out sockets connected to the upstream resolvers it was given at
+ * start, and only to those (a sentry that went astray gets no other way out of
+ * the runtime's namespace), and says whether an address is one of the host's
+ * own. A socket made there is out of the box's reach: the box cannot see it,
+ * hold its port, or send to it. */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,32 +33,49 @@
 #include "sentry_internal.h"
 #include "util.h"
 
-enum { HREQ_ADD = 1, HREQ_SOCKET = 2 };
+enum {
+	HREQ_ADD = 1,      /* netadmin: add an element to a dynamic set */
+	HREQ_SOCKET,       /* netadmin: a marked socket */
+	HREQ_UPSTREAM,     /* net: a socket connected to upstream INDEX */
+	HREQ_IS_LOCAL,     /* net: is KEY (an address of FAMILY) one of ours? */
+};
+
+enum role { ROLE_NETADMIN, ROLE_NET };
 
 struct hreq {
 	uint32_t op;
 	uint32_t set;        /* HREQ_ADD: index of a dynamic set */
 	uint32_t timeout_ms;
-	int32_t family;      /* HREQ_SOCKET */
-	int32_t type;
-	uint8_t key[24];
+	int32_t family;      /* HREQ_SOCKET, HREQ_IS_LOCAL */
+	int32_t type;        /* HREQ_SOCKET, HREQ_UPSTREAM */
+	uint32_t index;      /* HREQ_UPSTREAM */
+	uint8_t key[24];     /* HREQ_ADD; HREQ_IS_LOCAL: the address */
 };
 
 struct hrep {
-	int32_t status;      /* 0 or -errno */
+	int32_t status;      /* >= 0, or -errno */
 };
 
-static bool hreq_valid(const struct hreq *q, uint32_t ttl_min, uint32_t ttl_max, struct eg_set *s)
+/* What a helper was started with. */
+struct helper {
+	enum role role;
+	int sock;
+	/* netadmin */
+	struct mnl_socket *nl;
+	uint32_t ttl_min, ttl_max, set_elems_max;
+	/* net */
+	struct egress_upstream up[2 * EGRESS_MAX_UPSTREAMS];
+	size_t n_up;
+};
+
+static bool key_valid(const struct hreq *q, const struct helper *h, struct eg_set *s)
 {
-	if (q->op == HREQ_SOCKET)
-		return (q->family == AF_INET || q->family == AF_INET6) &&
-		       (q->type == SOCK_DGRAM || q->type == SOCK_STREAM);
-	if (q->op != HREQ_ADD || q->set >= EG_N_SETS)
+	if (q->set >= EG_N_SETS)
 		return false;
 	eg_set_get(q->set, s);
 	if (s->kind != EG_DYNAMIC)
 		return false;
-	if (q->timeout_ms < ttl_min * 1000ull || q->timeout_ms > ttl_max * 1000ull)
+	if (q->timeout_ms < h->ttl_min * 1000ull || q->timeout_ms > h->ttl_max * 1000ull)
 		return false;
 	/* the key must look like one eg_key() builds: known protocol, zero padding */
 	size_t alen = s->family == AF_INET ? 4 : 16;
@@ -63,6 +91,17 @@ static bool hreq_valid(const struct hreq *q, uint32_t ttl_min, uint32_t ttl_max,
 	if (s->shape == EG_SHAPE_PORT && (q->key[alen + 6] || q->key[alen + 7]))
 		return false;
 	return true;
+}
+
+static bool hreq_valid(const struct hreq *q, const struct helper *h, struct eg_set *s)
+{
+	bool family = q->family == AF_INET || q->family == AF_INET6;
+	bool type = q->type == SOCK_DGRAM || q->type == SOCK_STREAM;
+	if (h->role == ROLE_NETADMIN)
+		return q->op == HREQ_SOCKET ? family && type : q->op == HREQ_ADD && key_valid(q, h, s);
+	if (q->op == HREQ_UPSTREAM)
+		return q->index < h->n_up && type;
+	return q->op == HREQ_IS_LOCAL && family;
 }
 
 /* Add an element; if it exists, replace it in one batch so its timeout restarts
@@ -156,9 +195,9 @@ static int helper_add_bounded(struct mnl_socket *nl, uint32_t *seq, const struct
 	return 0;
 }
 
-static int helper_socket(int family, int type)
+static int marked_socket(int family, int type)
 {
-	int fd = socket(family, type | SOCK_CLOEXEC, 0);
+	int fd = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	uint32_t mark = EGRESS_SENTRY_MARK;
@@ -168,6 +207,56 @@ static int helper_socket(int family, int type)
 		return -e;
 	}
 	return fd;
+}
+
+static socklen_t sockaddr_of(int family, const uint8_t *addr, uint16_t port, uint32_t scope,
+			     struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof *ss);
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		memcpy(&in->sin_addr, addr, 4);
+		return sizeof *in;
+	}
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(port);
+	in6->sin6_scope_id = scope;
+	memcpy(&in6->sin6_addr, addr, 16);
+	return sizeof *in6;
+}
+
+/* A socket connected to one of the upstreams we were given; the kernel picks
+ * a random source port (UDP: at random; TCP: by RFC 6056 hashing). */
+static int upstream_socket(const struct egress_upstream *u, int type)
+{
+	int fd = socket(u->family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_storage ss;
+	socklen_t len = sockaddr_of(u->family, u->addr, u->port, u->scope_id, &ss);
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Is the address one of this netns's own? Only a local address can be bound
+ * without IP_FREEBIND. 1 or 0. */
+static int is_local(int family, const uint8_t *addr)
+{
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_storage ss;
+	socklen_t len = sockaddr_of(family, addr, 0, 0, &ss);
+	int r = bind(fd, (struct sockaddr *)&ss, len) == 0 ? 1 : errno == EADDRNOTAVAIL ? 0 : -errno;
+	close(fd);
+	return r;
 }
 
 static void send_fd_reply(int sock, int32_t status, int fd)
@@ -192,18 +281,44 @@ static void send_fd_reply(int sock, int32_t status, int fd)
 	(void)sendmsg(sock, &mh, MSG_NOSIGNAL);
 }
 
-static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_min, uint32_t ttl_max,
-				  uint32_t set_elems_max)
+/* Answer one valid request. */
+static void serve_one(struct helper *h, const struct hreq *q, const struct eg_set *set, struct live_set *live,
+		      uint32_t *seq)
+{
+	int fd = -1, status;
+	switch (q->op) {
+	case HREQ_ADD:
+		status = helper_add_bounded(h->nl, seq, set, &live[q->set], h->set_elems_max, q->key, q->timeout_ms);
+		break;
+	case HREQ_SOCKET:
+		status = fd = marked_socket(q->family, q->type);
+		break;
+	case HREQ_UPSTREAM:
+		status = fd = upstream_socket(&h->up[q->index], q->type);
+		break;
+	default:
+		status = is_local(q->family, q->key);
+		break;
+	}
+	send_fd_reply(h->sock, fd >= 0 ? 0 : status, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static _Noreturn void helper_main(struct helper *h)
 {
 	struct live_set live[EG_N_SETS] = { 0 };
 	struct ab_err err;
-	static const cap_value_t keep[] = { CAP_NET_ADMIN };
 	/* die with the sentry; if it is already gone, go now */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() == 1)
 		_exit(1);
-	int keep_fds[3] = { mnl_socket_get_fd(nl), sock, log_fd() };
+	int keep_fds[3] = { h->nl ? mnl_socket_get_fd(h->nl) : -1, h->sock, log_fd() };
 	(void)close_fds_from(3, keep_fds, 3);
-	if (sentry_drop_caps(keep, 1, &err) < 0) {
+	static const cap_value_t netadmin[] = { CAP_NET_ADMIN };
+	bool admin = h->role == ROLE_NETADMIN;
+	/* the net helper needs no file either; the netadmin one inherited the
+	 * sentry's empty root already */
+	if ((!admin && sentry_empty_root(&err) < 0) || sentry_drop_caps(netadmin, admin ? 1 : 0, &err) < 0) {
 		log_error("egress sentry helper: %s", err.msg);
 		_exit(1);
 	}
@@ -215,7 +330,7 @@ static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_
 		struct hreq q;
 		if (!released) {
 			/* after a burst of work: what it touched goes back once quiet */
-			struct pollfd pfd = { .fd = sock, .events = POLLIN };
+			struct pollfd pfd = { .fd = h->sock, .events = POLLIN };
 			if (poll(&pfd, 1, IDLE_RELEASE_MS) == 0) {
 				sentry_release_inherited();
 				released = true;
@@ -223,7 +338,7 @@ static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_
 			}
 		}
 		released = false;
-		ssize_t n = recv(sock, &q, sizeof q, 0);
+		ssize_t n = recv(h->sock, &q, sizeof q, 0);
 		if (n == 0)
 			_exit(0);   /* the sentry is gone */
 		if (n < 0) {
@@ -232,28 +347,21 @@ static _Noreturn void helper_main(struct mnl_socket *nl, int sock, uint32_t ttl_
 			_exit(1);
 		}
 		struct eg_set s;
-		if ((size_t)n != sizeof q || !hreq_valid(&q, ttl_min, ttl_max, &s)) {
-			send_fd_reply(sock, -EINVAL, -1);
+		if ((size_t)n != sizeof q || !hreq_valid(&q, h, &s)) {
+			send_fd_reply(h->sock, -EINVAL, -1);
 			continue;
 		}
-		if (q.op == HREQ_SOCKET) {
-			int fd = helper_socket(q.family, q.type);
-			send_fd_reply(sock, fd < 0 ? fd : 0, fd);
-			if (fd >= 0)
-				close(fd);
-		} else
-			send_fd_reply(sock,
-				      helper_add_bounded(nl, &seq, &s, &live[q.set], set_elems_max, q.key, q.timeout_ms),
-				      -1);
+		serve_one(h, &q, &s, live, &seq);
 	}
 }
 
-
 /* ---- the sentry's side ---- */
 
-static int helper_call(struct sentry *s, const struct hreq *q, int *ret_fd)
+static int call(int sock, const struct hreq *q, int *ret_fd)
 {
-	if (send(s->helper, q, sizeof *q, MSG_NOSIGNAL) != (ssize_t)sizeof *q)
+	if (sock < 0)
+		return -ENOTCONN;
+	if (send(sock, q, sizeof *q, MSG_NOSIGNAL) != (ssize_t)sizeof *q)
 		return -EPIPE;
 	struct hrep rep;
 	struct iovec iov = { &rep, sizeof rep };
@@ -264,7 +372,7 @@ static int helper_call(struct sentry *s, const struct hreq *q, int *ret_fd)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
 	ssize_t n;
 	do
-		n = recvmsg(s->helper, &mh, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof rep)
 		return -EPIPE;
@@ -279,43 +387,20 @@ static int helper_call(struct sentry *s, const struct hreq *q, int *ret_fd)
 	return rep.status;
 }
 
-int sentry_upstream_socket(struct sentry *s, int type, const struct egress_upstream *up)
+/* a socket the helper sent, or -errno */
+static int call_fd(int sock, const struct hreq *q)
 {
-	struct hreq q = { .op = HREQ_SOCKET, .family = up->family, .type = type };
 	int fd = -1;
-	int r = helper_call(s, &q, &fd);
+	int r = call(sock, q, &fd);
 	if (r < 0 || fd < 0) {
 		if (fd >= 0)
 			close(fd);
 		return r < 0 ? r : -EPROTO;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	struct sockaddr_storage ss = {0};
-	socklen_t len;
-	if (up->family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-		in->sin_family = AF_INET;
-		in->sin_port = htons(up->port);
-		memcpy(&in->sin_addr, up->addr, 4);
-		len = sizeof *in;
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(up->port);
-		in6->sin6_scope_id = up->scope_id;
-		memcpy(&in6->sin6_addr, up->addr, 16);
-		len = sizeof *in6;
-	}
-	if (connect(fd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
 	return fd;
 }
 
-int sentry_start_helper(struct sentry *s, struct mnl_socket *nl, struct ab_err *err)
+static int start(struct helper *h, int *ret_sock, pid_t *ret_pid, struct ab_err *err)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -325,21 +410,58 @@ int sentry_start_helper(struct sentry *s, struct mnl_socket *nl, struct ab_err *
 		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
-		return ab_error(err, e, "fork the sentry helper");
+		return ab_error(err, e, "fork the sentry's %s helper", h->role == ROLE_NET ? "net" : "netadmin");
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		helper_main(nl, sv[1], s->ttl_min, s->ttl_max, s->set_elems_max);
+		h->sock = sv[1];
+		helper_main(h);
 	}
 	close(sv[1]);
-	s->helper = sv[0];
-	s->helper_pid = pid;
+	*ret_sock = sv[0];
+	*ret_pid = pid;
 	return 0;
+}
+
+int sentry_start_helper(struct sentry *s, struct mnl_socket *nl, struct ab_err *err)
+{
+	struct helper h = { .role = ROLE_NETADMIN, .nl = nl, .ttl_min = s->ttl_min, .ttl_max = s->ttl_max,
+			    .set_elems_max = s->set_elems_max };
+	return start(&h, &s->helper, &s->helper_pid, err);
+}
+
+int sentry_start_net_helper(struct sentry *s, const struct egress_upstream *list, size_t n, struct ab_err *err)
+{
+	struct helper h = { .role = ROLE_NET };
+	if (n > ARRAY_SIZE(h.up))
+		return ab_error(err, EINVAL, "the net helper: %zu upstreams", n);
+	memcpy(h.up, list, n * sizeof *list);
+	h.n_up = n;
+	return start(&h, &s->net, &s->net_pid, err);
 }
 
 int sentry_helper_add(struct sentry *s, unsigned set, const uint8_t key[24], uint32_t timeout_ms)
 {
 	struct hreq q = { .op = HREQ_ADD, .set = set, .timeout_ms = timeout_ms };
 	memcpy(q.key, key, 24);
-	return helper_call(s, &q, NULL);
+	return call(s->helper, &q, NULL);
+}
+
+int sentry_helper_socket(struct sentry *s, int family, int type)
+{
+	struct hreq q = { .op = HREQ_SOCKET, .family = family, .type = type };
+	return call_fd(s->helper, &q);
+}
+
+int sentry_net_socket(struct sentry *s, unsigned index, int type)
+{
+	struct hreq q = { .op = HREQ_UPSTREAM, .index = index, .type = type };
+	return call_fd(s->net, &q);
+}
+
+int sentry_net_is_local(struct sentry *s, int family, const uint8_t *addr)
+{
+	struct hreq q = { .op = HREQ_IS_LOCAL, .family = family };
+	memcpy(q.key, addr, family == AF_INET ? 4 : 16);
+	return call(s->net, &q, NULL);
 }

@@ -1,13 +1,14 @@
 /* The DNS sentry's parts, shared between its files (not a public interface):
  *   sentry.c          setup, the serving loop, egress_sentry_run
  *   sentry_sockets.c  its listeners, log socket and upstream sets, made in the netns
- *   sentry_dns.c      queries from the container, answers from the upstream
+ *   sentry_dns.c      queries from the container, answers judged and relayed
+ *   sentry_upstream.c where each upstream is asked from, the exchange with it
  *   sentry_log.c      the deny log and the packets the ruleset logged
  *   sentry_helper.c   the privileged helper, and the sentry's requests to it
  *   sentry_privs.c    dropping capabilities, the empty root
  *   sentry_mem.c      giving back what the runtime left behind
- * Calls go one way: sentry.c -> the others; sentry_dns.c -> log, helper;
- * sentry_helper.c -> privs, mem. */
+ * Calls go one way: sentry.c -> the others; sentry_dns.c -> upstream, log,
+ * helper; sentry_upstream.c -> helper; sentry_helper.c -> privs, mem. */
 #ifndef AGENTBOX_SENTRY_INTERNAL_H
 #define AGENTBOX_SENTRY_INTERNAL_H
 
@@ -23,10 +24,10 @@
 #include "egress_internal.h"
 
 #define DNS_QUERY_MAX 1024       /* larger queries get FORMERR */
-#define MAX_PENDING 32           /* UDP queries waiting for the upstream */
+#define MAX_QUERIES 32           /* queries waiting for an upstream answer */
+#define MAX_TCP_UPSTREAM 8       /* of them over TCP at once (a 64 KiB buffer each) */
 #define MAX_TCP_CLIENTS 8
 #define UPSTREAM_TIMEOUT_MS 4000
-#define TCP_UPSTREAM_TIMEOUT_MS 3000
 #define TCP_CLIENT_IDLE_MS 5000
 #define ELEM_CACHE 256           /* set elements known to be fresh */
 #define RECENT_NAMES 128         /* address -> name, for deny log records */
@@ -36,23 +37,61 @@
 #define LOG_BURST 200
 #define IDLE_RELEASE_MS 1000     /* quiet this long after work: give memory back */
 #define BUF_SIZE (65536 + 2)
+#define TCP_BUF_SIZE (2 + 65535) /* a length and the largest DNS message */
 
-struct pending {
-	int fd;                 /* upstream socket; -1 = free slot */
-	int lfd;                /* the listener to answer from */
-	struct sockaddr_storage client;
-	socklen_t clen;
-	uint64_t deadline;
-	size_t client_udp;
-	uint16_t qlen;
-	uint8_t *query;         /* DNS_QUERY_MAX bytes of their own, touched only when used */
+/* Where an upstream resolver is asked from. The container must never be able
+ * to speak for it: from the runtime's own network namespace it cannot reach
+ * the socket at all; from the box's, it cannot send from the resolver's
+ * address unless that address is the box's own (a loopback resolver such as
+ * Docker's 127.0.0.11), and then TCP is used, whose sequence numbers it
+ * cannot guess. */
+enum up_side {
+	UP_UNKNOWN,   /* not looked at yet: at the first query, once the box's network is up */
+	UP_HOST,      /* routed through a gateway: the same server from the runtime's netns */
+	UP_BOX,       /* on the box's own link (slirp4netns' 10.0.2.3): asked from the box */
+	UP_BOX_LOCAL, /* one of the box's own addresses (loopback): from the box, over TCP */
+};
+
+struct upstream {
+	struct egress_upstream u;
+	enum up_side side;
+	int net_index;           /* in the net helper's list; -1 for loopback ones */
 };
 
 struct tclient {
-	int fd;                 /* -1 = free */
+	int fd;                  /* -1 = free */
+	unsigned gen;            /* bumped at each accept: a late answer finds its client gone */
 	uint64_t deadline;
 	size_t have;
 	uint8_t buf[2 + DNS_QUERY_MAX];
+};
+
+enum q_state { Q_FREE, Q_UDP, Q_TCP_CONNECT, Q_TCP_SEND, Q_TCP_READ };
+
+/* A query on its way to an upstream resolver and back. */
+struct query {
+	enum q_state state;
+	int fd;                  /* upstream socket */
+	uint64_t deadline;
+	/* who asked: over TCP (tc, its gen then) or over UDP */
+	struct tclient *tc;
+	unsigned tc_gen;
+	int lfd;
+	struct sockaddr_storage client;
+	socklen_t clen;
+	size_t client_udp;       /* the EDNS payload size the client can take */
+	/* what */
+	struct dns_question qq;
+	uint16_t qlen;
+	uint8_t *query;          /* the client's bytes, DNS_QUERY_MAX of their own */
+	/* where: s->up[up] or, for a query Docker's resolver asks on, s->host_up[up] */
+	size_t up;
+	bool host_only;
+	bool tcp;                /* this exchange is over TCP */
+	uint16_t up_id;          /* random, per exchange */
+	/* TCP: [len][query] out, then [len][answer] in, one buffer */
+	uint8_t *tbuf;
+	size_t tdone, twant;
 };
 
 struct cached_elem {
@@ -75,19 +114,26 @@ struct sentry {
 	int udp[2], tcp[2];     /* listeners on 127.0.0.1 and ::1 */
 	int nflog;
 	int pidfd, procfd;
-	int helper;
+	int helper;             /* the netadmin helper (set elements, marked sockets), -1: none */
 	pid_t helper_pid;
+	int net;                /* the net helper (host-side sockets), -1: none */
+	pid_t net_pid;
 	int logfd;
 	uint64_t log_size, log_max;
 	double tokens;
 	uint64_t tokens_at;
 	unsigned suppressed;
-	size_t up_cur;
+	struct upstream up[EGRESS_MAX_UPSTREAMS];      /* from the box's resolv.conf */
+	size_t n_up, up_cur;
+	struct upstream host_up[EGRESS_MAX_UPSTREAMS]; /* the runtime's own resolvers */
+	size_t n_host_up, host_cur;
 	uint8_t *buf;           /* one message at a time: 64 KiB + 2 */
-	uint8_t *queries;       /* MAX_PENDING * DNS_QUERY_MAX */
+	uint8_t *queries;       /* MAX_QUERIES * DNS_QUERY_MAX */
+	uint8_t *tcp_bufs;      /* MAX_TCP_UPSTREAM * TCP_BUF_SIZE */
+	bool tcp_buf_used[MAX_TCP_UPSTREAM];
 	uint64_t active_at;     /* last time there was work */
 	bool released;          /* memory given back since then */
-	struct pending pend[MAX_PENDING];
+	struct query q[MAX_QUERIES];
 	struct tclient tc[MAX_TCP_CLIENTS];
 	struct cached_elem cache[ELEM_CACHE];
 	struct recent_name recent[RECENT_NAMES];
@@ -115,12 +161,37 @@ void *sentry_zpages(size_t len);
 void sentry_mem_init(void (*release_more)(void), uintptr_t dead_stack_hi);
 void sentry_release_inherited(void);
 
-/* sentry_helper.c */
+/* sentry_helper.c: two helpers, forked by the sentry. The netadmin one lives
+ * in the box's netns and keeps CAP_NET_ADMIN: set elements, marked sockets.
+ * The net one stays in the runtime's netns and keeps nothing: sockets to the
+ * upstream resolvers it was given, and whether an address is the host's. */
 int sentry_start_helper(struct sentry *s, struct mnl_socket *nl, struct ab_err *err);
+int sentry_start_net_helper(struct sentry *s, const struct egress_upstream *list, size_t n, struct ab_err *err);
 /* Add (or refresh) one element of dynamic set SET: 0 or -errno (-ENFILE: full). */
 int sentry_helper_add(struct sentry *s, unsigned set, const uint8_t key[24], uint32_t timeout_ms);
-/* A marked socket of TYPE connected (non-blocking) to UP, or -errno. */
-int sentry_upstream_socket(struct sentry *s, int type, const struct egress_upstream *up);
+/* A socket of the box's netns carrying the sentry's mark (not connected), or -errno. */
+int sentry_helper_socket(struct sentry *s, int family, int type);
+/* A socket of the runtime's netns connected (TCP: connecting) to the net
+ * helper's upstream INDEX, or -errno. */
+int sentry_net_socket(struct sentry *s, unsigned index, int type);
+/* Is addr one of the host's own (the runtime's netns)? 1, 0, or -errno. */
+int sentry_net_is_local(struct sentry *s, int family, const uint8_t *addr);
+
+/* sentry_upstream.c */
+/* The upstream tables from the parameters; the net helper's list into list
+ * (room for 2 * EGRESS_MAX_UPSTREAMS), its length returned. */
+size_t sentry_upstreams_init(struct sentry *s, struct egress_upstream *list);
+/* Start q's exchange with its upstream (q->up, q->host_only, q->tcp set):
+ * a new socket, a random id. 0, or -errno (q unchanged but for q->fd = -1). */
+int sentry_exchange_start(struct sentry *s, struct query *q);
+enum exchange { EX_WAIT, EX_DONE, EX_FAILED };
+/* Work on q's socket after poll said revents. EX_DONE: the answer, its id put
+ * back to the client's, is at *msg (len bytes; valid until q is reused). */
+enum exchange sentry_exchange_io(struct sentry *s, struct query *q, short revents, uint8_t **msg, size_t *len);
+/* poll events q's socket waits for */
+short sentry_exchange_events(const struct query *q);
+/* Close q's socket and buffer. */
+void sentry_exchange_end(struct sentry *s, struct query *q);
 
 /* sentry_log.c */
 void sentry_deny_record(struct sentry *s, const char *proto, const char *dst, int port, const char *name,
@@ -130,8 +201,8 @@ void sentry_handle_nflog(struct sentry *s);
 
 /* sentry_dns.c */
 void sentry_udp_query(struct sentry *s, int lfd);
-void sentry_upstream_reply(struct sentry *s, struct pending *p);
-void sentry_pending_fail(struct sentry *s, struct pending *p, int rcode);
+void sentry_query_event(struct sentry *s, struct query *q, short revents);
+void sentry_query_timeout(struct sentry *s, struct query *q);
 void sentry_tcp_accept(struct sentry *s, int lfd);
 void sentry_tcp_client(struct sentry *s, struct tclient *c);
 void sentry_tclient_close(struct tclient *c);

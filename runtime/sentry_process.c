@@ -7,7 +7,9 @@
 #include "log.h"
 #include "process.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -127,6 +129,15 @@ static pid_t fork_sentry(struct sentry_child *child)
 	return pid;
 }
 
+static bool any_loopback(const struct egress_upstream *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (u[i].family == AF_INET ? u[i].addr[0] == 127
+					   : IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)u[i].addr))
+			return true;
+	return false;
+}
+
 int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 			  int state_dirfd, struct ab_err *err)
 {
@@ -165,6 +176,15 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		/* nothing to forward to: the sentry only logs, and lookups fail closed */
 		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
 		sp->dns = false;
+	}
+	/* A loopback upstream (Docker's embedded resolver) forwards what it does
+	 * not serve from the box's netns, back to the sentry, which asks the
+	 * runtime's own resolvers for it. Read only then: one file fewer at every
+	 * other create. */
+	if (sp->dns && egress_policy_allows_names(&p->egress) && any_loopback(sp->upstream, sp->n_upstream) &&
+	    egress_upstream_from_resolv_conf("/etc/resolv.conf", sp->host_upstream, &sp->n_host_upstream, &e) < 0) {
+		log_debug("egress: %s: names Docker's resolver forwards will fail", e.msg);
+		sp->n_host_upstream = 0;
 	}
 	/* opened here, not by the sentry: a sentry still starting when run's
 	 * delete empties the state dir must not create a file in it again */

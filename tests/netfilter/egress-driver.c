@@ -34,7 +34,7 @@ static int usage(void)
 		"       egress-driver remove NETNS_PATH\n"
 		"       egress-driver sentry NETNS_PATH POLICY RESOLV_CONF LOGFILE PID [--port N]\n"
 		"                            [--ttl-min S] [--ttl-max S] [--set-elems-max N] [--no-pidfd]\n"
-		"                            [--log-only]\n"
+		"                            [--log-only] [--host-resolv FILE]\n"
 		"       egress-driver resolve SERVER NAME [A|AAAA] [tcp]\n"
 		"       egress-driver hold ADDR PORT SECONDS\n"
 		"       egress-driver policy POLICY\n"
@@ -142,6 +142,10 @@ static int cmd_sentry(int argc, char **argv)
 			sp.no_pidfd = true;
 		else if (strcmp(argv[i], "--log-only") == 0)
 			sp.dns = false;
+		else if (strcmp(argv[i], "--host-resolv") == 0 && i + 1 < argc) {
+			if (egress_upstream_from_resolv_conf(argv[++i], sp.host_upstream, &sp.n_host_upstream, &err) < 0)
+				return die(&err);
+		}
 		else
 			return usage();
 	}

@@ -166,9 +166,19 @@ install_policy() {
 # start_sentry [driver options]: the sentry for the installed policy; its pid in $T/sentry.pid
 start_sentry() {
 	local pid
-	pid=$("$DRIVER" sentry "/run/netns/$C" "$(cat "$T/policy")" "$T/resolv.conf" "$T/deny.log" \
-		"$(cat "$T/init.pid")" "$@" 3>&-) || { cat "$T/deny.log.stderr" >&2; return 1; }
+	pid=$(${SENTRY_NETNS:+ip netns exec "$SENTRY_NETNS"} "$DRIVER" sentry "/run/netns/$C" "$(cat "$T/policy")" \
+		"${RESOLV:-$T/resolv.conf}" "$T/deny.log" "$(cat "$T/init.pid")" "$@" 3>&-) ||
+		{ cat "$T/deny.log.stderr" >&2; return 1; }
 	echo "$pid" >"$T/sentry.pid"
+}
+
+# recorder ADDR NAME=IP...: a resolver in the hosts' netns that logs each query
+# ("PROTO SRC SPORT ID NAME") to $T/recorder.log
+recorder() {
+	local addr=$1
+	shift
+	bg_host recorder python3 "$REPO_ROOT/tests/netfilter/recording_resolver.py" "$addr" "$T/recorder.log" "$@"
+	wait_for "recorder up" grep -q ready "$T/recorder.out"
 }
 
 policy_and_sentry() {
@@ -177,7 +187,17 @@ policy_and_sentry() {
 	start_sentry "$@"
 }
 
-helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
+# helper_pids: the sentry's helpers (the netadmin one in the box's netns, the
+# net one in ours)
+helper_pids() { pgrep -P "$(cat "$T/sentry.pid")" | tr '\n' ' '; }
+
+# helper_in NETNS_PID: the sentry's helper whose netns is that of NETNS_PID
+helper_in() {
+	local p
+	for p in $(helper_pids); do
+		if [ "$(readlink /proc/$p/ns/net)" = "$(readlink /proc/$1/ns/net)" ]; then echo "$p"; fi
+	done
+}
 
 # ---------------------------------------------------------------- tests
 
@@ -378,6 +398,89 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	[ "${lines[0]}" = REFUSED ]
 }
 
+@test "an upstream behind a gateway is asked from the runtime's netns, out of the box's reach, with a random id and port per query" {
+	# the resolver sits behind the hosts' router: the box reaches it through a
+	# gateway, the sentry's runtime (its driver, run in the hosts' netns) directly
+	ip -n "$H" addr add 198.18.43.53/32 dev lo
+	ip -n "$C" route add 198.18.43.0/24 via $NET4.1
+	recorder 198.18.43.53 allowed.test=$NET4.10 allowed.test=$NET6:10
+	echo "nameserver 198.18.43.53" >"$T/up.conf"
+	SENTRY_NETNS=$H RESOLV=$T/up.conf policy_and_sentry "allow=allowed.test"
+	local i
+	for i in 1 2 3 4 5; do
+		run -0 resolve allowed.test
+		[ "${lines[0]}" = NOERROR ]
+		[[ "${lines[1]}" == "$NET4.10 "* ]]
+	done
+	run -0 resolve allowed.test AAAA tcp
+	[[ "${lines[1]}" == "$NET6:10 "* ]]
+	can_connect $NET4.10 80
+	cat "$T/recorder.log"
+	# from the runtime's side, never from the box's address
+	[ "$(wc -l <"$T/recorder.log")" -ge 6 ]
+	refute grep -q " $NET4.2 " "$T/recorder.log"
+	# a new port and a new random id for each query
+	[ "$(awk '{ print $3 }' "$T/recorder.log" | sort -u | wc -l)" -ge 5 ]
+	[ "$(awk '{ print $4 }' "$T/recorder.log" | sort -u | wc -l)" -ge 5 ]
+	# the box sees no socket talking to the resolver (198.18.43.53:53 in hex)
+	run -0 ip netns exec "$C" awk '$3 == "352B12C6:0035"' /proc/net/udp /proc/net/tcp
+	[ -z "$output" ]
+}
+
+@test "Docker's embedded resolver: outside names resolve through it once, its own names work, nothing loops" {
+	# Docker's setup in the box's netns: a resolver on 127.0.0.11 at a port of
+	# its own, DNAT'd from port 53 (and its answers SNAT'd back), which serves
+	# the names of the network's containers and forwards the rest, from the
+	# box's netns, to the host's resolver
+	ip netns exec "$C" nft -f - <<-'EOF'
+		table ip abnw_docker {
+			chain out {
+				type nat hook output priority -100; policy accept;
+				ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:5353
+				ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:5353
+			}
+			chain post {
+				type nat hook postrouting priority 100; policy accept;
+				ip saddr 127.0.0.11 udp sport 5353 snat to :53
+				ip saddr 127.0.0.11 tcp sport 5353 snat to :53
+			}
+		}
+	EOF
+	ip netns exec "$C" dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root --group=root \
+		--bind-interfaces --listen-address=127.0.0.11 --port=5353 --server=$NET4.1 \
+		--log-queries --log-facility="$T/docker-dns.log" --host-record=db.net.test,$NET4.30,600 \
+		</dev/null >/dev/null 2>&1 3>&- &
+	echo $! >"$T/docker-dns.pid"
+	echo "nameserver 127.0.0.11" >"$T/docker.conf"
+	echo "nameserver $NET4.1" >"$T/host.conf"
+	SENTRY_NETNS=$H RESOLV=$T/docker.conf policy_and_sentry "allow=allowed.test,db.net.test" --host-resolv "$T/host.conf"
+	wait_for "docker's resolver" ip netns exec "$C" "$DRIVER" resolve 127.0.0.11 db.net.test
+	: >"$T/dnsmasq.log.mark"
+	local before
+	before=$(grep -c "query\[A\] allowed.test" "$T/dnsmasq.log" || true)
+	run -0 resolve allowed.test
+	[ "${lines[0]}" = NOERROR ]
+	[[ "${lines[1]}" == "$NET4.10 "* ]]
+	can_connect $NET4.10 80
+	# the outside name went through Docker's resolver, and to the host's once
+	grep -q "query\[A\] allowed.test from 127.0.0.1" "$T/docker-dns.log"
+	[ "$(grep -c "query\[A\] allowed.test" "$T/dnsmasq.log")" = $((before + 1)) ]
+	# a name Docker serves itself (another container): no forward at all
+	run -0 resolve db.net.test
+	[ "${lines[0]}" = NOERROR ]
+	[[ "${lines[1]}" == "$NET4.30 "* ]]
+	refute grep -q "db.net.test" "$T/dnsmasq.log"
+	# refused names reach neither
+	run -0 resolve blocked.test
+	[ "${lines[0]}" = REFUSED ]
+	refute grep -q blocked.test "$T/docker-dns.log"
+	# the box may not use Docker's resolver behind the sentry's back
+	run ip netns exec "$C" "$DRIVER" resolve 127.0.0.11 db.net.test
+	[ "${lines[0]}" = NOERROR ]   # redirected to the sentry, which asks it
+	run ip netns exec "$C" sh -c 'printf x | timeout 3 socat -T1 - UDP4:127.0.0.11:5353'
+	[[ "$output" == *"Operation not permitted"* ]]
+}
+
 @test "after a short TTL new connections fail while an open one survives" {
 	# record TTL 2, clamped up to 4 s: margin for a loaded machine
 	policy_and_sentry "allow=short.test" --ttl-min 4
@@ -482,9 +585,10 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 	resolve short.test >/dev/null
 	can_connect $NET4.12 80
 	local helper
-	helper=$(helper_pid)
+	helper=$(helper_pids)
 	kill -9 "$(cat "$T/sentry.pid")"
-	wait_for "helper gone" bash -c "! kill -0 $helper"
+	[ "$(wc -w <<<"$helper")" = 2 ]
+	wait_for "helpers gone" bash -c "! kill -0 $helper 2>/dev/null"
 	# nobody answers DNS any more, and nothing reaches the real resolver
 	run resolve allowed.test
 	[ "$status" -ne 0 ]
@@ -528,33 +632,39 @@ helper_pid() { pgrep -P "$(cat "$T/sentry.pid")"; }
 		install_policy "allow=allowed.test"
 		pid=$("$DRIVER" sentry "/run/netns/$C" "allow=allowed.test" "$T/resolv.conf" "$T/deny.log" $init $mode 3>&-)
 		local helper
-		helper=$(pgrep -P "$pid")
+		helper=$(pgrep -P "$pid" | tr '\n' ' ')
 		kill -0 "$pid"
 		kill "$init"
 		wait_for "sentry gone ($mode)" bash -c "! kill -0 $pid 2>/dev/null || grep -q '^State:.*Z' /proc/$pid/status"
-		wait_for "helper gone ($mode)" bash -c "! kill -0 $helper 2>/dev/null"
+		wait_for "helpers gone ($mode)" bash -c "for h in $helper; do ! kill -0 \$h 2>/dev/null || exit 1; done"
 	done
 }
 
-@test "the sentry keeps no capability, the helper only CAP_NET_ADMIN, both in an empty root under 1 MiB" {
+@test "the sentry keeps no capability, its netadmin helper only CAP_NET_ADMIN, its net helper none, all in an empty root under 1 MiB" {
 	policy_and_sentry "allow=allowed.test"
 	resolve allowed.test >/dev/null
-	local s h
+	local s h n
 	s=$(cat "$T/sentry.pid")
-	h=$(helper_pid)
+	h=$(helper_in "$(cat "$T/init.pid")")
+	n=$(helper_in $$)
+	[ -n "$h" ] && [ -n "$n" ] && [ "$h" != "$n" ]
 	grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/$s/status
 	grep -q '^CapPrm:[[:space:]]*0000000000000000$' /proc/$s/status
 	grep -q '^CapBnd:[[:space:]]*0000000000000000$' /proc/$s/status
 	grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$s/status
 	grep -q '^CapEff:[[:space:]]*0000000000001000$' /proc/$h/status   # bit 12: CAP_NET_ADMIN
 	grep -q '^CapBnd:[[:space:]]*0000000000001000$' /proc/$h/status
+	grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/$n/status
+	grep -q '^CapBnd:[[:space:]]*0000000000000000$' /proc/$n/status
+	grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$n/status
 	[ -z "$(ls -A /proc/$s/root/)" ]
 	[ -z "$(ls -A /proc/$h/root/)" ]
+	[ -z "$(ls -A /proc/$n/root/)" ]
 	resolve blocked.test >/dev/null
 	resolve allowed.test AAAA tcp >/dev/null
 	# what serving touched goes back after a second of quiet
 	sleep 1.5
-	for p in $s $h; do
+	for p in $s $h $n; do
 		rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$p/status)
 		echo "pid $p VmRSS $rss kB"
 		[ "$rss" -lt 1024 ]
