@@ -123,8 +123,10 @@ int egress_netns_join(int netns_fd, struct ab_err *err);
  * redirect skips them and the filter lets them reach the upstream resolver. */
 #define EGRESS_TABLE "agentbox"
 #define EGRESS_SENTRY_MARK 0x0ab0d053u
-/* nfnetlink_log group of every log rule (groups are per network namespace). */
+/* nfnetlink_log group of every log rule (groups are per network namespace):
+ * the first packet to a destination in a minute, and the repeats. */
 #define EGRESS_NFLOG_GROUP 171
+#define EGRESS_NFLOG_REPEAT_GROUP 172
 /* Default DNS port of the sentry on 127.0.0.1 and ::1 inside the netns. */
 #define EGRESS_SENTRY_PORT 53
 
@@ -200,6 +202,7 @@ struct egress_sentry_params {
 	int ready_fd;                     /* gets one byte once serving; -1 = none */
 	int listen_fd[4];                 /* from egress_sentry_sockets_open, or all -1: bind them */
 	int nflog_fd;                     /* likewise; -1: open it */
+	int nflog_repeat_fd;              /* likewise, EGRESS_NFLOG_REPEAT_GROUP */
 	bool upstreams_added;             /* egress_sentry_sockets_open put the upstream
 					   * and guard elements in */
 	void (*release_more)(void);       /* the caller's memory to give back with the
@@ -210,10 +213,10 @@ struct egress_sentry_params {
 };
 
 /* The sentry's sockets, made in the netns NETNS_FD for the caller to hand to
- * the sentry (sp->listen_fd, sp->nflog_fd): with DNS, its listeners (UDP and
- * TCP on 127.0.0.1 and ::1, port PORT; loopback brought up first; udp4, tcp4,
- * udp6, tcp6, the IPv6 pair -1 when the netns has IPv6 disabled), and always
- * its socket on the ruleset's log group. Made before the container's program
+ * the sentry (sp->listen_fd, sp->nflog_fd, sp->nflog_repeat_fd): with DNS, its
+ * listeners (UDP and TCP on 127.0.0.1 and ::1, port PORT; loopback brought up
+ * first; udp4, tcp4, udp6, tcp6, the IPv6 pair -1 when the netns has IPv6
+ * disabled), and always its sockets on the ruleset's two log groups. Made before the container's program
  * can run, they hold its first queries and log records until the sentry serves.
  * With DNS, the upstream resolvers of sp->upstream go into the ruleset's sets
  * too (loopback ones guarded from everyone but the sentry). */

@@ -126,6 +126,13 @@ int nflog_parse_msg(const uint8_t *msg, size_t len, struct nflog_packet *pkt)
 	const uint8_t *payload = NULL;
 	size_t payload_len = 0;
 	pkt->prefix[0] = 0;
+	pkt->has_seq = false;
+	pkt->seq = 0;
+	{
+		struct nfgenmsg g;
+		memcpy(&g, msg + NLMSG_HDRLEN, sizeof g);
+		pkt->group = ntohs(g.res_id);
+	}
 	while (off + sizeof(struct nlattr) <= len) {
 		struct nlattr a;
 		memcpy(&a, msg + off, sizeof a);
@@ -137,6 +144,14 @@ int nflog_parse_msg(const uint8_t *msg, size_t len, struct nflog_packet *pkt)
 		case NFULA_PAYLOAD:
 			payload = data;
 			payload_len = dlen;
+			break;
+		case NFULA_SEQ:
+			if (dlen >= 4) {
+				uint32_t v;
+				memcpy(&v, data, 4);
+				pkt->seq = ntohl(v);
+				pkt->has_seq = true;
+			}
 			break;
 		case NFULA_PREFIX: {
 			/* NUL-terminated by the kernel; do not trust that */
@@ -224,15 +239,26 @@ static void put_bind(struct nlmsghdr *nlh, void *arg)
 	mnl_attr_put(nlh, NFULA_CFG_CMD, sizeof cmd, &cmd);
 }
 
+struct mode {
+	unsigned batch;
+};
+
 static void put_mode(struct nlmsghdr *nlh, void *arg)
 {
+	const struct mode *m = arg;
 	struct nfulnl_msg_config_mode mode = { .copy_range = htonl(NFLOG_SNAPLEN), .copy_mode = NFULNL_COPY_PACKET };
 	mnl_attr_put(nlh, NFULA_CFG_MODE, sizeof mode, &mode);
-	/* deliver each packet at once rather than batching for a second */
-	mnl_attr_put_u32(nlh, NFULA_CFG_QTHRESH, htonl(1));
+	/* the first packets of destinations each at once; repeats in batches */
+	mnl_attr_put_u32(nlh, NFULA_CFG_QTHRESH, htonl(m->batch ? m->batch : 1));
+	if (m->batch) {
+		mnl_attr_put_u32(nlh, NFULA_CFG_TIMEOUT, htonl(10));   /* 1/100 s */
+		mnl_attr_put_u32(nlh, NFULA_CFG_NLBUFSIZ, htonl(32768));
+	}
+	/* a sequence number per packet of the group: gaps are drops */
+	mnl_attr_put_u16(nlh, NFULA_CFG_FLAGS, htons(NFULNL_CFG_F_SEQ));
 }
 
-int nflog_open(uint16_t group, int *ret_fd, struct ab_err *err)
+int nflog_open(uint16_t group, unsigned batch, int rcvbuf, int *ret_fd, struct ab_err *err)
 {
 	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (!nl)
@@ -242,15 +268,20 @@ int nflog_open(uint16_t group, int *ret_fd, struct ab_err *err)
 		mnl_socket_close(nl);
 		return ab_error(err, e, "nflog: bind netlink socket");
 	}
+	struct mode m = { batch };
 	int r = nflog_config(nl, group, AF_UNSPEC, put_bind, NULL, "bind group", err);
 	if (r >= 0)
-		r = nflog_config(nl, group, AF_UNSPEC, put_mode, NULL, "set copy mode", err);
+		r = nflog_config(nl, group, AF_UNSPEC, put_mode, &m, "set copy mode", err);
 	if (r < 0) {
 		mnl_socket_close(nl);
 		return ab_wrap(err, "group %u", group);
 	}
+	/* FORCE needs CAP_NET_ADMIN, which the caller has now; else what we may */
+	int fd0 = mnl_socket_get_fd(nl);
+	if (rcvbuf > 0 && setsockopt(fd0, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+		(void)setsockopt(fd0, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
 	/* Take the fd out of the libmnl wrapper: the sentry only needs recv(). */
-	int fd = fcntl(mnl_socket_get_fd(nl), F_DUPFD_CLOEXEC, 3);
+	int fd = fcntl(fd0, F_DUPFD_CLOEXEC, 3);
 	int e = errno;
 	mnl_socket_close(nl);
 	if (fd < 0)

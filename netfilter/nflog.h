@@ -15,6 +15,9 @@
 
 struct nflog_packet {
 	char prefix[NFLOG_PREFIX_MAX]; /* the log rule's prefix, "" if none */
+	uint16_t group;                /* the nflog group (res_id) */
+	bool has_seq;                  /* NFULA_SEQ: the group's count of logged packets */
+	uint32_t seq;
 	int family;                    /* AF_INET or AF_INET6, from the IP header */
 	uint8_t dst[16];
 	uint8_t proto;                 /* transport protocol number */
@@ -34,8 +37,12 @@ int nflog_parse_msg(const uint8_t *msg, size_t len, struct nflog_packet *ret);
 int nflog_parse_buffer(const uint8_t *buf, size_t len,
 		       void (*cb)(const struct nflog_packet *pkt, void *data), void *data);
 /* A netlink socket bound to group in the current netns, copying NFLOG_SNAPLEN
- * bytes of each packet. Needs CAP_NET_ADMIN now; reading later needs none. */
-int nflog_open(uint16_t group, int *ret_fd, struct ab_err *err);
+ * bytes of each packet and numbering them (NFULA_SEQ: a gap is what the
+ * kernel dropped when the socket was full). batch: deliver up to that many at
+ * once (within 100 ms) into a receive buffer of rcvbuf bytes, for a group that
+ * may see floods; 0: each packet at once. Needs CAP_NET_ADMIN now; reading
+ * later needs none. */
+int nflog_open(uint16_t group, unsigned batch, int rcvbuf, int *ret_fd, struct ab_err *err);
 /* Protocol name for logs: "tcp", "udp", "icmp", "icmpv6", or the number. */
 const char *nflog_proto_name(uint8_t proto, char buf[8]);
 

@@ -120,9 +120,10 @@ static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, st
 		} else if ((r = sentry_bind_listeners(sp->port, s->udp, s->tcp, err)) < 0)
 			return r;
 	}
-	if (sp->nflog_fd >= 0)
+	if (sp->nflog_fd >= 0) {
 		s->nflog = sp->nflog_fd;
-	else if ((r = nflog_open(EGRESS_NFLOG_GROUP, &s->nflog, err)) < 0)
+		s->nflog_repeat = sp->nflog_repeat_fd;
+	} else if ((r = sentry_open_log_sockets(&s->nflog, &s->nflog_repeat, err)) < 0)
 		return r;
 	if (sp->dns && !sp->upstreams_added && (r = sentry_add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
@@ -131,15 +132,18 @@ static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, st
 
 static void serve(struct sentry *s)
 {
-	enum { P_INIT, P_NFLOG, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_FIXED };
+	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
 		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
 		uint64_t now = now_ms(), next = s->pidfd >= 0 ? UINT64_MAX : now + 1000;
 		if (!s->released && s->active_at + IDLE_RELEASE_MS < next)
 			next = s->active_at + IDLE_RELEASE_MS;
+		if (sentry_log_next(s) < next)
+			next = sentry_log_next(s);
 		pf[P_INIT] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pf[P_NFLOG] = (struct pollfd){ .fd = s->nflog, .events = POLLIN };
+		pf[P_REPEAT] = (struct pollfd){ .fd = s->nflog_repeat, .events = POLLIN };
 		pf[P_UDP4] = (struct pollfd){ .fd = s->udp[0], .events = POLLIN };
 		pf[P_UDP6] = (struct pollfd){ .fd = s->udp[1], .events = POLLIN };
 		pf[P_TCP4] = (struct pollfd){ .fd = s->tcp[0], .events = POLLIN };
@@ -161,8 +165,11 @@ static void serve(struct sentry *s)
 		if (r < 0 && errno != EINTR)
 			return;
 		if (!init_alive(s)) {
-			/* what the container was refused just before it ended */
+			/* what the container was refused just before it ended, and all
+			 * that is still to be written */
 			sentry_handle_nflog(s);
+			sentry_handle_nflog_repeats(s);
+			sentry_log_tick(s, true);
 			return;
 		}
 		if (r > 0) {
@@ -170,6 +177,8 @@ static void serve(struct sentry *s)
 			s->released = false;
 			if (pf[P_NFLOG].revents)
 				sentry_handle_nflog(s);
+			if (pf[P_REPEAT].revents)
+				sentry_handle_nflog_repeats(s);
 			for (int i = 0; i < 2; i++) {
 				if (pf[P_UDP4 + i].revents)
 					sentry_udp_query(s, s->udp[i]);
@@ -187,6 +196,7 @@ static void serve(struct sentry *s)
 		for (size_t i = 0; i < MAX_QUERIES; i++)
 			if (s->q[i].state != Q_FREE && s->q[i].deadline <= now)
 				sentry_query_timeout(s, &s->q[i]);
+		sentry_log_tick(s, false);
 		bool busy = false;
 		for (size_t i = 0; i < MAX_TCP_CLIENTS; i++) {
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline <= now)
@@ -232,7 +242,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->tokens = LOG_BURST;
 	s->tokens_at = now_ms();
 	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
-	s->nflog = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
+	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
 	for (size_t i = 0; i < MAX_QUERIES; i++)
 		s->q[i].fd = -1;
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
@@ -240,7 +250,8 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	signal(SIGPIPE, SIG_IGN);
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
-		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->log_fd };
+		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
+		       sp->log_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	/* fresh mappings: pages never touched cost nothing */
@@ -298,7 +309,7 @@ out:
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		if (s->tc[i].fd >= 0)
 			close(s->tc[i].fd);
-	int fds[] = { s->udp[0], s->udp[1], s->tcp[0], s->tcp[1], s->nflog, s->procfd, s->logfd };
+	int fds[] = { s->udp[0], s->udp[1], s->tcp[0], s->tcp[1], s->nflog, s->nflog_repeat, s->procfd, s->logfd };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

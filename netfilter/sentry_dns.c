@@ -119,7 +119,7 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 	/* deny wins along the whole CNAME chain */
 	for (size_t i = 1; i < a->n_chain; i++)
 		if (egress_policy_check_name(s->p, a->chain[i]) == EGRESS_NAME_DENY) {
-			sentry_deny_record(s, "dns", NULL, -1, a->chain[i], "denied");
+			sentry_log_name(s, a->chain[i], R_DENIED);
 			ret = DNS_RCODE_REFUSED;
 			goto out;
 		}
@@ -134,9 +134,7 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 		/* the host's own addresses: only the net helper, in the runtime's
 		 * netns, knows them (it runs wherever a name may be forwarded) */
 		if (egress_addr_special(ad->family, ad->addr) || sentry_net_is_local(s, ad->family, ad->addr) == 1) {
-			char dst[INET6_ADDRSTRLEN];
-			inet_ntop(ad->family, ad->addr, dst, sizeof dst);
-			sentry_deny_record(s, "dns", dst, -1, qname, "internal-address");
+			sentry_log_pointed(s, qname, ad->family, ad->addr);
 			ret = DNS_RCODE_REFUSED;
 		}
 	}
@@ -221,7 +219,7 @@ static enum verdict classify(struct sentry *s, const uint8_t *q, size_t qlen, st
 		if (r == -EINVAL) {
 			with_q = qq;
 			rcode = DNS_RCODE_REFUSED;
-			sentry_deny_record(s, "dns", NULL, -1, qq->name, "not-allowed");
+			sentry_log_name(s, qq->name, R_NOT_ALLOWED);
 		} else if (r < 0)
 			rcode = DNS_RCODE_FORMERR;
 		else {
@@ -230,7 +228,7 @@ static enum verdict classify(struct sentry *s, const uint8_t *q, size_t qlen, st
 									      : EGRESS_NAME_NONE;
 			if (v != EGRESS_NAME_ALLOW) {
 				rcode = DNS_RCODE_REFUSED;
-				sentry_deny_record(s, "dns", NULL, -1, qq->name, v == EGRESS_NAME_DENY ? "denied" : "not-allowed");
+				sentry_log_name(s, qq->name, v == EGRESS_NAME_DENY ? R_DENIED : R_NOT_ALLOWED);
 			}
 		}
 	}

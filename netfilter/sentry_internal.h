@@ -36,6 +36,10 @@
 #define LOG_RATE 100             /* records per second, burst LOG_BURST */
 #define LOG_BURST 200
 #define IDLE_RELEASE_MS 1000     /* quiet this long after work: give memory back */
+#define DEST_SLOTS 512           /* refused destinations remembered for their repeats */
+#define DEST_WAYS 4              /* (in buckets of 4, the least recently seen one goes) */
+#define NAME_SLOTS 128           /* refused names, likewise */
+#define FLUSH_MS 5000            /* repeats are written this often at most */
 #define BUF_SIZE (65536 + 2)
 #define TCP_BUF_SIZE (2 + 65535) /* a length and the largest DNS message */
 
@@ -106,13 +110,40 @@ struct recent_name {
 	char name[DNS_NAME_TEXT];
 };
 
+enum reason { R_NOT_ALLOWED, R_DENIED, R_DNS_BYPASS, R_SPOOFED, R_INTERNAL, R_COUNT };
+
+/* A refused destination and what is still to be written about it. */
+struct dest {
+	bool used, pending;      /* pending: its first record is not written yet */
+	bool has_port;
+	uint8_t family, proto, reason;
+	uint16_t port;
+	uint8_t addr[16];
+	uint32_t repeats;        /* since its last record */
+	uint64_t last_ms;
+};
+
+struct refused {
+	bool used, pending;
+	uint8_t reason;
+	uint32_t repeats;
+	uint64_t last_ms;
+	char name[DNS_NAME_TEXT];
+};
+
+/* a log group's sequence numbers: a gap is what the kernel dropped */
+struct seq {
+	bool known;
+	uint32_t next;
+};
+
 struct sentry {
 	const struct egress_sentry_params *sp;
 	const struct egress_policy *p;
 	uint32_t ttl_min, ttl_max;
 	uint32_t set_elems_max;
 	int udp[2], tcp[2];     /* listeners on 127.0.0.1 and ::1 */
-	int nflog;
+	int nflog, nflog_repeat;  /* the log groups: first packets, repeats */
 	int pidfd, procfd;
 	int helper;             /* the netadmin helper (set elements, marked sockets), -1: none */
 	pid_t helper_pid;
@@ -122,7 +153,15 @@ struct sentry {
 	uint64_t log_size, log_max;
 	double tokens;
 	uint64_t tokens_at;
-	unsigned suppressed;
+	struct dest dests[DEST_SLOTS];
+	struct refused names[NAME_SLOTS];
+	struct seq seq_first, seq_repeat;
+	uint64_t lost_records;   /* first packets the kernel dropped (since the last summary) */
+	uint64_t lost_repeats;   /* repeats the kernel dropped */
+	uint64_t dropped_records, dropped_repeats;   /* what we could not write */
+	bool log_due;            /* something to write at the next tick */
+	bool log_full;           /* the size limit was reached and said */
+	uint64_t log_flushed_ms;
 	struct upstream up[EGRESS_MAX_UPSTREAMS];      /* from the box's resolv.conf */
 	size_t n_up, up_cur;
 	struct upstream host_up[EGRESS_MAX_UPSTREAMS]; /* the runtime's own resolvers */
@@ -194,10 +233,19 @@ short sentry_exchange_events(const struct query *q);
 void sentry_exchange_end(struct sentry *s, struct query *q);
 
 /* sentry_log.c */
-void sentry_deny_record(struct sentry *s, const char *proto, const char *dst, int port, const char *name,
-			const char *reason);
+/* A name refused (proto "dns"): its first refusal is a record, the next ones
+ * are counted. */
+void sentry_log_name(struct sentry *s, const char *name, enum reason reason);
+/* An allowed name whose answer pointed inside, at addr. */
+void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr);
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name);
+/* Read the log groups' sockets: first packets, repeats (a bounded amount). */
 void sentry_handle_nflog(struct sentry *s);
+void sentry_handle_nflog_repeats(struct sentry *s);
+/* When the next tick is due (UINT64_MAX: nothing to write), and the tick:
+ * repeats, records that waited for the rate, the summary. final: the last one. */
+uint64_t sentry_log_next(const struct sentry *s);
+void sentry_log_tick(struct sentry *s, bool final);
 
 /* sentry_dns.c */
 void sentry_udp_query(struct sentry *s, int lfd);
@@ -211,6 +259,8 @@ void sentry_tclient_close(struct tclient *c);
 /* In the current netns: lo up, then UDP and TCP listeners on 127.0.0.1 and ::1
  * (udp/tcp[0] IPv4, [1] IPv6, -1 when IPv6 is disabled). */
 int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *err);
+/* In the current netns: the sockets on the log groups (first packets, repeats). */
+int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err);
 /* The upstream resolvers of sp into their sets (guarded ones into the guard sets too). */
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
 

@@ -1,77 +1,195 @@
 /* The deny log: JSON lines, one write each, appended to the container's log
- * file, for names the sentry refused and packets the ruleset logged (read from
- * nfnetlink_log). Rate and size are bounded; what the rate limit drops is
- * counted on the next line. */
+ * file: names the sentry refused, answers it withheld, and packets the
+ * ruleset refused (read from nfnetlink_log).
+ *
+ * A flood must not hide anything (issue 22 hole 6). The ruleset logs the
+ * first packet to each destination (address, protocol, port) in a minute in
+ * full on one log group, and the repeats on another, read from a socket of
+ * their own: a flood of repeats can fill that socket, never the first one.
+ * Here every destination and refused name gets a record of its own the first
+ * time; repeats are counted per destination and written as one record with
+ * "repeats": N at most every FLUSH_MS. What cannot be written within the
+ * bounds (LOG_RATE records a second, log_max bytes) is counted, and a summary
+ * record says how much, as does one for what the kernel dropped (a gap in a
+ * log group's sequence numbers). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "json.h"
 #include "nflog.h"
 #include "sentry_internal.h"
 #include "util.h"
 
-/* Printable ASCII only: names come off the wire. */
-static void sanitize(const char *in, char *out, size_t len)
+#define LOG_RESERVE 1024        /* bytes kept for the summary that says the log is full */
+
+static const char *const reason_text[R_COUNT] = {
+	[R_NOT_ALLOWED] = "not-allowed", [R_DENIED] = "denied", [R_DNS_BYPASS] = "dns-bypass",
+	[R_SPOOFED] = "spoofed-source", [R_INTERNAL] = "internal-address",
+};
+
+/* ---- JSON lines ---- */
+
+struct line {
+	char buf[1024];
+	size_t len;
+	bool cut;
+};
+
+static void put(struct line *l, const char *s)
 {
-	size_t i = 0;
-	for (; in[i] && i + 1 < len; i++)
-		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
-	out[i] = 0;
+	size_t n = strlen(s);
+	if (l->len + n >= sizeof l->buf - 2) {
+		l->cut = true;
+		return;
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
 }
 
-void sentry_deny_record(struct sentry *s, const char *proto, const char *dst, int port, const char *name,
-			const char *reason)
+/* "key":"value", the value printable ASCII only (names come off the wire) */
+static void put_str(struct line *l, const char *key, const char *v)
+{
+	char esc[2 * DNS_NAME_TEXT + 8];
+	size_t o = 0;
+	for (size_t i = 0; v[i] && o + 3 < sizeof esc; i++) {
+		unsigned char c = (unsigned char)v[i];
+		if (c == '"' || c == '\\')
+			esc[o++] = '\\';
+		esc[o++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	esc[o] = 0;
+	put(l, l->len > 1 ? ",\"" : "\"");
+	put(l, key);
+	put(l, "\":\"");
+	put(l, esc);
+	put(l, "\"");
+}
+
+static void put_num(struct line *l, const char *key, uint64_t v)
+{
+	char num[32];
+	snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+	put(l, l->len > 1 ? ",\"" : "\"");
+	put(l, key);
+	put(l, "\":");
+	put(l, num);
+}
+
+static void line_begin(struct sentry *s, struct line *l, const char *verdict)
+{
+	char ts[64];
+	format_rfc3339(ts, sizeof ts);
+	l->len = 0;
+	l->cut = false;
+	put(l, "{");
+	put_str(l, "time", ts);
+	put_str(l, "container", s->sp->container_id ? s->sp->container_id : "");
+	put_str(l, "verdict", verdict);
+}
+
+/* one write per line: O_APPEND keeps lines whole */
+static bool line_write(struct sentry *s, struct line *l, bool reserve)
+{
+	put(l, "}");
+	if (l->cut)
+		return false;
+	l->buf[l->len++] = '\n';
+	uint64_t limit = reserve ? s->log_max : s->log_max > LOG_RESERVE ? s->log_max - LOG_RESERVE : 0;
+	if (s->log_size + l->len > limit)
+		return false;
+	if (write(s->logfd, l->buf, l->len) != (ssize_t)l->len)
+		return false;
+	s->log_size += l->len;
+	return true;
+}
+
+/* A regular record may go out now: within the rate and below the reserve. */
+static bool may_write(struct sentry *s)
 {
 	if (s->logfd < 0)
-		return;
+		return false;
 	uint64_t now = now_ms();
 	s->tokens += (double)(now - s->tokens_at) * LOG_RATE / 1000.0;
 	if (s->tokens > LOG_BURST)
 		s->tokens = LOG_BURST;
 	s->tokens_at = now;
-	if (s->tokens < 1) {
-		s->suppressed++;
-		return;
-	}
+	if (s->tokens < 1)
+		return false;
 	s->tokens -= 1;
+	return true;
+}
 
-	char ts[64], clean[DNS_NAME_TEXT];
-	format_rfc3339(ts, sizeof ts);
-	struct json_out *o = json_out_new(false);
-	json_obj_begin(o);
-	json_kv_str(o, "time", ts);
-	json_kv_str(o, "container", s->sp->container_id ? s->sp->container_id : "");
-	json_kv_str(o, "verdict", "deny");
-	json_kv_str(o, "proto", proto);
-	if (dst)
-		json_kv_str(o, "dst", dst);
-	if (port >= 0)
-		json_kv_int(o, "port", port);
-	if (name) {
-		sanitize(name, clean, sizeof clean);
-		json_kv_str(o, "name", clean);
-	}
-	json_kv_str(o, "reason", reason);
-	if (s->suppressed) {   /* records dropped by the rate limit since the last one */
-		json_kv_uint(o, "suppressed", s->suppressed);
-		s->suppressed = 0;
-	}
-	json_obj_end(o);
-	size_t len;
-	const char *text = json_out_text(o, &len);
-	char line[1024];
-	if (len + 1 <= sizeof line && s->log_size + len + 1 <= s->log_max) {
-		memcpy(line, text, len);
-		line[len] = '\n';
-		/* one write per line: O_APPEND keeps lines whole */
-		if (write(s->logfd, line, len + 1) == (ssize_t)(len + 1))
-			s->log_size += len + 1;
-	}
-	json_out_free(o);
+/* ---- the destinations and names seen ---- */
+
+static uint32_t hash(const void *p, size_t n, uint32_t h)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;   /* FNV-1a */
+	return h;
+}
+
+static bool dest_same(const struct dest *d, int family, const uint8_t *addr, uint8_t proto, int port)
+{
+	return d->used && d->family == family && d->proto == proto && d->port == (port < 0 ? 0 : port) &&
+	       d->has_port == (port >= 0) && memcmp(d->addr, addr, 16) == 0;
+}
+
+/* What a destination's record does not say any more when it is dropped from
+ * the table unwritten. */
+static void forget_dest(struct sentry *s, struct dest *d)
+{
+	if (d->used && d->pending)
+		s->dropped_records++;
+	if (d->used)
+		s->dropped_repeats += d->repeats;
+	memset(d, 0, sizeof *d);
+}
+
+/* The destination's slot: found, or made (the bucket's least recently seen
+ * one goes, preferably one with nothing left to write). */
+static struct dest *dest_slot(struct sentry *s, int family, const uint8_t *addr, uint8_t proto, int port,
+			      bool *created)
+{
+	uint32_t h = hash(addr, 16, 2166136261u);
+	h = hash(&proto, 1, h);
+	h = hash(&port, sizeof port, h);
+	struct dest *b = &s->dests[(h % (DEST_SLOTS / DEST_WAYS)) * DEST_WAYS], *victim = NULL;
+	for (size_t i = 0; i < DEST_WAYS; i++)
+		if (dest_same(&b[i], family, addr, proto, port)) {
+			*created = false;
+			return &b[i];
+		}
+	for (size_t i = 0; i < DEST_WAYS && !victim; i++)
+		if (!b[i].used)
+			victim = &b[i];
+	for (size_t i = 0; i < DEST_WAYS && !victim; i++)
+		if (!b[i].pending && !b[i].repeats && (!victim || b[i].last_ms < victim->last_ms))
+			victim = &b[i];
+	for (size_t i = 0; i < DEST_WAYS && !victim; i++)
+		if (!victim || b[i].last_ms < victim->last_ms)
+			victim = &b[i];
+	forget_dest(s, victim);
+	victim->used = 1;
+	victim->family = (uint8_t)family;
+	memcpy(victim->addr, addr, 16);
+	victim->proto = proto;
+	victim->has_port = port >= 0;
+	victim->port = port < 0 ? 0 : (uint16_t)port;
+	*created = true;
+	return victim;
+}
+
+static const char *recent_name(struct sentry *s, int family, const uint8_t *addr)
+{
+	for (size_t i = 0; i < RECENT_NAMES; i++)
+		if (s->recent[i].family == family && memcmp(s->recent[i].addr, addr, 16) == 0)
+			return s->recent[i].name;
+	return NULL;
 }
 
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name)
@@ -89,39 +207,261 @@ void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char
 	snprintf(r->name, sizeof r->name, "%s", name);
 }
 
-static const char *recent_name(struct sentry *s, int family, const uint8_t *addr)
+/* The destination's record: its first one, or its repeats since the last. */
+static bool dest_write(struct sentry *s, struct dest *d)
 {
-	for (size_t i = 0; i < RECENT_NAMES; i++)
-		if (s->recent[i].family == family && memcmp(s->recent[i].addr, addr, 16) == 0)
-			return s->recent[i].name;
-	return NULL;
+	if (!may_write(s))
+		return false;
+	char dst[INET6_ADDRSTRLEN], pbuf[8];
+	inet_ntop(d->family, d->addr, dst, sizeof dst);
+	struct line l;
+	line_begin(s, &l, "deny");
+	put_str(&l, "proto", nflog_proto_name(d->proto, pbuf));
+	put_str(&l, "dst", dst);
+	if (d->has_port)
+		put_num(&l, "port", d->port);
+	const char *name = recent_name(s, d->family, d->addr);
+	if (name)
+		put_str(&l, "name", name);
+	put_str(&l, "reason", reason_text[d->reason]);
+	if (d->repeats)
+		put_num(&l, "repeats", d->repeats);
+	if (!line_write(s, &l, false)) {
+		s->tokens += 1;   /* not written: the log is full, the tick says so */
+		return false;
+	}
+	d->pending = false;
+	d->repeats = 0;
+	return true;
 }
 
-static void on_nflog_packet(const struct nflog_packet *pkt, void *data)
+static struct refused *name_slot(struct sentry *s, const char *name, uint8_t reason, bool *created)
+{
+	uint32_t h = hash(name, strlen(name), 2166136261u) ^ reason;
+	struct refused *victim = NULL;
+	for (size_t k = 0; k < 4; k++) {
+		struct refused *r = &s->names[(h + k) % NAME_SLOTS];
+		if (r->used && r->reason == reason && strcmp(r->name, name) == 0) {
+			*created = false;
+			return r;
+		}
+		if (!victim || !r->used || (victim->used && r->last_ms < victim->last_ms))
+			victim = r;
+	}
+	if (victim->used && victim->pending)
+		s->dropped_records++;
+	if (victim->used)
+		s->dropped_repeats += victim->repeats;
+	memset(victim, 0, sizeof *victim);
+	victim->used = true;
+	victim->reason = reason;
+	snprintf(victim->name, sizeof victim->name, "%s", name);
+	*created = true;
+	return victim;
+}
+
+static bool name_write(struct sentry *s, struct refused *r)
+{
+	if (!may_write(s))
+		return false;
+	struct line l;
+	line_begin(s, &l, "deny");
+	put_str(&l, "proto", "dns");
+	put_str(&l, "name", r->name);
+	put_str(&l, "reason", reason_text[r->reason]);
+	if (r->repeats)
+		put_num(&l, "repeats", r->repeats);
+	if (!line_write(s, &l, false)) {
+		s->tokens += 1;
+		return false;
+	}
+	r->pending = false;
+	r->repeats = 0;
+	return true;
+}
+
+void sentry_log_name(struct sentry *s, const char *name, enum reason reason)
+{
+	bool created;
+	struct refused *r = name_slot(s, name, (uint8_t)reason, &created);
+	r->last_ms = now_ms();
+	if (created) {
+		r->pending = true;
+		(void)name_write(s, r);
+	} else
+		r->repeats++;
+	s->log_due = true;
+}
+
+void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr)
+{
+	char dst[INET6_ADDRSTRLEN];
+	inet_ntop(family, addr, dst, sizeof dst);
+	if (!may_write(s)) {
+		s->dropped_records++;
+		s->log_due = true;
+		return;
+	}
+	struct line l;
+	line_begin(s, &l, "deny");
+	put_str(&l, "proto", "dns");
+	put_str(&l, "dst", dst);
+	put_str(&l, "name", name);
+	put_str(&l, "reason", reason_text[R_INTERNAL]);
+	if (!line_write(s, &l, false)) {
+		s->dropped_records++;
+		s->log_due = true;
+	}
+}
+
+/* ---- what the ruleset logged ---- */
+
+static enum reason reason_of(const char *prefix)
+{
+	if (strcmp(prefix, "deny") == 0)
+		return R_DENIED;
+	if (strcmp(prefix, "dns") == 0)
+		return R_DNS_BYPASS;
+	if (strcmp(prefix, "spoof") == 0)
+		return R_SPOOFED;
+	return R_NOT_ALLOWED;
+}
+
+/* Count what the kernel dropped: the packets a group's numbers skipped. */
+static void count_gap(struct seq *q, const struct nflog_packet *pkt, uint64_t *lost)
+{
+	if (!pkt->has_seq)
+		return;
+	if (q->known && pkt->seq != q->next)
+		*lost += (uint32_t)(pkt->seq - q->next);
+	q->known = true;
+	q->next = pkt->seq + 1;
+}
+
+static void on_first(const struct nflog_packet *pkt, void *data)
 {
 	struct sentry *s = data;
-	char dst[INET6_ADDRSTRLEN], pbuf[8];
-	inet_ntop(pkt->family, pkt->dst, dst, sizeof dst);
-	const char *reason = strcmp(pkt->prefix, "deny") == 0 ? "denied"
-			     : strcmp(pkt->prefix, "dns") == 0 ? "dns-bypass"
-			     : strcmp(pkt->prefix, "spoof") == 0 ? "spoofed-source"
-								 : "not-allowed";
-	sentry_deny_record(s, nflog_proto_name(pkt->proto, pbuf), dst, pkt->has_port ? pkt->dport : -1,
-		    recent_name(s, pkt->family, pkt->dst), reason);
+	count_gap(&s->seq_first, pkt, &s->lost_records);
+	bool created;
+	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, &created);
+	d->last_ms = now_ms();
+	if (created) {
+		d->reason = (uint8_t)reason_of(pkt->prefix);
+		d->pending = true;
+		(void)dest_write(s, d);
+	} else
+		d->repeats++;   /* a minute on, still tried: with the repeats */
+	s->log_due = true;
+}
+
+static void on_repeat(const struct nflog_packet *pkt, void *data)
+{
+	struct sentry *s = data;
+	count_gap(&s->seq_repeat, pkt, &s->lost_repeats);
+	bool created;
+	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, &created);
+	d->last_ms = now_ms();
+	if (created) {
+		/* its first record was lost (or forgotten here): it gets one all the
+		 * same; the reason is not in a repeat, the usual one is assumed */
+		d->reason = R_NOT_ALLOWED;
+		d->pending = true;
+	}
+	d->repeats++;
+	s->log_due = true;
+}
+
+/* Read what is there, at most budget bytes: the repeats' socket may be
+ * flooded, and the loop must go on to the rest. */
+static void drain(struct sentry *s, int fd, void (*cb)(const struct nflog_packet *, void *), size_t budget)
+{
+	uint8_t *buf = s->buf;   /* free between DNS messages */
+	while (budget) {
+		ssize_t n = recv(fd, buf, BUF_SIZE, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ENOBUFS: the kernel dropped messages while we were busy (the
+			 * sequence numbers say how many); read on */
+			if (errno == ENOBUFS) {
+				s->log_due = true;
+				continue;
+			}
+			return;
+		}
+		(void)nflog_parse_buffer(buf, (size_t)n, cb, s);
+		budget = (size_t)n < budget ? budget - (size_t)n : 0;
+	}
 }
 
 void sentry_handle_nflog(struct sentry *s)
 {
-	uint8_t buf[8192];
-	for (;;) {
-		ssize_t n = recv(s->nflog, buf, sizeof buf, MSG_DONTWAIT);
-		if (n < 0) {
-			/* ENOBUFS: the kernel dropped messages while we were busy */
-			if (errno == EINTR || errno == ENOBUFS)
-				continue;
-			return;
-		}
-		(void)nflog_parse_buffer(buf, (size_t)n, on_nflog_packet, s);
-	}
+	drain(s, s->nflog, on_first, SIZE_MAX);
 }
 
+void sentry_handle_nflog_repeats(struct sentry *s)
+{
+	drain(s, s->nflog_repeat, on_repeat, 256 * 1024);
+}
+
+/* ---- the tick: repeats, what waited for the rate, the summary ---- */
+
+uint64_t sentry_log_next(const struct sentry *s)
+{
+	return s->log_due ? s->log_flushed_ms + FLUSH_MS : UINT64_MAX;
+}
+
+void sentry_log_tick(struct sentry *s, bool final)
+{
+	uint64_t now = now_ms();
+	if (!s->log_due || (!final && now < s->log_flushed_ms + FLUSH_MS))
+		return;
+	s->log_flushed_ms = now;
+	bool left = false;
+	for (size_t i = 0; i < DEST_SLOTS; i++) {
+		struct dest *d = &s->dests[i];
+		if (d->used && (d->pending || d->repeats) && !dest_write(s, d))
+			left = true;
+	}
+	for (size_t i = 0; i < NAME_SLOTS; i++) {
+		struct refused *r = &s->names[i];
+		if (r->used && (r->pending || r->repeats) && !name_write(s, r))
+			left = true;
+	}
+	if (final && left) {
+		/* the end: what is still waiting is not written */
+		for (size_t i = 0; i < DEST_SLOTS; i++)
+			forget_dest(s, &s->dests[i]);
+		for (size_t i = 0; i < NAME_SLOTS; i++)
+			if (s->names[i].used) {
+				s->dropped_records += s->names[i].pending;
+				s->dropped_repeats += s->names[i].repeats;
+				s->names[i].pending = false;
+				s->names[i].repeats = 0;
+			}
+		left = false;
+	}
+	if (s->lost_records || s->lost_repeats || s->dropped_records || s->dropped_repeats) {
+		struct line l;
+		line_begin(s, &l, "summary");
+		/* first packets to a destination the kernel could not pass on */
+		if (s->lost_records)
+			put_num(&l, "lost", s->lost_records);
+		/* refused packets no destination's repeats count */
+		if (s->lost_repeats)
+			put_num(&l, "uncounted_repeats", s->lost_repeats);
+		/* records not written within the bounds, and the repeats they held */
+		if (s->dropped_records)
+			put_num(&l, "suppressed", s->dropped_records);
+		if (s->dropped_repeats)
+			put_num(&l, "suppressed_repeats", s->dropped_repeats);
+		bool full = s->log_size + LOG_RESERVE >= s->log_max;
+		if (full)
+			put_str(&l, "note", "log size limit reached");
+		if (s->logfd >= 0 && !s->log_full && line_write(s, &l, true)) {
+			s->lost_records = s->lost_repeats = s->dropped_records = s->dropped_repeats = 0;
+			s->log_full = full;
+		}
+	}
+	s->log_due = left;
+}

@@ -89,6 +89,10 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 		close(sp->nflog_fd);
 		sp->nflog_fd = -1;
 	}
+	if (sp->nflog_repeat_fd >= 0) {
+		close(sp->nflog_repeat_fd);
+		sp->nflog_repeat_fd = -1;
+	}
 }
 
 static bool any_guarded_upstream(const struct egress_sentry_params *sp);
@@ -107,7 +111,7 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 	struct egress_sentry_params *sp = x->sp;
 	int r = x->dns ? sentry_bind_listeners(x->port, x->udp, x->tcp, err) : 0;
 	if (r == 0)
-		r = nflog_open(EGRESS_NFLOG_GROUP, &sp->nflog_fd, err);
+		r = sentry_open_log_sockets(&sp->nflog_fd, &sp->nflog_repeat_fd, err);
 	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
 	 * runs, not once the sentry (which may start later) gets to it. Other
 	 * upstreams only open a way for the sentry's own sockets: it adds them
@@ -167,6 +171,18 @@ static bool any_guarded_upstream(const struct egress_sentry_params *sp)
 
 /* The upstream sets: where the sentry's marked sockets may go, and which
  * loopback resolvers nobody else may reach (Docker's 127.0.0.11). */
+int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err)
+{
+	/* the first packets of destinations: few, each at once; the repeats: in
+	 * batches, a buffer of 1 MiB, counted when it overflows */
+	int r = nflog_open(EGRESS_NFLOG_GROUP, 0, 256 << 10, first, err);
+	if (r == 0 && (r = nflog_open(EGRESS_NFLOG_REPEAT_GROUP, 64, 1 << 20, repeat, err)) < 0) {
+		close(*first);
+		*first = -1;
+	}
+	return r;
+}
+
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err)
 {
 	struct eg_batch b;

@@ -26,14 +26,31 @@ static void print_record(const char *line, bool json)
 		yajl_val x = json_get(v, keys[i]);
 		f[i] = YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
 	}
-	yajl_val port = json_get(v, "port");
+	if (f[1] && streq(f[1], "summary")) {
+		/* what the sentry could not write, or the kernel could not pass on */
+		static const char *const counts[] = {"lost", "uncounted_repeats", "suppressed", "suppressed_repeats"};
+		printf("%s  summary", f[0] ? f[0] : "-");
+		for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+			yajl_val x = json_get(v, counts[i]);
+			if (YAJL_IS_INTEGER(x))
+				printf("  %s %lld", counts[i], YAJL_GET_INTEGER(x));
+		}
+		yajl_val note = json_get(v, "note");
+		printf("%s%s\n", YAJL_IS_STRING(note) ? "  " : "", YAJL_IS_STRING(note) ? YAJL_GET_STRING(note) : "");
+		json_free(v);
+		return;
+	}
+	yajl_val port = json_get(v, "port"), repeats = json_get(v, "repeats");
 	char dst[128] = "";
 	if (f[3] && YAJL_IS_INTEGER(port))
 		snprintf(dst, sizeof dst, strchr(f[3], ':') ? "[%s]:%lld" : "%s:%lld", f[3], YAJL_GET_INTEGER(port));
 	else if (f[3])
 		snprintf(dst, sizeof dst, "%s", f[3]);
-	printf("%s  %-5s %-4s %-28s %s%s%s\n", f[0] ? f[0] : "-", f[1] ? f[1] : "deny", f[2] ? f[2] : "-",
-	       dst[0] ? dst : "-", f[4] ? f[4] : "", f[5] ? "  " : "", f[5] ? f[5] : "");
+	char again[48] = "";
+	if (YAJL_IS_INTEGER(repeats))
+		snprintf(again, sizeof again, "  (%lld more times)", YAJL_GET_INTEGER(repeats));
+	printf("%s  %-5s %-4s %-28s %s%s%s%s\n", f[0] ? f[0] : "-", f[1] ? f[1] : "deny", f[2] ? f[2] : "-",
+	       dst[0] ? dst : "-", f[4] ? f[4] : "", f[5] ? "  " : "", f[5] ? f[5] : "", again);
 	json_free(v);
 }
 

@@ -72,7 +72,7 @@ static int sentry_child(void *arg)
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
-		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.log_fd};
+		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -146,7 +146,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	struct sentry_child *a = calloc(1, sizeof *a);
 	if (!a)
 		return ab_error(err, ENOMEM, "egress: DNS sentry");
-	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.log_fd = -1;
+	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
 	a->netns = egress_netns_open(p, c, st->pid, err);
@@ -332,6 +332,7 @@ size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5])
 	for (int i = 0; i < 4; i++)
 		if (a->sp.listen_fd[i] >= 0)
 			fds[n++] = a->sp.listen_fd[i];
+	/* (a repeat always follows a first packet: that one wakes it) */
 	if (a->sp.nflog_fd >= 0)
 		fds[n++] = a->sp.nflog_fd;
 	return n;

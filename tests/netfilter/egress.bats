@@ -599,6 +599,40 @@ helper_in() {
 	refute can_connect $NET4.10 80
 }
 
+@test "a flood cannot hide a new destination: each one recorded, repeats counted, what was left out said" {
+	local np=$REPO_ROOT/tests/helper/netprobe
+	[ -x "$np" ] || make -s -C "$REPO_ROOT" tests/helper/netprobe
+	policy_and_sentry "allow=allowed.test"
+	# 60,000 packets to one refused destination, 400 to as many ports of
+	# another address (more than the ruleset's dedup sets hold), then the
+	# attempt that matters
+	ip netns exec "$C" "$np" flood-udp $NET4.20 9 60000
+	ip netns exec "$C" "$np" scan-udp $NET4.18 20000 400
+	refute can_connect $NET4.19 443
+	# the attempt is in the log at once
+	wait_for "the new destination's record" jq -e -s 'any(.[]; .dst == "198.18.42.19" and .port == 443)' "$T/deny.log"
+	# the end: the sentry writes what is left, and says what it could not
+	sleep 0.3
+	kill "$(cat "$T/init.pid")"
+	wait_for "the sentry's end" bash -c "! kill -0 $(cat "$T/sentry.pid") 2>/dev/null"
+	# one first record of the flooded destination, its repeats counted
+	jq -c . "$T/deny.log" | grep -c '"198.18.42.20"' >&2 || true
+	[ "$(jq -s '[.[] | select(.dst == "198.18.42.20" and .port == 9 and (has("repeats") | not))] | length' "$T/deny.log")" = 1 ]
+	local counted
+	counted=$(jq -s '([.[] | select(.dst == "198.18.42.20" and .port == 9) | .repeats // 0] | add)
+		+ ([.[] | select(.verdict == "summary") | (.uncounted_repeats // 0) + (.suppressed_repeats // 0)] | add // 0)' "$T/deny.log")
+	echo "repeats counted: $counted" >&2
+	[ "$counted" -ge 59999 ]
+	# every port of the scan has a record, or is among those the summary says were left out
+	local ports left
+	ports=$(jq -s '[.[] | select(.dst == "198.18.42.18") | .port] | unique | length' "$T/deny.log")
+	left=$(jq -s '[.[] | select(.verdict == "summary") | (.suppressed // 0) + (.lost // 0)] | add // 0' "$T/deny.log")
+	echo "scan: $ports ports recorded, $left records left out" >&2
+	[ $((ports + left)) -ge 400 ]
+	# and the log stayed within its rate: far fewer lines than packets
+	[ "$(wc -l <"$T/deny.log")" -lt 1000 ]
+}
+
 @test "denied attempts appear in the deny log" {
 	policy_and_sentry "allow=allowed.test:80"
 	resolve blocked.test >/dev/null
