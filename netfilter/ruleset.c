@@ -4,7 +4,6 @@
  *   chain output (filter, hook output, priority 0, policy drop)
  *     IPv6 neighbour discovery and MLD (link-local only) -> accept
  *     a source address that is not ours -> spoof
- *     from a guarded resolver's address, port 53 -> deny_dns
  *     the sentry's marked sockets may reach @dns_upstream_*
  *     anything else to @dns_guard_* (a loopback resolver) -> deny_dns
  *     loopback destinations and oif lo -> accept
@@ -239,12 +238,6 @@ static void x_redirect(struct rule *r, uint16_t port)
 	nftnl_rule_add_expr(r->r, e);
 }
 
-static void x_sport(struct rule *r, uint16_t port)
-{
-	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_1);
-	x_cmp_be16(r, NFT_CMP_EQ, port);
-}
-
 /* The type of the packet's source address in this namespace (RTN_LOCAL: one
  * of ours) into dreg. */
 static void x_fib_saddr_type(struct rule *r, uint32_t dreg)
@@ -258,24 +251,21 @@ static void x_fib_saddr_type(struct rule *r, uint32_t dreg)
 	nftnl_rule_add_expr(r->r, e);
 }
 
-/* Load the lookup key of set s (daddr, or saddr when SRC [. l4proto [. th
- * dport]]) into the 32-bit registers from NFT_REG32_00 and look it up. */
-static void x_set_match_addr(struct rule *r, unsigned idx, bool src)
+/* Load the lookup key of set s (daddr [. l4proto [. th dport]]) into the
+ * 32-bit registers from NFT_REG32_00 and look it up. */
+static void x_set_match(struct rule *r, unsigned idx)
 {
 	struct eg_set s;
 	eg_set_get(idx, &s);
 	uint32_t alen = s.family == AF_INET ? 4 : 16;
-	uint32_t off = s.family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24);
 	x_nfproto(r, s.family);
-	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, alen, NFT_REG32_00);
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, s.family == AF_INET ? 16 : 24, alen, NFT_REG32_00);
 	if (s.shape >= EG_SHAPE_PROTO)
 		x_meta(r, NFT_META_L4PROTO, NFT_REG32_00 + alen / 4);
 	if (s.shape == EG_SHAPE_PORT)
 		x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG32_00 + alen / 4 + 1);
 	x_lookup(r, NFT_REG32_00, &s, idx);
 }
-
-static void x_set_match(struct rule *r, unsigned idx) { x_set_match_addr(r, idx, false); }
 
 /* R goes to CHAIN (the name rule_new got) */
 static void put_rule(struct eg_batch *b, struct rule *r, const char *chain)
@@ -762,18 +752,6 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &local, sizeof local);
 	x_verdict(r, NFT_GOTO, "spoof");
 	put_rule(b, r, chain);
-
-	/* A loopback resolver's address is ours (127.0.0.0/8 is), so the rule
-	 * above lets a process send from it: never from its port 53, which is
-	 * where the sentry's query expects the answer (the resolver itself answers
-	 * from the port Docker's DNAT gave it, rewritten to 53 only after this). */
-	for (int f = 0; f < 2; f++) {
-		rr = rule_new("output");
-		x_set_match_addr(r, eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY), true);
-		x_sport(r, 53);
-		x_verdict(r, NFT_GOTO, "deny_dns");
-		put_rule(b, r, chain);
-	}
 
 	for (int f = 0; f < 2; f++) {       /* the sentry's own queries */
 		rr = rule_new("output");

@@ -19,9 +19,14 @@ int sentry_drop_caps(const cap_value_t *keep, int n_keep, struct ab_err *err)
 		bool kept = false;
 		for (int i = 0; i < n_keep; i++)
 			kept |= keep[i] == c;
-		/* EINVAL: a capability this kernel does not know */
-		if (!kept && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+		/* EINVAL: a capability this kernel does not know. EPERM: we hold no
+		 * CAP_SETPCAP (rootless, in the runtime's own user namespace): we hold
+		 * nothing then, and no_new_privs keeps it so */
+		if (!kept && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) {
+			if (errno == EPERM)
+				break;
 			return ab_error(err, errno, "drop capability %d from the bounding set", c);
+		}
 	}
 	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	cap_t caps = cap_init();
@@ -42,10 +47,25 @@ int sentry_drop_caps(const cap_value_t *keep, int n_keep, struct ab_err *err)
 	return 0;
 }
 
+/* Rootless, a mount needs a mount namespace we own: one of our own, in a user
+ * namespace of our own if need be (the net helper, unprivileged in the
+ * runtime's). The sockets we hold work on. */
+static int own_mount_namespace(struct ab_err *err)
+{
+	if (unshare(CLONE_NEWNS) == 0 || (errno == EPERM && unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0))
+		return 0;
+	return ab_error(err, errno, "a mount namespace for the empty root");
+}
+
 /* The sentry needs no file after setup. */
 int sentry_empty_root(struct ab_err *err)
 {
 	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0 && errno == EPERM) {
+		if (own_mount_namespace(err) < 0)
+			return -1;
+		fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	}
 	if (fs >= 0) {
 		int m = -1;
 		if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&

@@ -12,9 +12,7 @@
  *    asked from the box with a marked socket; the box cannot send from that
  *    address (the ruleset refuses every source that is not its own);
  *  - one at an address of the box itself (Docker's 127.0.0.11, any loopback
- *    resolver) it could send from (the port aside: the ruleset refuses port
- *    53 from a guarded resolver's address, yet Docker's resolver answers from
- *    another port, rewritten afterwards): asked over TCP only, whose sequence
+ *    resolver) the box could send from: asked over TCP only, whose sequence
  *    numbers a process of the box cannot learn or guess. */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
