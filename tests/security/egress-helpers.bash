@@ -151,3 +151,40 @@ log_has() {
 	egress_log "$1" >&2
 	return 1
 }
+
+# runtime_in_internet: from now on the runtime runs in the internet namespace
+# (where the sentry's net helper then asks upstream resolvers, as it would in
+# the host's), with $TEST_DIR/host-resolv.conf as its /etc/resolv.conf
+runtime_in_internet() {
+	local real=$RUNTIME
+	: >"$TEST_DIR/host-resolv.conf"
+	cat >"$TEST_DIR/rt-in-internet" <<-EOF2
+		#!/bin/sh
+		exec nsenter -t $HPID -n -- unshare -m -- sh -c 'mount --bind "\$0" /etc/resolv.conf && exec "\$@"' \
+			"$TEST_DIR/host-resolv.conf" "$real" "\$@"
+	EOF2
+	chmod +x "$TEST_DIR/rt-in-internet"
+	RUNTIME=$TEST_DIR/rt-in-internet
+}
+
+# box_resolver ADDR: the box's /etc/resolv.conf names ADDR
+box_resolver() {
+	echo "nameserver $1" >"$BUNDLE/rootfs/etc/resolv.conf"
+}
+
+# host_dnsmasq ADDR NAME=IP...: a resolver in the internet namespace
+host_dnsmasq() {
+	local addr=$1 rec
+	shift
+	local args=()
+	for rec in "$@"; do args+=(--host-record="${rec%%=*},${rec#*=},600"); done
+	in_h dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root --group=root \
+		--bind-interfaces --listen-address="$addr" --log-queries --log-facility="$TEST_DIR/dnsmasq.log" \
+		"${args[@]}" </dev/null >/dev/null 2>&1 3>&- &
+	local i
+	for i in $(seq 50); do
+		grep -q "started" "$TEST_DIR/dnsmasq.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "dnsmasq did not start"
+}
