@@ -1,0 +1,155 @@
+/* The deny log's part of the ruleset (issue 22 hole 6): every refusal goes
+ * through chain logmeter, which passes the first packet to a destination in a
+ * minute on to be logged in full and counts the rest in a group of their own. */
+#include <netinet/in.h> /* before the linux/ headers */
+#include <errno.h>
+#include <libnftnl/set.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <string.h>
+
+#include "nft_rule.h"
+#include "util.h"
+
+/* The deny log's dedup. The first refused packet to a destination (address,
+ * protocol, port) in a minute is logged in full to EGRESS_NFLOG_GROUP; later
+ * ones go to EGRESS_NFLOG_REPEAT_GROUP, a separate socket the sentry counts
+ * from: a flood of repeats can fill that one, never the first one, so it
+ * cannot hide a new destination (issue 22 hole 6). A "seen" set per family and
+ * shape remembers the destinations (timeout 60 s, not refreshed: a destination
+ * still tried is logged again each minute). When a set is full the
+ * destination falls to the coarser set, then to a global limit; the rest is
+ * counted as repeats. ICMP types would spoil the port field: their key has
+ * none. */
+#define LOG_SEEN_SIZE 256
+#define LOG_SEEN_TIMEOUT_MS 60000
+#define LOG_SEEN_SET_ID 101   /* batch ids of the seen sets, beyond EG_N_SETS' */
+
+struct seen_set {
+	const char *name;
+	int family;
+	bool port;
+};
+
+static const struct seen_set seen_sets[4] = {
+	{ "log_v4_port", AF_INET, true }, { "log_v4", AF_INET, false },
+	{ "log_v6_port", AF_INET6, true }, { "log_v6", AF_INET6, false },
+};
+
+static void put_seen_set(struct eg_batch *b, unsigned i)
+{
+	const struct seen_set *ss = &seen_sets[i];
+	struct nftnl_set *set = nftnl_set_alloc();
+	if (!set) {
+		eg_batch_fail(b, ENOMEM);
+		return;
+	}
+	uint32_t alen = ss->family == AF_INET ? 4 : 16;
+	uint32_t type = (ss->family == AF_INET ? TYPE_IPADDR : TYPE_IP6ADDR) << TYPE_BITS | TYPE_INET_PROTO;
+	if (ss->port)
+		type = type << TYPE_BITS | TYPE_INET_SERVICE;
+	nftnl_set_set_str(set, NFTNL_SET_TABLE, EGRESS_TABLE);
+	nftnl_set_set_str(set, NFTNL_SET_NAME, ss->name);
+	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(set, NFTNL_SET_ID, LOG_SEEN_SET_ID + i);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, type);
+	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, alen + 4 + (ss->port ? 4 : 0));
+	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, NFT_SET_TIMEOUT | NFT_SET_EVAL);
+	nftnl_set_set_u64(set, NFTNL_SET_TIMEOUT, LOG_SEEN_TIMEOUT_MS);
+	nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, LOG_SEEN_SIZE);
+	char *p = eg_batch_reserve(b, 512);
+	if (!p) {
+		nftnl_set_free(set);
+		return;
+	}
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE | NLM_F_ACK,
+						     b->seq_next);
+	nftnl_set_nlmsg_build_payload(nlh, set);
+	nftnl_set_free(set);
+	eg_batch_commit(b, "add set", ss->name);
+}
+
+/* daddr . l4proto [. th dport] into the registers from NFT_REG32_00, for
+ * packets of the seen set's family (and with a port field when it has one) */
+static void x_seen_key(struct rule *r, const struct seen_set *ss)
+{
+	uint32_t alen = ss->family == AF_INET ? 4 : 16;
+	x_nfproto(r, ss->family);
+	if (ss->port) {
+		x_meta(r, NFT_META_L4PROTO, NFT_REG_1);
+		x_cmp8(r, NFT_CMP_NEQ, ss->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6);
+	}
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, ss->family == AF_INET ? 16 : 24, alen, NFT_REG32_00);
+	x_meta(r, NFT_META_L4PROTO, NFT_REG32_00 + alen / 4);
+	if (ss->port)
+		x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG32_00 + alen / 4 + 1);
+}
+
+static void x_seen_lookup(struct rule *r, const struct seen_set *ss, unsigned i)
+{
+	struct nftnl_expr *e = expr_new(r, "lookup");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, ss->name);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, LOG_SEEN_SET_ID + i);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+/* add the key to the set; a full set stops the rule here */
+static void x_seen_add(struct rule *r, const struct seen_set *ss, unsigned i)
+{
+	struct nftnl_expr *e = expr_new(r, "dynset");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, NFT_REG32_00);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
+	nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, ss->name);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, LOG_SEEN_SET_ID + i);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+/* chain logmeter: returns for a packet to log in full, drops (counted in the
+ * repeat group) the others */
+void put_logmeter(struct eg_batch *b)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(seen_sets); i++)
+		put_seen_set(b, i);
+	const char *chain = "logmeter";
+	struct rule rr, *r = &rr;
+	for (unsigned i = 0; i < ARRAY_SIZE(seen_sets); i++) {
+		rr = rule_new(chain);
+		x_seen_key(r, &seen_sets[i]);
+		x_seen_lookup(r, &seen_sets[i], i);
+		x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
+		x_verdict(r, NF_DROP, NULL);
+		put_rule(b, r, chain);
+		rr = rule_new(chain);
+		x_seen_key(r, &seen_sets[i]);
+		x_seen_add(r, &seen_sets[i], i);
+		x_verdict(r, NFT_RETURN, NULL);
+		put_rule(b, r, chain);
+	}
+	rr = rule_new(chain);   /* the sets are full: some new ones all the same */
+	x_limit(r);
+	x_verdict(r, NFT_RETURN, NULL);
+	put_rule(b, r, chain);
+	rr = rule_new(chain);
+	x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
+	x_verdict(r, NF_DROP, NULL);
+	put_rule(b, r, chain);
+}
+
+/* A reason's chain: counted, deduplicated (logmeter), logged with the
+ * reason as prefix, dropped. */
+void put_log_chain(struct eg_batch *b, const char *chain, const char *prefix)
+{
+	struct rule rr = rule_new(chain), *r = &rr;
+	x_counter(r);
+	x_verdict(r, NFT_JUMP, "logmeter");
+	put_rule(b, r, chain);
+	rr = rule_new(chain);
+	x_log(r, prefix);
+	x_verdict(r, NF_DROP, NULL);
+	put_rule(b, r, chain);
+}
