@@ -85,11 +85,11 @@ static int cmd_install(int argc, char **argv)
 	if (parse_policy(argv[3], &p, &err) < 0)
 		return die(&err);
 	int fd = open_netns(argv[2], &err);
-	if (fd < 0 || egress_install(fd, &p, "test", port, &err) < 0)
-		return die(&err);
+	int r = fd < 0 ? -1 : egress_install(fd, &p, "test", port, &err);
 	egress_policy_free(&p);
-	close(fd);
-	return 0;
+	if (fd >= 0)
+		close(fd);
+	return r < 0 ? die(&err) : 0;
 }
 
 static int cmd_remove(int argc, char **argv)
