@@ -58,7 +58,7 @@ bool egress_policy_is_empty(const struct egress_policy *p);
 /* Does any allow or deny entry name a domain (so the sentry has work to do)? */
 bool egress_policy_has_domains(const struct egress_policy *p);
 /* Does any allow entry name a domain (so the sentry may forward a lookup and
- * add its addresses: the work of its privileged helper)? */
+ * add its addresses: the work of its helpers)? */
 bool egress_policy_allows_names(const struct egress_policy *p);
 /* Canonical text: "allow=e1,e2;deny=e3[;internal=e4]" with every entry in
  * canonical form (lowercase, normalized addresses, /32 and /128 dropped); the
@@ -225,10 +225,12 @@ int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egr
 void egress_sentry_sockets_close(struct egress_sentry_params *sp);
 
 /* Body of the sentry process (the runtime forks, the child calls this and
- * _exits with its result). Enters the netns, binds its sockets, forks a tiny
- * privileged helper that alone keeps CAP_NET_ADMIN (to add set elements), drops
- * every capability, and serves until the container init exits. Returns 0 when
- * init exited, negative on a setup error. Closes every fd but 0-2 and its own. */
+ * _exits with its result). Forks a helper that stays in the runtime's netns
+ * (sockets to the upstream resolvers), enters the box's netns, binds its
+ * sockets, forks a helper that alone keeps CAP_NET_ADMIN (set elements), drops
+ * every capability, and serves until the container init exits (the helpers
+ * only when the policy allows a name). Returns 0 when init exited, negative on
+ * a setup error. Closes every fd but 0-2 and its own. */
 int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err);
 
 #endif
