@@ -123,6 +123,14 @@ int egress_netns_join(int netns_fd, struct ab_err *err);
  * redirect skips them and the filter lets them reach the upstream resolver. */
 #define EGRESS_TABLE "agentbox"
 #define EGRESS_SENTRY_MARK 0x0ab0d053u
+/* Why a packet was refused: its mark in chain refused, and so in the log. */
+enum egress_refusal {
+	EGRESS_REFUSED_NOT_ALLOWED,  /* no allow entry covers it */
+	EGRESS_REFUSED_DENIED,       /* a deny entry does */
+	EGRESS_REFUSED_DNS,          /* DNS/DoT elsewhere than the sentry, or a guarded resolver */
+	EGRESS_REFUSED_SPOOF,        /* a source address that is not the box's */
+};
+#define EGRESS_REFUSAL_MARK(why) (0x0ab0e000u | (uint32_t)(why))
 /* nfnetlink_log group of every log rule (groups are per network namespace):
  * the first packet to a destination in a minute, and the repeats. */
 #define EGRESS_NFLOG_GROUP 171

@@ -126,8 +126,8 @@ int nflog_parse_msg(const uint8_t *msg, size_t len, struct nflog_packet *pkt)
 	const uint8_t *payload = NULL;
 	size_t payload_len = 0;
 	pkt->prefix[0] = 0;
-	pkt->has_seq = false;
-	pkt->seq = 0;
+	pkt->has_seq = pkt->has_mark = false;
+	pkt->seq = pkt->mark = 0;
 	{
 		struct nfgenmsg g;
 		memcpy(&g, msg + NLMSG_HDRLEN, sizeof g);
@@ -144,6 +144,14 @@ int nflog_parse_msg(const uint8_t *msg, size_t len, struct nflog_packet *pkt)
 		case NFULA_PAYLOAD:
 			payload = data;
 			payload_len = dlen;
+			break;
+		case NFULA_MARK:
+			if (dlen >= 4) {
+				uint32_t v;
+				memcpy(&v, data, 4);
+				pkt->mark = ntohl(v);
+				pkt->has_mark = true;
+			}
 			break;
 		case NFULA_SEQ:
 			if (dlen >= 4) {

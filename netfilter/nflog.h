@@ -16,6 +16,8 @@
 struct nflog_packet {
 	char prefix[NFLOG_PREFIX_MAX]; /* the log rule's prefix, "" if none */
 	uint16_t group;                /* the nflog group (res_id) */
+	bool has_mark;                 /* NFULA_MARK: the packet's mark */
+	uint32_t mark;
 	bool has_seq;                  /* NFULA_SEQ: the group's count of logged packets */
 	uint32_t seq;
 	int family;                    /* AF_INET or AF_INET6, from the IP header */

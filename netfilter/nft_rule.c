@@ -118,6 +118,28 @@ void x_limit(struct rule *r)
 	nftnl_rule_add_expr(r->r, e);
 }
 
+void x_set_mark(struct rule *r, uint32_t mark)
+{
+	struct nftnl_expr *e = expr_new(r, "immediate");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+	nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &mark, sizeof mark);
+	nftnl_rule_add_expr(r->r, e);
+	e = expr_new(r, "meta");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_MARK);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_SREG, NFT_REG_1);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+void x_refuse(struct rule *r, enum egress_refusal why)
+{
+	x_set_mark(r, EGRESS_REFUSAL_MARK(why));
+	x_verdict(r, NFT_GOTO, "refused");
+}
+
 void x_log_group(struct rule *r, uint16_t group, const char *prefix);
 
 void x_log(struct rule *r, const char *prefix) { x_log_group(r, EGRESS_NFLOG_GROUP, prefix); }

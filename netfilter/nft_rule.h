@@ -39,6 +39,10 @@ void x_verdict(struct rule *r, int verdict, const char *chain);
 void x_counter(struct rule *r);
 /* 20 a second, burst 40 */
 void x_limit(struct rule *r);
+/* meta mark set mark */
+void x_set_mark(struct rule *r, uint32_t mark);
+/* meta mark set the reason, goto refused (ruleset_log.c) */
+void x_refuse(struct rule *r, enum egress_refusal why);
 void x_log(struct rule *r, const char *prefix);
 void x_log_group(struct rule *r, uint16_t group, const char *prefix);
 void x_nfproto(struct rule *r, int family);
@@ -56,9 +60,8 @@ void x_fib_saddr_type(struct rule *r, uint32_t dreg);
 /* daddr [. l4proto [. th dport]] of set idx looked up */
 void x_set_match(struct rule *r, unsigned idx);
 
-/* ruleset_log.c: the deny log's dedup (its seen sets and the rules of chain
- * logmeter, made before the rules that jump there) and a reason's chain */
-void put_logmeter(struct eg_batch *b);
-void put_log_chain(struct eg_batch *b, const char *chain, const char *prefix);
+/* ruleset_log.c: chain refused (made) gets its sets and rules: the deny
+ * log's dedup, then log, drop */
+void put_refused_chain(struct eg_batch *b);
 
 #endif

@@ -3,20 +3,19 @@
  *
  *   chain output (filter, hook output, priority 0, policy drop)
  *     IPv6 neighbour discovery and MLD (link-local only) -> accept
- *     a source address that is not ours -> spoof
+ *     a source address that is not ours -> refuse (spoof)
  *     the sentry's marked sockets may reach @dns_upstream_*
- *     anything else to @dns_guard_* (a loopback resolver) -> deny_dns
+ *     anything else to @dns_guard_* (a loopback resolver) -> refuse (dns)
  *     loopback destinations and oif lo -> accept
  *     ct state established,related -> accept
- *     tcp/udp dport 53 or 853 -> deny_dns
- *     deny sets (static CIDRs, dynamic names) -> deny
+ *     tcp/udp dport 53 or 853 -> refuse (dns)
+ *     deny sets (static CIDRs, dynamic names) -> refuse (denied)
  *     allow sets -> accept
- *     -> refused
+ *     -> refuse (not allowed)
  *   chain dns (nat, hook output, priority -150)
  *     unmarked udp/tcp dport 53 -> redirect to :sentry_port
- *   chains deny, deny_dns, spoof, refused: counter, jump logmeter, log, drop
- *   chain logmeter: a destination seen in the last minute -> log to the
- *     repeat group, drop; else remember it, return (log in full)
+ *   chain refused (ruleset_log.c): the reason in the mark; counted,
+ *     deduplicated for the deny log, logged, dropped
  */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
@@ -368,7 +367,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	x_fib_saddr_type(r, NFT_REG_1);
 	uint32_t local = RTN_LOCAL;
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &local, sizeof local);
-	x_verdict(r, NFT_GOTO, "spoof");
+	x_refuse(r, EGRESS_REFUSED_SPOOF);
 	put_rule(b, r, chain);
 
 	for (int f = 0; f < 2; f++) {       /* the sentry's own queries */
@@ -381,7 +380,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	for (int f = 0; f < 2; f++) {       /* nobody else talks to a loopback resolver */
 		rr = rule_new("output");
 		x_set_match(r, eg_set_index(EG_GUARD, false, fams[f], EG_SHAPE_ANY));
-		x_verdict(r, NFT_GOTO, "deny_dns");
+		x_refuse(r, EGRESS_REFUSED_DNS);
 		put_rule(b, r, chain);
 	}
 	/* Loopback. By daddr too: after the nat redirect the packet goes to
@@ -421,7 +420,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 			rr = rule_new("output");
 			x_l4proto(r, l4[k]);
 			x_dport(r, dns_ports[i]);
-			x_verdict(r, NFT_GOTO, "deny_dns");
+			x_refuse(r, EGRESS_REFUSED_DNS);
 			put_rule(b, r, chain);
 		}
 
@@ -436,14 +435,14 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 					rr = rule_new("output");
 					x_set_match(r, idx);
 					if (deny)
-						x_verdict(r, NFT_GOTO, "deny");
+						x_refuse(r, EGRESS_REFUSED_DENIED);
 					else
 						x_verdict(r, NF_ACCEPT, NULL);
 					put_rule(b, r, chain);
 				}
 
 	rr = rule_new("output");   /* everything else */
-	x_verdict(r, NFT_GOTO, "refused");
+	x_refuse(r, EGRESS_REFUSED_NOT_ALLOWED);
 	put_rule(b, r, chain);
 }
 
@@ -488,11 +487,7 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 		put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
 	}
 	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, comment);
-	put_chain(&b, "deny", NULL, 0, 0, 0);
-	put_chain(&b, "deny_dns", NULL, 0, 0, 0);
-	put_chain(&b, "spoof", NULL, 0, 0, 0);
 	put_chain(&b, "refused", NULL, 0, 0, 0);
-	put_chain(&b, "logmeter", NULL, 0, 0, 0);
 	put_chain(&b, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
 	put_chain(&b, "dns", "nat", NF_INET_LOCAL_OUT, NAT_PRIORITY, NF_ACCEPT);
 	bool used[EG_N_SETS];
@@ -501,11 +496,7 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 		if (used[i])
 			put_set(&b, i);
 	put_static_elements(&b, p);
-	put_logmeter(&b);
-	put_log_chain(&b, "deny", "deny");
-	put_log_chain(&b, "deny_dns", "dns");
-	put_log_chain(&b, "spoof", "spoof");
-	put_log_chain(&b, "refused", "default");
+	put_refused_chain(&b);
 	put_output_rules(&b, used);
 	put_nat_rules(&b, sentry_port);
 

@@ -1,6 +1,27 @@
-/* The deny log's part of the ruleset (issue 22 hole 6): every refusal goes
- * through chain logmeter, which passes the first packet to a destination in a
- * minute on to be logged in full and counts the rest in a group of their own. */
+/* The deny log's part of the ruleset (issue 22 hole 6): chain refused, where
+ * every refusal ends, its reason in the packet's mark (the packet is dropped
+ * there: the mark is free to carry it, and nflog passes it on).
+ *
+ * The first refused packet to a destination (address, protocol, port) in a
+ * minute is logged in full to EGRESS_NFLOG_GROUP; later ones go to
+ * EGRESS_NFLOG_REPEAT_GROUP, a separate socket the sentry counts from: a
+ * flood of repeats can fill that one, never the first one, so it cannot hide
+ * a new destination. A "seen" set per family remembers the destinations
+ * (timeout 60 s, not refreshed by a repeat: a destination still tried is
+ * logged again each minute). ICMP, a non-first fragment (no port to read) and
+ * a destination the port set has no room for are keyed on the address and
+ * protocol, in a set of their own; when that one is full too, a global 20 a
+ * second still passes first ones. The rest is counted as repeats.
+ *
+ *   chain refused
+ *     counter; ip, not icmp: daddr . l4proto . dport in @log_v4_port -> log 172 "repeat", drop
+ *     ip, not icmp: add it to @log_v4_port -> log 171 "refused", drop   (a full set: on)
+ *     ip: daddr . l4proto in @log_v4 -> log 172, drop
+ *     ip: add it to @log_v4 -> log 171, drop
+ *     (the same for ip6)
+ *     limit 20/s -> log 171, drop
+ *     log 172, drop
+ */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <errno.h>
 #include <libnftnl/set.h>
@@ -11,16 +32,6 @@
 #include "nft_rule.h"
 #include "util.h"
 
-/* The deny log's dedup. The first refused packet to a destination (address,
- * protocol, port) in a minute is logged in full to EGRESS_NFLOG_GROUP; later
- * ones go to EGRESS_NFLOG_REPEAT_GROUP, a separate socket the sentry counts
- * from: a flood of repeats can fill that one, never the first one, so it
- * cannot hide a new destination (issue 22 hole 6). A "seen" set per family and
- * shape remembers the destinations (timeout 60 s, not refreshed: a destination
- * still tried is logged again each minute). When a set is full the
- * destination falls to the coarser set, then to a global limit; the rest is
- * counted as repeats. ICMP types would spoil the port field: their key has
- * none. */
 #define LOG_SEEN_SIZE 256
 #define LOG_SEEN_TIMEOUT_MS 60000
 #define LOG_SEEN_SET_ID 101   /* batch ids of the seen sets, beyond EG_N_SETS' */
@@ -28,7 +39,7 @@
 struct seen_set {
 	const char *name;
 	int family;
-	bool port;
+	bool port;            /* keyed with the port: every protocol but ICMP */
 };
 
 static const struct seen_set seen_sets[4] = {
@@ -70,7 +81,7 @@ static void put_seen_set(struct eg_batch *b, unsigned i)
 }
 
 /* daddr . l4proto [. th dport] into the registers from NFT_REG32_00, for
- * packets of the seen set's family (and with a port field when it has one) */
+ * packets of the seen set's family (and, for the port set, not ICMP) */
 static void x_seen_key(struct rule *r, const struct seen_set *ss)
 {
 	uint32_t alen = ss->family == AF_INET ? 4 : 16;
@@ -85,71 +96,62 @@ static void x_seen_key(struct rule *r, const struct seen_set *ss)
 		x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG32_00 + alen / 4 + 1);
 }
 
-static void x_seen_lookup(struct rule *r, const struct seen_set *ss, unsigned i)
+static void x_seen_lookup(struct rule *r, unsigned i)
 {
 	struct nftnl_expr *e = expr_new(r, "lookup");
 	if (!e)
 		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
-	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, ss->name);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, seen_sets[i].name);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, LOG_SEEN_SET_ID + i);
 	nftnl_rule_add_expr(r->r, e);
 }
 
 /* add the key to the set; a full set stops the rule here */
-static void x_seen_add(struct rule *r, const struct seen_set *ss, unsigned i)
+static void x_seen_add(struct rule *r, unsigned i)
 {
 	struct nftnl_expr *e = expr_new(r, "dynset");
 	if (!e)
 		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, NFT_REG32_00);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
-	nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, ss->name);
+	nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, seen_sets[i].name);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, LOG_SEEN_SET_ID + i);
 	nftnl_rule_add_expr(r->r, e);
 }
 
-/* chain logmeter: returns for a packet to log in full, drops (counted in the
- * repeat group) the others */
-void put_logmeter(struct eg_batch *b)
+static void put_logged(struct eg_batch *b, struct rule *r, bool first)
 {
+	if (first)
+		x_log(r, "refused");
+	else
+		x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
+	x_verdict(r, NF_DROP, NULL);
+	put_rule(b, r, "refused");
+}
+
+void put_refused_chain(struct eg_batch *b)
+{
+	const char *chain = "refused";
 	for (unsigned i = 0; i < ARRAY_SIZE(seen_sets); i++)
 		put_seen_set(b, i);
-	const char *chain = "logmeter";
 	struct rule rr, *r = &rr;
 	for (unsigned i = 0; i < ARRAY_SIZE(seen_sets); i++) {
 		rr = rule_new(chain);
+		if (i == 0)
+			x_counter(r);   /* every refused packet */
 		x_seen_key(r, &seen_sets[i]);
-		x_seen_lookup(r, &seen_sets[i], i);
-		x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
-		x_verdict(r, NF_DROP, NULL);
-		put_rule(b, r, chain);
+		x_seen_lookup(r, i);
+		put_logged(b, r, false);
 		rr = rule_new(chain);
 		x_seen_key(r, &seen_sets[i]);
-		x_seen_add(r, &seen_sets[i], i);
-		x_verdict(r, NFT_RETURN, NULL);
-		put_rule(b, r, chain);
+		x_seen_add(r, i);
+		put_logged(b, r, true);
 	}
-	rr = rule_new(chain);   /* the sets are full: some new ones all the same */
+	/* the sets are full: some first ones all the same */
+	rr = rule_new(chain);
 	x_limit(r);
-	x_verdict(r, NFT_RETURN, NULL);
-	put_rule(b, r, chain);
+	put_logged(b, r, true);
 	rr = rule_new(chain);
-	x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
-	x_verdict(r, NF_DROP, NULL);
-	put_rule(b, r, chain);
-}
-
-/* A reason's chain: counted, deduplicated (logmeter), logged with the
- * reason as prefix, dropped. */
-void put_log_chain(struct eg_batch *b, const char *chain, const char *prefix)
-{
-	struct rule rr = rule_new(chain), *r = &rr;
-	x_counter(r);
-	x_verdict(r, NFT_JUMP, "logmeter");
-	put_rule(b, r, chain);
-	rr = rule_new(chain);
-	x_log(r, prefix);
-	x_verdict(r, NF_DROP, NULL);
-	put_rule(b, r, chain);
+	put_logged(b, r, false);
 }

@@ -316,15 +316,21 @@ void sentry_log_pointed(struct sentry *s, const char *name, int family, const ui
 
 /* ---- what the ruleset logged ---- */
 
-static enum reason reason_of(const char *prefix)
+/* The ruleset marks each refused packet with why (EGRESS_REFUSAL_MARK). */
+static enum reason reason_of(const struct nflog_packet *pkt)
 {
-	if (strcmp(prefix, "deny") == 0)
+	if (!pkt->has_mark || (pkt->mark & ~0xfu) != EGRESS_REFUSAL_MARK(0))
+		return R_NOT_ALLOWED;
+	switch ((enum egress_refusal)(pkt->mark & 0xf)) {
+	case EGRESS_REFUSED_DENIED:
 		return R_DENIED;
-	if (strcmp(prefix, "dns") == 0)
+	case EGRESS_REFUSED_DNS:
 		return R_DNS_BYPASS;
-	if (strcmp(prefix, "spoof") == 0)
+	case EGRESS_REFUSED_SPOOF:
 		return R_SPOOFED;
-	return R_NOT_ALLOWED;
+	default:
+		return R_NOT_ALLOWED;
+	}
 }
 
 /* Count what the kernel dropped: the packets a group's numbers skipped. */
@@ -346,7 +352,7 @@ static void on_first(const struct nflog_packet *pkt, void *data)
 	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, &created);
 	d->last_ms = now_ms();
 	if (created) {
-		d->reason = (uint8_t)reason_of(pkt->prefix);
+		d->reason = (uint8_t)reason_of(pkt);
 		d->pending = true;
 		(void)dest_write(s, d);
 	} else
@@ -362,9 +368,8 @@ static void on_repeat(const struct nflog_packet *pkt, void *data)
 	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, &created);
 	d->last_ms = now_ms();
 	if (created) {
-		/* its first record was lost (or forgotten here): it gets one all the
-		 * same; the reason is not in a repeat, the usual one is assumed */
-		d->reason = R_NOT_ALLOWED;
+		/* its first record was lost (or forgotten here): it gets one all the same */
+		d->reason = (uint8_t)reason_of(pkt);
 		d->pending = true;
 	}
 	d->repeats++;

@@ -610,7 +610,7 @@ helper_in() {
 	ip netns exec "$C" "$np" scan-udp $NET4.18 20000 400
 	refute can_connect $NET4.19 443
 	# the attempt is in the log at once
-	wait_for "the new destination's record" jq -e -s 'any(.[]; .dst == "198.18.42.19" and .port == 443)' "$T/deny.log"
+	wait_for "the new destination record" jq -e -s 'any(.[]; .dst == "198.18.42.19" and .port == 443)' "$T/deny.log" || { cat "$T/deny.log"; ip netns exec "$C" nft list chain inet agentbox refused; false; }
 	# the end: the sentry writes what is left, and says what it could not
 	sleep 0.3
 	kill "$(cat "$T/init.pid")"
