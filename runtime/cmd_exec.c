@@ -30,8 +30,10 @@ int cmd_exec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	};
 	struct exec_opts o = {0};
 	char *env[256], *caps[64];
+	uint32_t gids[64];
 	o.env = env;
 	o.caps = caps;
+	o.additional_gids = gids;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:tde:u:c:", opts, NULL)) != -1) {
@@ -69,8 +71,15 @@ int cmd_exec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		case OPT_NNP: o.no_new_privs = true; break;
 		case OPT_LABEL: o.process_label = optarg; break;
 		case OPT_APPARMOR: o.apparmor = optarg; break;
-		case OPT_GIDS:
-			return ab_error(err, 0, "exec: --additional-gids: use --process with user.additionalGids");
+		case OPT_GIDS: {
+			int64_t gid;
+			if (o.n_additional_gids >= ARRAY_SIZE(gids))
+				return ab_error(err, 0, "exec: too many --additional-gids");
+			if (parse_int64(optarg, 0, UINT32_MAX - 1, &gid) < 0)
+				return ab_error(err, 0, "exec: --additional-gids \"%s\": expected a gid as a number", optarg);
+			gids[o.n_additional_gids++] = (uint32_t)gid;
+			break;
+		}
 		default:
 			return ab_error(err, 0, "exec: unknown or incomplete option \"%s\"", argv[optind - 1]);
 		}

@@ -15,6 +15,7 @@
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
+#include "userns.h"
 #include "util.h"
 
 #include <errno.h>
@@ -342,6 +343,24 @@ static int move_above(int fd, int min, struct ab_err *err)
 	return n;
 }
 
+/* The init reopens its O_PATH fd of the exec fifo for writing (wait_for_start)
+ * once it is process.user, with that user's rights: the fifo becomes that user's,
+ * as its ids are seen from here (through the init's id maps when it has a user
+ * namespace of its own). The state directory stays the runtime's alone (0700),
+ * so no one else reaches the fifo by its path. */
+static int hand_over_exec_fifo(struct create_ctx *cc, struct ab_err *err)
+{
+	const struct oci_user *u = &cc->config->process->user;
+	uint32_t uid, gid;
+	if (userns_id_in_self(cc->pid, false, u->uid, &uid, err) < 0)
+		return ab_wrap(err, "process.user.uid");
+	if (userns_id_in_self(cc->pid, true, u->gid, &gid, err) < 0)
+		return ab_wrap(err, "process.user.gid");
+	if (fchownat(cc->state_dirfd, EXEC_FIFO, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return ab_error(err, errno, "hand the exec fifo to uid %u gid %u", uid, gid);
+	return sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err);
+}
+
 /* The parent's half of the conversation with init, until it says READY. */
 static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *err)
 {
@@ -385,6 +404,10 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 				return -1;
 			break;
 		}
+		case SYNC_EXEC_FIFO_OWNER:
+			if (hand_over_exec_fifo(cc, err) < 0)
+				return -1;
+			break;
 		case SYNC_READY:
 			return 0;
 		default:
@@ -531,19 +554,6 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 	if (fds[1] < 0 || ((!run_mode || o->detach) && fifo_fd < 0))
 		return -1;
 	cc->sync_fd = fds[0];
-	if (new_userns && (!run_mode || o->detach)) {
-		/* the init opens the fifo as the container's root */
-		uid_t uid = 0;
-		gid_t gid = 0;
-		for (size_t i = 0; i < c->linux_.n_uid_mappings; i++)
-			if (c->linux_.uid_mappings[i].container_id == 0)
-				uid = c->linux_.uid_mappings[i].host_id;
-		for (size_t i = 0; i < c->linux_.n_gid_mappings; i++)
-			if (c->linux_.gid_mappings[i].container_id == 0)
-				gid = c->linux_.gid_mappings[i].host_id;
-		if (fchownat(cc->state_dirfd, EXEC_FIFO, uid, gid, 0) < 0)
-			return ab_error(err, errno, "chown exec fifo");
-	}
 	struct init_ctx ictx = {
 		.id = o->id,
 		.bundle = cc->bundle,
@@ -553,6 +563,10 @@ static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *er
 		.exec_fifo_fd = fifo_fd,
 		.preserve_fds = o->preserve_fds,
 		.wait_on_sync = run_mode && !o->detach,
+		/* the init reopens the fifo for writing as process.user, which must
+		 * own it unless that is the runtime's own root */
+		.exec_fifo_handover = fifo_fd >= 0 && (c->process->user.uid || c->process->user.gid ||
+							oci_namespace_find(c, NS_USER)),
 		.console = c->process->terminal,
 		.no_pivot = o->no_pivot,
 		.no_new_keyring = o->no_new_keyring,

@@ -63,6 +63,8 @@ struct exec_opts {
 	char **env;
 	size_t n_env;
 	const char *user;
+	uint32_t *additional_gids;      /* --additional-gids: added to the process' own */
+	size_t n_additional_gids;
 	char **caps;
 	size_t n_caps;
 	bool no_new_privs;

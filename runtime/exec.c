@@ -126,18 +126,16 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
 	    process_set_scheduling(p, false, err) < 0)
 		return -1;
-	const char *cwd = p->cwd ? p->cwd : "/";
-	if (chdir(cwd) < 0)
-		return ab_error(err, errno, "cwd: chdir %s", cwd);
-	char real[PATH_MAX];
-	if (!getcwd(real, sizeof real) || real[0] != '/')
-		return ab_error(err, 0, "cwd: %s is outside the container's root", cwd);
+	const char *late_cwd;
+	if (process_enter_cwd(p, &late_cwd, err) < 0)
+		return -1;
 	if (process_find_executable(p, exec_path, len, err) < 0)
 		return -1;
 	if (!(x->env = process_env_with_home(p, err)) || lsm_apply(p, err) < 0)
 		return -1;
 	int keep[1] = {x->sync_fd};
-	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1, err);
+	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1,
+			      late_cwd, err);
 }
 
 /* exec's process. Its first message tells the parent its pid: the kernel adds
@@ -203,7 +201,8 @@ static int process_from_flags(struct exec_opts *o, const struct oci_config *c, s
 	if (o->cwd)
 		p->cwd = (char *)o->cwd;
 	if (o->user) {
-		int64_t uid, gid = 0;
+		/* as runc: without ":GID" the group stays the process' own */
+		int64_t uid, gid = p->user.gid;
 		char buf[64];
 		snprintf(buf, sizeof buf, "%s", o->user);
 		char *colon = strchr(buf, ':');
@@ -214,6 +213,15 @@ static int process_from_flags(struct exec_opts *o, const struct oci_config *c, s
 			return ab_error(err, 0, "exec: --user \"%s\": expected UID[:GID] as numbers", o->user);
 		p->user.uid = (uint32_t)uid;
 		p->user.gid = (uint32_t)gid;
+	}
+	if (o->n_additional_gids) {
+		size_t n = p->user.n_additional_gids + o->n_additional_gids;
+		uint32_t *gids = arena_alloc(a, sizeof *gids * n);
+		if (p->user.n_additional_gids)
+			memcpy(gids, p->user.additional_gids, sizeof *gids * p->user.n_additional_gids);
+		memcpy(gids + p->user.n_additional_gids, o->additional_gids, sizeof *gids * o->n_additional_gids);
+		p->user.additional_gids = gids;
+		p->user.n_additional_gids = n;
 	}
 	if (o->no_new_privs)
 		p->no_new_privileges = true;

@@ -188,13 +188,9 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		/* best effort: a kernel or profile without keyrings is fine */
 		(void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
 	}
-	const char *cwd = p->cwd ? p->cwd : "/";
-	if (chdir(cwd) < 0)
-		return ab_error(err, errno, "process.cwd: chdir %s", cwd);
-	/* a cwd through a leaked fd would sit outside the root: refuse it */
-	char real[PATH_MAX];
-	if (!getcwd(real, sizeof real) || real[0] != '/')
-		return ab_error(err, 0, "process.cwd: %s is outside the container's root", cwd);
+	const char *late_cwd;
+	if (process_enter_cwd(p, &late_cwd, err) < 0)
+		return -1;
 	if (process_find_executable(p, exec_path, exec_len, err) < 0)
 		return -1;
 	if (!(ctx->exec_env = process_env_with_home(p, err)))
@@ -204,10 +200,17 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	if (lsm_apply(p, err) < 0)
 		return -1;
 
+	/* the exec fifo is reopened as process.user (wait_for_start): the parent
+	 * hands it over now that our namespaces say who that is */
+	if (ctx->exec_fifo_handover &&
+	    (sync_send(ctx->sync_fd, SYNC_EXEC_FIFO_OWNER, 0, NULL, -1, err) < 0 ||
+	     sync_recv(ctx->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0))
+		return -1;
+
 	/* 8. privileges, fds and seccomp, last */
 	int keep[3] = {ctx->sync_fd, ctx->exec_fifo_fd, ctx->parent_pidfd};
 	return process_finish(p, ctx->preserve_fds, keep, 3, ctx->seccomp, ctx->n_seccomp,
-			      ctx->sync_fd, ctx->parent_pidfd, err);
+			      ctx->sync_fd, ctx->parent_pidfd, late_cwd, err);
 }
 
 void init_main(struct init_ctx *ctx)

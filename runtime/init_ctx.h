@@ -24,6 +24,7 @@ struct init_ctx {
 	int exec_fifo_fd;               /* O_PATH fd of the exec fifo; -1 when run waits on sync */
 	int preserve_fds;
 	bool wait_on_sync;              /* run: SYNC_START instead of the fifo */
+	bool exec_fifo_handover;        /* the fifo must be made process.user's first */
 	bool console;                   /* create a pty and send its master */
 	bool no_pivot;
 	bool no_new_keyring;

@@ -19,7 +19,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <termios.h>
 
 int process_set_rlimits(const struct oci_process *p, struct ab_err *err)
@@ -297,9 +299,40 @@ int process_setup_console(const char *root, const struct oci_process *p, int syn
 	return 0;
 }
 
+/* The program may reopen its stdio by path (/dev/stdout, /proc/self/fd/1: a log
+ * file linked to /dev/stdout is common), which checks the inode's permissions
+ * against the user it runs as. As runc does, the stdio become that user's before
+ * the switch; unlike runc, only what belongs to the container or to no file
+ * system: a pty of the container's own devpts and pipes. A host file or a host
+ * terminal handed over as stdio is left as it is (changing its owner would
+ * change the host), and so is /dev/null. The group stays (devpts' tty group).
+ * EPERM and EINVAL mean the owner or the group is not mapped in a user
+ * namespace, EROFS a read-only /dev: the stdio are then left alone, not an
+ * error. */
+static int give_stdio_to(uid_t uid, struct ab_err *err)
+{
+	struct stat pts;
+	bool have_pts = stat("/dev/pts/ptmx", &pts) == 0;
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		struct statfs sf;
+		if (fstat(fd, &st) < 0 || st.st_uid == uid || fstatfs(fd, &sf) < 0)
+			continue;
+		bool container_pty = have_pts && S_ISCHR(st.st_mode) && st.st_dev == pts.st_dev;
+		bool pipe = S_ISFIFO(st.st_mode) && sf.f_type == PIPEFS_MAGIC;
+		if (!container_pty && !pipe)
+			continue;
+		if (fchown(fd, uid, (gid_t)-1) < 0 && errno != EPERM && errno != EINVAL && errno != EROFS)
+			return ab_error(err, errno, "give stdio fd %d to uid %u", fd, (unsigned)uid);
+	}
+	return 0;
+}
+
 static int switch_user(const struct oci_process *p, struct ab_err *err)
 {
 	const struct oci_user *u = &p->user;
+	if (give_stdio_to(u->uid, err) < 0)
+		return -1;
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return ab_error(err, errno, "keep capabilities");
 	gid_t groups[256];
@@ -349,9 +382,34 @@ static int die_with_parent(int parent_pidfd, struct ab_err *err)
 	return 0;
 }
 
+/* A cwd reached through a leaked fd would sit outside the root (CVE-2024-21626). */
+static int check_cwd_inside(const char *cwd, struct ab_err *err)
+{
+	char real[PATH_MAX];
+	if (!getcwd(real, sizeof real) || real[0] != '/')
+		return ab_error(err, 0, "process.cwd: %s is outside the container's root", cwd);
+	return 0;
+}
+
+int process_enter_cwd(const struct oci_process *p, const char **ret_late, struct ab_err *err)
+{
+	const char *cwd = p->cwd ? p->cwd : "/";
+	*ret_late = NULL;
+	if (chdir(cwd) == 0)
+		return check_cwd_inside(cwd, err);
+	/* a directory root may not enter but the user may (the user's own 0700
+	 * volume, a root-squashing NFS, root without CAP_DAC_OVERRIDE in a user
+	 * namespace): entered again as the user, as runc does */
+	if ((errno == EACCES || errno == EPERM) && (p->user.uid || p->user.gid)) {
+		*ret_late = cwd;
+		return 0;
+	}
+	return ab_error(err, errno, "process.cwd: chdir %s", cwd);
+}
+
 int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
 		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, int parent_pidfd,
-		   struct ab_err *err)
+		   const char *late_cwd, struct ab_err *err)
 {
 	if (caps_drop_bounding(p->has_capabilities ? p->caps.bounding : 0, err) < 0)
 		return -1;
@@ -363,6 +421,12 @@ int process_finish(const struct oci_process *p, int preserve_fds, const int *kee
 		return -1;
 	if (switch_user(p, err) < 0)
 		return -1;
+	if (late_cwd) {
+		if (chdir(late_cwd) < 0)
+			return ab_error(err, errno, "process.cwd: chdir %s as uid %u", late_cwd, p->user.uid);
+		if (check_cwd_inside(late_cwd, err) < 0)
+			return -1;
+	}
 	/* credential changes clear the parent-death signal: only now does it stick */
 	if (parent_pidfd >= 0 && die_with_parent(parent_pidfd, err) < 0)
 		return -1;

@@ -28,16 +28,22 @@ int process_find_executable(const struct oci_process *p, char *buf, size_t len, 
 int process_setup_console(const char *root, const struct oci_process *p, int sync_fd,
 			  bool bind_console, struct ab_err *err);
 
+/* chdir to process.cwd ("/" when unset) and check that it is inside the root.
+ * One that the runtime may not enter but process.user might (EACCES, EPERM) is
+ * left for process_finish to enter as the user: *ret_late names it then. */
+int process_enter_cwd(const struct oci_process *p, const char **ret_late, struct ab_err *err);
+
 /* The last steps before exec, in order: bounding set; only fds 0-2, the preserved
  * ones and `keep` (close-on-exec) stay open; user and groups; the process' capability
  * sets; umask; no_new_privs; seccomp (before the user switch when no_new_privs is off,
- * since then loading needs CAP_SYS_ADMIN). Notify listener fds go over sync_fd.
+ * since then loading needs CAP_SYS_ADMIN); late_cwd (process_enter_cwd), entered
+ * once the user is set. Notify listener fds go over sync_fd.
  * With parent_pidfd >= 0 (a pidfd of the runtime process that cloned us): SIGKILL
  * when that process dies, set after the user switch (which clears it); fails when
  * it is already gone. The fd is closed. */
 int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
 		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, int parent_pidfd,
-		   struct ab_err *err);
+		   const char *late_cwd, struct ab_err *err);
 /* Default dispositions, nothing blocked: as a fresh program expects. */
 void process_reset_signals(void);
 

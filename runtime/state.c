@@ -33,7 +33,6 @@ static int lock_dir(int dirfd, bool exclusive, const char *id, struct ab_err *er
 
 int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab_err *err)
 {
-	/* 0711: a container's mapped root must traverse to its exec fifo */
 	if (mkdir(root, 0711) < 0 && errno != EEXIST) {
 		if (errno != ENOENT || mkdir_p(root, 0711, err) < 0)
 			return ab_error(err, errno, "create state root %s", root);
@@ -41,7 +40,9 @@ int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab
 	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return ab_error(err, errno, "open state root %s", root);
-	if (mkdirat(rootfd, id, 0711) < 0) {
+	/* the runtime's alone: the init reaches its exec fifo through the O_PATH fd
+	 * it is given, never by path (container.c, hand_over_exec_fifo) */
+	if (mkdirat(rootfd, id, 0700) < 0) {
 		if (errno == EEXIST)
 			return ab_error(err, EEXIST, "container \"%s\" already exists", id);
 		return ab_error(err, errno, "create state directory %s/%s", root, id);

@@ -21,6 +21,9 @@ enum sync_type {
 	SYNC_START,             /* parent → child: exec now (run, exec) */
 	SYNC_PID,               /* exec's process → parent: its pid is in the sender's
 	                         * credentials (SO_PASSCRED on the parent's end) */
+	SYNC_EXEC_FIFO_OWNER,   /* child → parent: in its namespaces, about to become
+	                         * process.user: hand it the exec fifo; answered with
+	                         * SYNC_CONTINUE */
 };
 
 struct sync_msg {
