@@ -1,10 +1,11 @@
-/* Parent side of the lifecycle: create/run (clone the init, drive it through the
- * sync protocol, undo everything on failure), start, kill, delete, pause, state. */
+/* Parent side of create (and of run up to READY): clone the init, drive it
+ * through the sync protocol, undo everything on failure. run is in
+ * container_run.c, the lifecycle of an existing container in container_ops.c. */
 #include "container.h"
+#include "container_internal.h"
 #include "sealed_exe.h"
 #include "caps.h"
 #include "hooks.h"
-#include "json.h"
 #include "log.h"
 #include "lsm.h"
 #include "netns_pool.h"
@@ -14,46 +15,22 @@
 #include "sentry_process.h"
 #include "seccomp.h"
 #include "sync.h"
-#include "terminal.h"
 #include "userns.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/signalfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 
 extern bool util_force_fallbacks;
-
-/* Everything create has made so far, so a failure can undo exactly that. */
-struct create_ctx {
-	const struct global_opts *g;
-	const struct create_opts *o;
-	char bundle[PATH_MAX];
-	struct oci_config *config;
-	struct agent_policy policy;
-	struct container_state st;
-	int state_dirfd;
-	bool state_created;
-	bool cgroup_created;
-	pid_t pid;
-	int sync_fd;
-	int console_master;             /* kept for a foreground run with a terminal */
-	struct seccomp_prog seccomp[2];
-	size_t n_seccomp;
-	unsigned netns_pool_refill;     /* pool size to top up once done, 0: none */
-	const char *netns_pool_policy;  /* ... with firewalled entries of this policy */
-};
 
 /* Fault injection for tests/reliability/faults.bats: AGENTBOX_FAULT_STOP_AT=N
  * makes create/run SIGKILL themselves at checkpoint N of create_common, so the
@@ -68,52 +45,6 @@ static void fault_point(int n)
 	}
 	if (n == stop_at)
 		raise(SIGKILL);
-}
-
-static int pidfd_open_checked(pid_t pid, uint64_t start_time)
-{
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0)
-		return -1;
-	if (!proc_is(pid, start_time)) {
-		close(fd);
-		errno = ESRCH;
-		return -1;
-	}
-	return fd;
-}
-
-/* Signal the recorded process only if it is still the same process (pid + start time). */
-static int signal_init(const struct container_state *s, int sig)
-{
-	if (!util_force_fallbacks) {
-		int fd = pidfd_open_checked(s->pid, s->pid_start_time);
-		if (fd >= 0) {
-			int r = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-			int e = errno;
-			close(fd);
-			errno = e;
-			return r;
-		}
-		if (errno != ENOSYS)
-			return -1;
-	}
-	if (!proc_is(s->pid, s->pid_start_time)) {
-		errno = ESRCH;
-		return -1;
-	}
-	return kill(s->pid, sig);
-}
-
-static void state_json_for_hooks(const struct container_state *s, enum container_status st,
-				 char *buf, size_t len)
-{
-	struct json_out *o = json_out_new(false);
-	state_oci_json(o, s, st);
-	size_t n;
-	const char *t = json_out_text(o, &n);
-	snprintf(buf, len, "%s", t);
-	json_out_free(o);
 }
 
 static int write_pid_file(const char *path, pid_t pid, struct ab_err *err)
@@ -283,7 +214,7 @@ static int validate_for_create(const struct oci_config *c, const char *rootfs, s
 }
 
 /* Undo whatever create made; best effort with its own error. */
-static void create_cleanup(struct create_ctx *cc)
+void create_cleanup(struct create_ctx *cc)
 {
 	struct ab_err e;
 	if (cc->pid > 0) {
@@ -299,7 +230,7 @@ static void create_cleanup(struct create_ctx *cc)
 		log_warn("cleanup: %s", e.msg);
 }
 
-static void create_ctx_free(struct create_ctx *cc)
+void create_ctx_free(struct create_ctx *cc)
 {
 	for (size_t i = 0; i < cc->n_seccomp; i++)
 		seccomp_prog_free(&cc->seccomp[i]);
@@ -319,7 +250,7 @@ static void create_ctx_free(struct create_ctx *cc)
  * start topping up the network namespace pool it took from (last: the filler
  * starts in the background and needs nothing of ours, and the fds it gets a
  * copy of for a moment — a state lock, the sync socket — are closed by then). */
-static void create_ctx_finish(struct create_ctx *cc, bool made)
+void create_ctx_finish(struct create_ctx *cc, bool made)
 {
 	unsigned refill = made ? cc->netns_pool_refill : 0;
 	/* copied: the policy it lives in is freed first */
@@ -386,7 +317,7 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 			break;
 		case SYNC_SECCOMP_NOTIFY: {
 			char state[SYNC_DATA_MAX];
-			state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
+			container_state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
 			int r = seccomp_send_listener(cc->config->linux_.seccomp, state, fd, err);
 			if (fd >= 0)
 				close(fd);
@@ -396,7 +327,7 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 		}
 		case SYNC_RUNTIME_HOOKS: {
 			char state[SYNC_DATA_MAX];
-			state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
+			container_state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
 			if (hooks_run(&cc->config->hooks, HOOK_PRESTART, state, err) < 0 ||
 			    hooks_run(&cc->config->hooks, HOOK_CREATE_RUNTIME, state, err) < 0)
 				return -1;
@@ -429,7 +360,7 @@ static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
 }
 
 /* create and run share everything up to the child saying READY. */
-static int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
+int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 {
 	const struct create_opts *o = cc->o;
 	const struct global_opts *g = cc->g;
@@ -702,526 +633,3 @@ int container_create(const struct global_opts *g, const struct create_opts *o, s
 	return r;
 }
 
-int container_load(const struct global_opts *g, const char *id, bool exclusive, int *ret_dirfd,
-		   struct container_state *ret, struct ab_err *err)
-{
-	if (!container_id_valid(id))
-		return ab_error(err, 0, "container \"%s\" does not exist (invalid id)", id);
-	_cleanup_close_ int fd = -1;
-	if (state_dir_open(g->root, id, exclusive, &fd, err) < 0)
-		return -1;
-	if (state_read(fd, id, ret, err) < 0)
-		return -1;
-	if (ret_dirfd)
-		*ret_dirfd = TAKE_FD(fd);
-	return 0;
-}
-
-/* poststart and poststop: from the config in hand (run), else from the bundle, read
- * only when create recorded that there are such hooks. poststop failures are
- * warnings; a failing poststart hook (or its config gone) is the caller's error. */
-static int run_late_hooks(const struct container_state *s, enum oci_hook_kind kind,
-			  const struct oci_config *config, struct ab_err *err)
-{
-	bool has = kind == HOOK_POSTSTART ? s->poststart_hooks : s->poststop_hooks;
-	if (!has)
-		return 0;
-	struct oci_config *loaded = NULL;
-	struct ab_err e;
-	struct ab_err *fail = kind == HOOK_POSTSTART ? err : &e;
-	if (!config) {
-		char cfg_path[PATH_MAX + 16];
-		snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s->bundle);
-		if (oci_config_load(cfg_path, &loaded, fail) < 0) {
-			ab_wrap(fail, "%s hooks", hook_kind_name(kind));
-			if (fail == err)
-				return -1;
-			log_warn("%s", e.msg);
-			return 0;
-		}
-		config = loaded;
-	}
-	char state[SYNC_DATA_MAX];
-	state_json_for_hooks(s, kind == HOOK_POSTSTART ? STATUS_RUNNING : STATUS_STOPPED, state, sizeof state);
-	int r = hooks_run(&config->hooks, kind, state, fail);
-	oci_config_free(loaded);
-	return fail == err ? r : 0;
-}
-
-static int destroy(const struct global_opts *g, struct container_state *s,
-		   const struct oci_config *config, struct ab_err *err);
-
-/* runtime-spec 1.3, lifecycle: a failing poststart hook stops the container
- * and destroys it as delete would (poststop hooks included); the hook's error
- * is what the caller reports. */
-static void destroy_after_poststart(const struct global_opts *g, struct container_state *s,
-				    const struct oci_config *config)
-{
-	struct ab_err e;
-	if (destroy(g, s, config, &e) < 0)
-		log_warn("delete after the failed poststart hook: %s", e.msg);
-}
-
-int container_start(const struct global_opts *g, const char *id, struct ab_err *err)
-{
-	struct container_state s;
-	_cleanup_close_ int dirfd = -1;
-	if (container_load(g, id, true, &dirfd, &s, err) < 0)
-		return -1;
-	int r = -1;
-	_cleanup_close_ int fifo = -1, pidfd = -1;
-	enum container_status status = state_status(&s);
-	if (status != STATUS_CREATED) {
-		if (status == STATUS_STOPPED)
-			ab_error(err, 0, "cannot start a container that has stopped");
-		else
-			ab_error(err, 0, "cannot start an already running container");
-		goto out;
-	}
-	/* the program may run once its DNS sentry serves (create did not wait) */
-	if (s.sentry_pid > 0 && policy_sentry_wait_started(dirfd, s.sentry_pid, s.sentry_start_time, err) < 0)
-		goto out;
-	fifo = openat(dirfd, EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fifo < 0) {
-		ab_error(err, errno, "open exec fifo of container \"%s\"", id);
-		goto out;
-	}
-	pidfd = pidfd_open_checked(s.pid, s.pid_start_time);
-	for (;;) {
-		struct pollfd p[2] = {{.fd = fifo, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
-		int n = poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50);
-		if (n < 0 && errno != EINTR) {
-			ab_error(err, errno, "wait for container \"%s\" to start", id);
-			goto out;
-		}
-		if (p[0].revents & POLLIN) {
-			char c;
-			if (read(fifo, &c, 1) == 1)
-				break;
-		}
-		if (p[0].revents & POLLHUP) {
-			ab_error(err, 0, "container \"%s\" init exited before start", id);
-			goto out;
-		}
-		if ((pidfd >= 0 && (p[1].revents & POLLIN)) || !state_init_alive(&s)) {
-			ab_error(err, 0, "container \"%s\" init exited before start", id);
-			goto out;
-		}
-	}
-	/* the writer's end closes when the init execs the program (or dies) */
-	for (;;) {
-		struct pollfd p = {.fd = fifo, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			break;
-		char buf[16];
-		ssize_t n = read(fifo, buf, sizeof buf);
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break;
-	}
-	(void)unlinkat(dirfd, EXEC_FIFO, 0);
-	s.started = true;
-	if (state_write(dirfd, &s, err) < 0)
-		goto out;
-	if (run_late_hooks(&s, HOOK_POSTSTART, NULL, err) < 0) {
-		destroy_after_poststart(g, &s, NULL);
-		goto out;
-	}
-	r = 0;
-out:
-	state_free(&s);
-	return r;
-}
-
-int container_kill(const struct global_opts *g, const char *id, int sig, bool all, struct ab_err *err)
-{
-	struct container_state s;
-	if (container_load(g, id, false, NULL, &s, err) < 0)
-		return -1;
-	int r = 0;
-	if (all && s.cgroup.mode != CGROUP_MODE_DISABLED) {
-		r = cgroup_kill_all(&s.cgroup, sig, err);
-	} else if (!state_init_alive(&s)) {
-		r = ab_error(err, 0, "container not running");
-	} else if (signal_init(&s, sig) < 0) {
-		r = errno == ESRCH ? ab_error(err, 0, "container not running")
-				   : ab_error(err, errno, "signal %d to container \"%s\"", sig, id);
-	}
-	state_free(&s);
-	return r;
-}
-
-/* Wait (bounded) for the init to be gone; a D-state process must not hang us. */
-static void wait_gone(const struct container_state *s, int timeout_ms)
-{
-	int pidfd = pidfd_open_checked(s->pid, s->pid_start_time);
-	if (pidfd >= 0) {
-		struct pollfd p = {.fd = pidfd, .events = POLLIN};
-		(void)poll(&p, 1, timeout_ms);
-		close(pidfd);
-		return;
-	}
-	for (int waited = 0; waited < timeout_ms && state_init_alive(s); waited += 5) {
-		struct timespec ts = {0, 5 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
-}
-
-static int destroy(const struct global_opts *g, struct container_state *s,
-		   const struct oci_config *config, struct ab_err *err)
-{
-	enum container_status st = state_status(s);
-	if (st != STATUS_STOPPED) {
-		/* with its own pid namespace, the init's death takes every process with it;
-		 * otherwise the cgroup is what holds them */
-		if (!s->own_pidns && s->cgroup.mode != CGROUP_MODE_DISABLED) {
-			struct ab_err e;
-			if (cgroup_kill_all(&s->cgroup, SIGKILL, &e) < 0)
-				log_debug("kill all: %s", e.msg);
-		}
-		(void)signal_init(s, SIGKILL);
-		wait_gone(s, 5000);
-	}
-	policy_teardown(s);
-	if (s->cgroup.mode != CGROUP_MODE_DISABLED && cgroup_destroy(&s->cgroup, err) < 0)
-		return -1;
-	(void)run_late_hooks(s, HOOK_POSTSTOP, config, err);
-	return state_dir_remove(g->root, s->id, err);
-}
-
-int container_delete(const struct global_opts *g, const char *id, bool force, struct ab_err *err)
-{
-	struct container_state s;
-	_cleanup_close_ int dirfd = -1;
-	if (container_load(g, id, true, &dirfd, &s, err) < 0) {
-		if (!force)
-			return -1;
-		if (strstr(err->msg, "does not exist"))
-			return 0;
-		/* damaged state: still clean up what it names (a truncated file keeps
-		 * the pid, start time and cgroup it begins with), then remove it */
-		struct ab_err e;
-		if (state_dir_open(g->root, id, true, &dirfd, &e) == 0 &&
-		    state_read_salvage(dirfd, id, &s, &e) == 0) {
-			log_warn("%s; cleaning up what it still names and removing it", err->msg);
-			int r = destroy(g, &s, NULL, err);
-			state_free(&s);
-			return r;
-		}
-		log_warn("%s; removing it (its processes and cgroup, if any, cannot be identified from it)", err->msg);
-		return state_dir_remove(g->root, id, err);
-	}
-	int r = -1;
-	enum container_status st = state_status(&s);
-	if (!force && (st == STATUS_RUNNING || st == STATUS_PAUSED)) {
-		ab_error(err, 0, "cannot delete container \"%s\" that is not stopped: %s", id, status_name(st));
-		goto out;
-	}
-	r = destroy(g, &s, NULL, err);
-out:
-	state_free(&s);
-	return r;
-}
-
-int container_pause(const struct global_opts *g, const char *id, bool pause, struct ab_err *err)
-{
-	struct container_state s;
-	_cleanup_close_ int dirfd = -1;
-	if (container_load(g, id, true, &dirfd, &s, err) < 0)
-		return -1;
-	int r = -1;
-	enum container_status st = state_status(&s);
-	if (s.cgroup.mode == CGROUP_MODE_DISABLED)
-		ab_error(err, 0, "cannot %s container \"%s\": it has no cgroup", pause ? "pause" : "resume", id);
-	else if (st == STATUS_STOPPED)
-		ab_error(err, 0, "container not running");
-	else if (pause && st == STATUS_PAUSED)
-		ab_error(err, 0, "container \"%s\" is already paused", id);
-	else if (!pause && st != STATUS_PAUSED)
-		ab_error(err, 0, "container \"%s\" is not paused", id);
-	else
-		r = cgroup_freeze(&s.cgroup, pause, err);
-	state_free(&s);
-	return r;
-}
-
-int container_print_state(const struct global_opts *g, const char *id, struct ab_err *err)
-{
-	struct container_state s;
-	if (container_load(g, id, false, NULL, &s, err) < 0)
-		return -1;
-	struct json_out *o = json_out_new(true);
-	state_oci_json(o, &s, state_status(&s));
-	size_t n;
-	const char *t = json_out_text(o, &n);
-	fwrite(t, 1, n, stdout);
-	fputc('\n', stdout);
-	json_out_free(o);
-	state_free(&s);
-	return 0;
-}
-
-/* ---- run: create + start in the foreground ---- */
-
-/* How long a foreground run goes without its DNS sentry when nothing asks for
- * it first: a program done sooner (a build step, a test) never needs one. */
-#define SENTRY_LAZY_MS 100
-
-/* Any lookup or refused packet waiting for a sentry not forked yet? */
-static bool sentry_has_input(const struct agent_policy *p)
-{
-	int fds[5];
-	size_t n = policy_sentry_wake_fds(p, fds);
-	struct pollfd pf[5];
-	for (size_t i = 0; i < n; i++)
-		pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-	return n > 0 && poll(pf, (nfds_t)n, 0) > 0;
-}
-
-/* The sentry of a foreground run, forked once needed; into the state (read
- * afresh under the lock: the container runs, others may have written it). */
-static int fork_sentry_late(struct create_ctx *cc, struct ab_err *err)
-{
-	if (policy_fork_sentry(&cc->policy, &cc->st, err) < 0)
-		return -1;
-	_cleanup_close_ int dirfd = -1;
-	struct container_state now;
-	struct ab_err e;
-	if (state_dir_open(cc->g->root, cc->o->id, true, &dirfd, &e) < 0 ||
-	    state_read(dirfd, cc->o->id, &now, &e) < 0) {
-		log_debug("record the DNS sentry: %s", e.msg);
-		return 0;
-	}
-	now.sentry_pid = cc->st.sentry_pid;
-	now.sentry_start_time = cc->st.sentry_start_time;
-	if (state_write(dirfd, &now, &e) < 0)
-		log_debug("record the DNS sentry: %s", e.msg);
-	state_free(&now);
-	return 0;
-}
-
-static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
-{
-	sigset_t all;
-	sigfillset(&all);
-	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
-	if (sfd < 0)
-		return ab_error(err, errno, "signalfd");
-	struct tty_proxy proxy;
-	bool have_tty = cc->console_master >= 0;
-	if (have_tty && tty_proxy_start(&proxy, cc->console_master, err) < 0)
-		return -1;
-	int status = 0;
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	bool timed_out = false;
-	int r = 0;
-	for (;;) {
-		struct signalfd_siginfo si;
-		struct pollfd p[12] = {{.fd = sfd, .events = POLLIN}};
-		int n = 1;
-		if (have_tty)
-			n += tty_proxy_pollfds(&proxy, p + 1);
-		int wake[5], wake_slot = n;
-		size_t n_wake = policy_sentry_wake_fds(&cc->policy, wake);
-		for (size_t i = 0; i < n_wake; i++)
-			p[n++] = (struct pollfd){.fd = wake[i], .events = POLLIN};
-		/* the DNS sentry says ready (or why not) while the program already
-		 * runs; a program that is done first never waits for it */
-		int sentry_slot = -1, sentry_fd = policy_sentry_ready_fd(&cc->policy);
-		if (sentry_fd >= 0) {
-			sentry_slot = n;
-			p[n++] = (struct pollfd){.fd = sentry_fd, .events = POLLIN};
-		}
-		int wait_ms = -1;
-		if (cc->o->timeout_ms > 0 && !timed_out) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-			wait_ms = spent >= cc->o->timeout_ms ? 0 : (int)(cc->o->timeout_ms - spent);
-		}
-		int lazy_ms = -1;
-		if (n_wake) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-			lazy_ms = spent >= SENTRY_LAZY_MS ? 0 : (int)(SENTRY_LAZY_MS - spent);
-			if (wait_ms < 0 || lazy_ms < wait_ms)
-				wait_ms = lazy_ms;
-		}
-		int ready = poll(p, (nfds_t)n, wait_ms);
-		if (ready < 0 && errno != EINTR)
-			return ab_error(err, errno, "poll");
-		if (n_wake) {
-			bool wanted = ready == 0 && wait_ms == lazy_ms;
-			for (size_t i = 0; i < n_wake && ready > 0; i++)
-				wanted |= p[wake_slot + i].revents != 0;
-			if (wanted) {
-				if (fork_sentry_late(cc, err) < 0) {
-					r = -1;
-					break;
-				}
-				continue;
-			}
-		}
-		if (ready == 0 && wait_ms >= 0) {
-			/* out of time: everything in the container goes, not just its init */
-			timed_out = true;
-			log_warn("container \"%s\" exceeded its timeout of %d ms: killed", cc->o->id, cc->o->timeout_ms);
-			struct ab_err e;
-			if (cc->st.cgroup.mode == CGROUP_MODE_DISABLED || cgroup_kill_all(&cc->st.cgroup, SIGKILL, &e) < 0)
-				kill(cc->pid, SIGKILL);
-			continue;
-		}
-		if (have_tty)
-			tty_proxy_handle(&proxy, p + 1);
-		if (sentry_slot >= 0 && p[sentry_slot].revents && policy_wait_sentry(&cc->policy, err) < 0) {
-			/* a sentry leaves when init does: then this is the exit, not a failure */
-			int st;
-			if (waitpid(cc->pid, &st, WNOHANG) == cc->pid) {
-				status = st;
-				break;
-			}
-			r = -1;   /* the caller kills and removes the container */
-			break;
-		}
-		if (!(p[0].revents & POLLIN))
-			continue;
-		if (read(sfd, &si, sizeof si) != sizeof si)
-			continue;
-		if (si.ssi_signo == SIGCHLD) {
-			pid_t r;
-			int st;
-			bool done = false;
-			/* the sentry is our child too: keep the init's status only */
-			while ((r = waitpid(-1, &st, WNOHANG)) > 0)
-				if (r == cc->pid) {
-					status = st;
-					done = true;
-				}
-			if (done)
-				break;
-			continue;
-		}
-		if (si.ssi_signo == SIGWINCH && have_tty) {
-			tty_proxy_resize(&proxy);
-			continue;
-		}
-		kill(cc->pid, (int)si.ssi_signo);
-	}
-	if (have_tty) {
-		if (r == 0)
-			tty_proxy_drain(&proxy);
-		tty_proxy_stop(&proxy);
-	}
-	if (r < 0)
-		return r;
-	cc->pid = 0;
-	*ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	return 0;
-}
-
-/* What the box tried to reach and was refused, before its state goes away: one
- * line per attempt on stderr, so a user sees it without asking. */
-static void report_refused_egress(const char *root, const char *id)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s/%s", root, id, EGRESS_LOG);
-	/* the sentry has written its last records: run waited for it to exit */
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	char line[4096];
-	int n = 0;
-	while (fgets(line, sizeof line, f)) {
-		yajl_val v;
-		struct ab_err e;
-		if (json_parse(line, "egress log", &v, &e) < 0)
-			continue;
-		yajl_val dst = json_get(v, "dst"), port = json_get(v, "port"), proto = json_get(v, "proto"),
-			 name = json_get(v, "name");
-		if (n++ == 0)
-			fprintf(stderr, "agentbox: egress refused for \"%s\" (agentbox-egress(7)):\n", id);
-		char where[300] = "";
-		if (YAJL_IS_STRING(dst))
-			snprintf(where, sizeof where, YAJL_IS_INTEGER(port) ? "%s:%lld" : "%s", YAJL_GET_STRING(dst),
-				 YAJL_IS_INTEGER(port) ? YAJL_GET_INTEGER(port) : 0LL);
-		fprintf(stderr, "  %s %s%s%s\n", YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?", where,
-			YAJL_IS_STRING(name) ? " name " : "", YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "");
-		json_free(v);
-	}
-}
-
-int container_run(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
-{
-	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
-	int r = create_common(&cc, true, err);
-	if (r < 0)
-		goto fail;
-	if (o->detach) {
-		/* the init waits on the fifo like after create: start it now */
-		pid_t pid = cc.pid;
-		cc.pid = 0;
-		close(cc.state_dirfd);
-		cc.state_dirfd = -1;
-		r = container_start(g, o->id, err);
-		if (r < 0 || (r = policy_wait_sentry(&cc.policy, err)) < 0) {
-			cc.pid = pid;
-			goto fail;
-		}
-		create_ctx_finish(&cc, true);
-		return 0;
-	}
-	if (o->on_created && o->on_created(cc.pid, o->on_created_data, err) < 0) {
-		r = -1;
-		goto fail;
-	}
-	bool poststart_failed = false;
-	{
-		if (sync_send(cc.sync_fd, SYNC_START, 0, NULL, -1, err) < 0) {
-			r = -1;
-			goto fail;
-		}
-		/* a failing poststart hook: the program is stopped, and the
-		 * container goes below as if by delete, --keep or not */
-		if (run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config, err) < 0) {
-			poststart_failed = true;
-			(void)kill(cc.pid, SIGKILL);
-		}
-		/* the DNS sentry comes when the program needs it (forward_until_exit):
-		 * its sockets hold whatever the program sends until then */
-	}
-	int status = 0;
-	/* the state lock must not be held while the container runs */
-	close(cc.state_dirfd);
-	cc.state_dirfd = -1;
-	{
-		struct ab_err e;
-		r = forward_until_exit(&cc, &status, poststart_failed ? &e : err);
-		if (r < 0 && poststart_failed)
-			log_warn("%s", e.msg);
-	}
-	if (r < 0)
-		goto fail;
-	/* refused just before the end and not logged yet: a sentry logs it now */
-	if (sentry_has_input(&cc.policy)) {
-		struct ab_err e;
-		if (fork_sentry_late(&cc, &e) < 0)
-			log_warn("%s", e.msg);
-	}
-	policy_sentry_finish(&cc.policy, 2000);
-	if (o->report_egress)
-		report_refused_egress(g->root, o->id);
-	if (poststart_failed) {
-		destroy_after_poststart(g, &cc.st, cc.config);
-	} else if (!o->keep) {
-		struct ab_err e;
-		if (destroy(g, &cc.st, cc.config, &e) < 0)
-			log_warn("delete after run: %s", e.msg);
-	}
-	create_ctx_finish(&cc, true);
-	return poststart_failed ? -1 : status;
-fail:
-	create_cleanup(&cc);
-	create_ctx_free(&cc);
-	return r;
-}

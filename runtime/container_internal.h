@@ -1,0 +1,65 @@
+/* Shared by the parent side of the lifecycle: container.c (create), container_run.c
+ * (run) and container_ops.c (start, kill, delete, ...). container_run.c calls
+ * into the other two, container.c into container_ops.c, which calls neither. */
+#ifndef AGENTBOX_CONTAINER_INTERNAL_H
+#define AGENTBOX_CONTAINER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "container.h"
+#include "policy.h"
+#include "seccomp.h"
+#include "state.h"
+
+/* Everything create has made so far, so a failure can undo exactly that. */
+struct create_ctx {
+	const struct global_opts *g;
+	const struct create_opts *o;
+	char bundle[PATH_MAX];
+	struct oci_config *config;
+	struct agent_policy policy;
+	struct container_state st;
+	int state_dirfd;
+	bool state_created;
+	bool cgroup_created;
+	pid_t pid;
+	int sync_fd;
+	int console_master;             /* kept for a foreground run with a terminal */
+	struct seccomp_prog seccomp[2];
+	size_t n_seccomp;
+	unsigned netns_pool_refill;     /* pool size to top up once done, 0: none */
+	const char *netns_pool_policy;  /* ... with firewalled entries of this policy */
+};
+
+/* create and run share everything up to the child saying READY (container.c). */
+int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err);
+/* Undo whatever create made; best effort with its own error. */
+void create_cleanup(struct create_ctx *cc);
+void create_ctx_free(struct create_ctx *cc);
+/* Free it all and, if the container was made, top up the netns pool. */
+void create_ctx_finish(struct create_ctx *cc, bool made);
+
+/* container_ops.c */
+/* A pidfd of pid if it is still the process that started at start_time, else -1. */
+int container_pidfd_open_checked(pid_t pid, uint64_t start_time);
+/* Signal the recorded init only if it is still the same process (pid + start time). */
+int container_signal_init(const struct container_state *s, int sig);
+/* The OCI state document hooks are given, into buf. */
+void container_state_json_for_hooks(const struct container_state *s, enum container_status st,
+				    char *buf, size_t len);
+/* poststart and poststop hooks (config may be NULL: read from the bundle).
+ * poststop failures are warnings; a failing poststart hook (or its config gone)
+ * is the caller's error. */
+int container_run_late_hooks(const struct container_state *s, enum oci_hook_kind kind,
+			     const struct oci_config *config, struct ab_err *err);
+/* runtime-spec 1.3, lifecycle: after a failing poststart hook, destroy the
+ * container as delete would (poststop hooks included). */
+void container_destroy_after_poststart(const struct global_opts *g, struct container_state *s,
+				       const struct oci_config *config);
+/* Kill what is left, tear down the sentry, cgroup and state, run poststop hooks. */
+int container_destroy(const struct global_opts *g, struct container_state *s,
+		      const struct oci_config *config, struct ab_err *err);
+
+#endif

@@ -1,0 +1,285 @@
+/* run: create and start in the foreground, forward signals and the terminal
+ * until the program exits, fork the DNS sentry once something needs it, then
+ * delete (unless --keep). run --detach is create + start. */
+#include "container.h"
+#include "container_internal.h"
+#include "json.h"
+#include "log.h"
+#include "policy.h"
+#include "sentry_process.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+
+/* How long a foreground run goes without its DNS sentry when nothing asks for
+ * it first: a program done sooner (a build step, a test) never needs one. */
+#define SENTRY_LAZY_MS 100
+
+/* Any lookup or refused packet waiting for a sentry not forked yet? */
+static bool sentry_has_input(const struct agent_policy *p)
+{
+	int fds[5];
+	size_t n = policy_sentry_wake_fds(p, fds);
+	struct pollfd pf[5];
+	for (size_t i = 0; i < n; i++)
+		pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+	return n > 0 && poll(pf, (nfds_t)n, 0) > 0;
+}
+
+/* The sentry of a foreground run, forked once needed; into the state (read
+ * afresh under the lock: the container runs, others may have written it). */
+static int fork_sentry_late(struct create_ctx *cc, struct ab_err *err)
+{
+	if (policy_fork_sentry(&cc->policy, &cc->st, err) < 0)
+		return -1;
+	_cleanup_close_ int dirfd = -1;
+	struct container_state now;
+	struct ab_err e;
+	if (state_dir_open(cc->g->root, cc->o->id, true, &dirfd, &e) < 0 ||
+	    state_read(dirfd, cc->o->id, &now, &e) < 0) {
+		log_debug("record the DNS sentry: %s", e.msg);
+		return 0;
+	}
+	now.sentry_pid = cc->st.sentry_pid;
+	now.sentry_start_time = cc->st.sentry_start_time;
+	if (state_write(dirfd, &now, &e) < 0)
+		log_debug("record the DNS sentry: %s", e.msg);
+	state_free(&now);
+	return 0;
+}
+
+static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
+{
+	sigset_t all;
+	sigfillset(&all);
+	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0)
+		return ab_error(err, errno, "signalfd");
+	struct tty_proxy proxy;
+	bool have_tty = cc->console_master >= 0;
+	if (have_tty && tty_proxy_start(&proxy, cc->console_master, err) < 0)
+		return -1;
+	int status = 0;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	bool timed_out = false;
+	int r = 0;
+	for (;;) {
+		struct signalfd_siginfo si;
+		struct pollfd p[12] = {{.fd = sfd, .events = POLLIN}};
+		int n = 1;
+		if (have_tty)
+			n += tty_proxy_pollfds(&proxy, p + 1);
+		int wake[5], wake_slot = n;
+		size_t n_wake = policy_sentry_wake_fds(&cc->policy, wake);
+		for (size_t i = 0; i < n_wake; i++)
+			p[n++] = (struct pollfd){.fd = wake[i], .events = POLLIN};
+		/* the DNS sentry says ready (or why not) while the program already
+		 * runs; a program that is done first never waits for it */
+		int sentry_slot = -1, sentry_fd = policy_sentry_ready_fd(&cc->policy);
+		if (sentry_fd >= 0) {
+			sentry_slot = n;
+			p[n++] = (struct pollfd){.fd = sentry_fd, .events = POLLIN};
+		}
+		int wait_ms = -1;
+		if (cc->o->timeout_ms > 0 && !timed_out) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+			wait_ms = spent >= cc->o->timeout_ms ? 0 : (int)(cc->o->timeout_ms - spent);
+		}
+		int lazy_ms = -1;
+		if (n_wake) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+			lazy_ms = spent >= SENTRY_LAZY_MS ? 0 : (int)(SENTRY_LAZY_MS - spent);
+			if (wait_ms < 0 || lazy_ms < wait_ms)
+				wait_ms = lazy_ms;
+		}
+		int ready = poll(p, (nfds_t)n, wait_ms);
+		if (ready < 0 && errno != EINTR)
+			return ab_error(err, errno, "poll");
+		if (n_wake) {
+			bool wanted = ready == 0 && wait_ms == lazy_ms;
+			for (size_t i = 0; i < n_wake && ready > 0; i++)
+				wanted |= p[wake_slot + i].revents != 0;
+			if (wanted) {
+				if (fork_sentry_late(cc, err) < 0) {
+					r = -1;
+					break;
+				}
+				continue;
+			}
+		}
+		if (ready == 0 && wait_ms >= 0) {
+			/* out of time: everything in the container goes, not just its init */
+			timed_out = true;
+			log_warn("container \"%s\" exceeded its timeout of %d ms: killed", cc->o->id, cc->o->timeout_ms);
+			struct ab_err e;
+			if (cc->st.cgroup.mode == CGROUP_MODE_DISABLED || cgroup_kill_all(&cc->st.cgroup, SIGKILL, &e) < 0)
+				kill(cc->pid, SIGKILL);
+			continue;
+		}
+		if (have_tty)
+			tty_proxy_handle(&proxy, p + 1);
+		if (sentry_slot >= 0 && p[sentry_slot].revents && policy_wait_sentry(&cc->policy, err) < 0) {
+			/* a sentry leaves when init does: then this is the exit, not a failure */
+			int st;
+			if (waitpid(cc->pid, &st, WNOHANG) == cc->pid) {
+				status = st;
+				break;
+			}
+			r = -1;   /* the caller kills and removes the container */
+			break;
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		if (read(sfd, &si, sizeof si) != sizeof si)
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			pid_t r;
+			int st;
+			bool done = false;
+			/* the sentry is our child too: keep the init's status only */
+			while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+				if (r == cc->pid) {
+					status = st;
+					done = true;
+				}
+			if (done)
+				break;
+			continue;
+		}
+		if (si.ssi_signo == SIGWINCH && have_tty) {
+			tty_proxy_resize(&proxy);
+			continue;
+		}
+		kill(cc->pid, (int)si.ssi_signo);
+	}
+	if (have_tty) {
+		if (r == 0)
+			tty_proxy_drain(&proxy);
+		tty_proxy_stop(&proxy);
+	}
+	if (r < 0)
+		return r;
+	cc->pid = 0;
+	*ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 0;
+}
+
+/* What the box tried to reach and was refused, before its state goes away: one
+ * line per attempt on stderr, so a user sees it without asking. */
+static void report_refused_egress(const char *root, const char *id)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s/%s", root, id, EGRESS_LOG);
+	/* the sentry has written its last records: run waited for it to exit */
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char line[4096];
+	int n = 0;
+	while (fgets(line, sizeof line, f)) {
+		yajl_val v;
+		struct ab_err e;
+		if (json_parse(line, "egress log", &v, &e) < 0)
+			continue;
+		yajl_val dst = json_get(v, "dst"), port = json_get(v, "port"), proto = json_get(v, "proto"),
+			 name = json_get(v, "name");
+		if (n++ == 0)
+			fprintf(stderr, "agentbox: egress refused for \"%s\" (agentbox-egress(7)):\n", id);
+		char where[300] = "";
+		if (YAJL_IS_STRING(dst))
+			snprintf(where, sizeof where, YAJL_IS_INTEGER(port) ? "%s:%lld" : "%s", YAJL_GET_STRING(dst),
+				 YAJL_IS_INTEGER(port) ? YAJL_GET_INTEGER(port) : 0LL);
+		fprintf(stderr, "  %s %s%s%s\n", YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?", where,
+			YAJL_IS_STRING(name) ? " name " : "", YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "");
+		json_free(v);
+	}
+}
+
+int container_run(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
+{
+	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
+	int r = create_common(&cc, true, err);
+	if (r < 0)
+		goto fail;
+	if (o->detach) {
+		/* the init waits on the fifo like after create: start it now */
+		pid_t pid = cc.pid;
+		cc.pid = 0;
+		close(cc.state_dirfd);
+		cc.state_dirfd = -1;
+		r = container_start(g, o->id, err);
+		if (r < 0 || (r = policy_wait_sentry(&cc.policy, err)) < 0) {
+			cc.pid = pid;
+			goto fail;
+		}
+		create_ctx_finish(&cc, true);
+		return 0;
+	}
+	if (o->on_created && o->on_created(cc.pid, o->on_created_data, err) < 0) {
+		r = -1;
+		goto fail;
+	}
+	bool poststart_failed = false;
+	{
+		if (sync_send(cc.sync_fd, SYNC_START, 0, NULL, -1, err) < 0) {
+			r = -1;
+			goto fail;
+		}
+		/* a failing poststart hook: the program is stopped, and the
+		 * container goes below as if by delete, --keep or not */
+		if (container_run_late_hooks(&cc.st, HOOK_POSTSTART, cc.config, err) < 0) {
+			poststart_failed = true;
+			(void)kill(cc.pid, SIGKILL);
+		}
+		/* the DNS sentry comes when the program needs it (forward_until_exit):
+		 * its sockets hold whatever the program sends until then */
+	}
+	int status = 0;
+	/* the state lock must not be held while the container runs */
+	close(cc.state_dirfd);
+	cc.state_dirfd = -1;
+	{
+		struct ab_err e;
+		r = forward_until_exit(&cc, &status, poststart_failed ? &e : err);
+		if (r < 0 && poststart_failed)
+			log_warn("%s", e.msg);
+	}
+	if (r < 0)
+		goto fail;
+	/* refused just before the end and not logged yet: a sentry logs it now */
+	if (sentry_has_input(&cc.policy)) {
+		struct ab_err e;
+		if (fork_sentry_late(&cc, &e) < 0)
+			log_warn("%s", e.msg);
+	}
+	policy_sentry_finish(&cc.policy, 2000);
+	if (o->report_egress)
+		report_refused_egress(g->root, o->id);
+	if (poststart_failed) {
+		container_destroy_after_poststart(g, &cc.st, cc.config);
+	} else if (!o->keep) {
+		struct ab_err e;
+		if (container_destroy(g, &cc.st, cc.config, &e) < 0)
+			log_warn("delete after run: %s", e.msg);
+	}
+	create_ctx_finish(&cc, true);
+	return poststart_failed ? -1 : status;
+fail:
+	create_cleanup(&cc);
+	create_ctx_free(&cc);
+	return r;
+}
