@@ -15,6 +15,7 @@
 #include "sentry_process.h"
 #include "seccomp.h"
 #include "sync.h"
+#include "sysctls.h"
 #include "userns.h"
 #include "util.h"
 
@@ -181,30 +182,8 @@ static int validate_for_create(const struct oci_config *c, const char *rootfs, s
 		return -1;
 	if (c->linux_.n_net_devices)
 		return ab_error(err, 0, "config.json: linux.netDevices: moving host network devices into a container is not supported");
-	/* a sysctl names a namespace: writing it without a private one changes the host */
-	static const struct {
-		const char *prefix;
-		enum oci_ns_kind kind;
-	} sysctl_ns[] = {
-		{"net.", NS_NETWORK}, {"kernel.shm", NS_IPC}, {"kernel.msg", NS_IPC},
-		{"kernel.sem", NS_IPC}, {"fs.mqueue.", NS_IPC}, {"kernel.hostname", NS_UTS},
-		{"kernel.domainname", NS_UTS},
-	};
-	for (size_t i = 0; i < c->linux_.n_sysctl; i++) {
-		const char *key = c->linux_.sysctl[i].key;
-		bool known = false;
-		for (size_t j = 0; j < ARRAY_SIZE(sysctl_ns); j++) {
-			if (strncmp(key, sysctl_ns[j].prefix, strlen(sysctl_ns[j].prefix)) != 0)
-				continue;
-			known = true;
-			const struct oci_namespace *ns = oci_namespace_find(c, sysctl_ns[j].kind);
-			if (!ns || ns->path)
-				return ab_error(err, 0, "config.json: linux.sysctl: \"%s\" needs a new %s namespace of the container's own",
-						key, oci_ns_kind_name(sysctl_ns[j].kind));
-		}
-		if (!known)
-			return ab_error(err, 0, "config.json: linux.sysctl: \"%s\" is not namespaced: it would change the host", key);
-	}
+	if (sysctls_check_namespaces(c, err) < 0)
+		return -1;
 	struct stat st;
 	if (stat(rootfs, &st) < 0)
 		return ab_error(err, errno, "config.json: root.path: rootfs %s", rootfs);
@@ -403,6 +382,8 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	if (state_dir_create(g->root, o->id, &cc->state_dirfd, err) < 0)
 		return -1;
 	cc->state_created = true;
+	if (sysctls_check_joined_netns(c, &cc->policy, o->id, cc->state_dirfd, err) < 0)
+		return -1;
 	struct container_state *st = &cc->st;
 	st->id = arena_strdup(a, o->id);
 	st->bundle = arena_strdup(a, cc->bundle);

@@ -228,6 +228,25 @@ static int check_joined(const struct agent_policy *p, int netns, const char *pat
 	return r;
 }
 
+int policy_netns_owner(const struct agent_policy *p, const char *path, const char *id, int state_dirfd,
+		       char *owner, size_t owner_len, bool *ret_same, struct ab_err *err)
+{
+	*ret_same = false;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "open the network namespace %s", path);
+	struct egress_policy op = {0};
+	int r = owner_policy(fd, path, id, state_dirfd, owner, owner_len, &op, err);
+	if (r == 1 && p->egress_enforced) {
+		char *a = egress_policy_to_string(&p->egress), *b = egress_policy_to_string(&op);
+		*ret_same = streq(a, b);
+		free(a);
+		free(b);
+	}
+	egress_policy_free(&op);
+	return r;
+}
+
 const char *policy_egress_text(struct agent_policy *p)
 {
 	if (!p->egress_enforced)

@@ -60,6 +60,12 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
  * and what names the pool's firewalled network namespaces for it), or NULL
  * when it gets no ruleset of its own. Made once. */
 const char *policy_egress_text(struct agent_policy *p);
+/* Who polices the network namespace at path (one the container joins): 0 when
+ * no agentbox ruleset is in it (a namespace made for the container, whose
+ * firewall installs the first), 1 when container *owner does, with *ret_same
+ * telling whether that container's egress policy is this one's. */
+int policy_netns_owner(const struct agent_policy *p, const char *path, const char *id, int state_dirfd,
+		       char *owner, size_t owner_len, bool *ret_same, struct ab_err *err);
 /* Parent side, after clone and before the init goes on: the egress rules. */
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
 		   int state_dirfd, struct ab_err *err);
