@@ -287,6 +287,11 @@ void cgroup_join_close(struct cgroup_join *j)
 	j->n = 0;
 }
 
+int cgroup_v2_path(const char *path, char *buf, size_t len)
+{
+	return cg_v2_dir(path, buf, len);
+}
+
 int cgroup_v2_dirfd(const struct cgroup_ref *cg)
 {
 	char dir[PATH_MAX];

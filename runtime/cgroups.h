@@ -35,6 +35,17 @@ int cgroup_mode_from_name(const char *name, enum cgroup_mode *ret);
 int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool disabled,
 		   struct cgroup_ref *ret, struct ab_err *err);
 
+/* cgroup_resolve for a rootless runtime (rootless.h), as runc does it: only the
+ * cgroup v2 hierarchy, and only where the user may write (a subtree delegated to
+ * it); without cgroupsPath, beside the runtime (below the parent of its own
+ * cgroup). Where the user may not: an error when the config names a cgroupsPath
+ * or asks for a resource limit (res, may be NULL; device rules do not count),
+ * else mode DISABLED and *ret_skipped set: the container runs without a cgroup,
+ * and the caller says so once. */
+int cgroup_resolve_rootless(const char *cgroups_path, const char *id, bool systemd, bool disabled,
+			    const struct oci_resources *res, struct cgroup_ref *ret, bool *ret_skipped,
+			    struct ab_err *err);
+
 /* Create the cgroup in every hierarchy and apply resources (may be NULL).
  * On failure nothing created is left behind. */
 int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);
@@ -66,6 +77,10 @@ void cgroup_join_close(struct cgroup_join *j);
  * on pure v2 and hybrid layouts; -1 otherwise. A hybrid host pays most of a cgroup
  * move in the cgroup2 write (~0.3-0.6 ms here): cloning into it avoids that. */
 int cgroup_v2_dirfd(const struct cgroup_ref *cg);
+/* The directory of cgroup path in the cgroup2 hierarchy (/sys/fs/cgroup/PATH
+ * on pure v2, /sys/fs/cgroup/unified/PATH on a hybrid host); -ENOENT without a
+ * cgroup2 mount, -ENAMETOOLONG. */
+int cgroup_v2_path(const char *path, char *buf, size_t len);
 /* Apply (or update) resources on an existing cgroup. */
 int cgroup_apply(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err);
 /* Freeze/thaw every process (v1 freezer, v2 cgroup.freeze); waits until done. */

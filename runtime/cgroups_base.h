@@ -103,6 +103,9 @@ void cg_hugepage_name(uint64_t kb, char *buf, size_t len);
 /* Page sizes the kernel offers ("2MB", "1GB"), from /sys/kernel/mm/hugepages. */
 size_t cg_hugepage_sizes(char names[][16], size_t max);
 int cg_validate(const struct oci_resources *r, struct ab_err *err);
+/* The first resource group r asks a limit of ("memory", "cpu", "blockIO" ...,
+ * as linux.resources names it), or NULL. Device rules do not count. */
+const char *cg_res_requested(const struct oci_resources *r);
 /* A name that can only be a file in the cgroup directory itself. */
 bool cg_plain_file_name(const char *s);
 

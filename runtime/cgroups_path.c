@@ -4,6 +4,7 @@
 #include "cgroups_base.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -134,20 +135,15 @@ static int systemd_path(const char *spec, char *out, size_t len, struct ab_err *
 	return 0;
 }
 
-int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool disabled,
-		   struct cgroup_ref *ret, struct ab_err *err)
+/* cgroupsPath as a path below the hierarchies' roots, in mode's view (which
+ * of /proc/self/cgroup's lines a relative path is relative to); without one,
+ * default_path. */
+static int resolve_in(enum cgroup_mode mode, const char *cgroups_path, const char *default_path, bool systemd,
+		      char *out, size_t len, struct ab_err *err)
 {
-	memset(ret, 0, sizeof *ret);
-	ret->mode = disabled ? CGROUP_MODE_DISABLED : cgroup_host_mode();
-	if (ret->mode == CGROUP_MODE_DISABLED)
-		return 0;
-
 	char raw[PATH_MAX * 2];
 	if (!cgroups_path || !*cgroups_path) {
-		if (!id || !container_id_valid(id))
-			return ab_error(err, EINVAL, "cgroup path: invalid container id \"%s\"",
-					id ? id : "");
-		snprintf(raw, sizeof raw, "/agentbox/%s", id);
+		snprintf(raw, sizeof raw, "%s", default_path);
 	} else if (systemd) {
 		if (systemd_path(cgroups_path, raw, sizeof raw, err) < 0)
 			return -1;
@@ -165,15 +161,113 @@ int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool 
 		/* check ".." before joining, so the message names what the user wrote */
 		if (normalize(cgroups_path, rel, sizeof rel, err) < 0)
 			return -1;
-		if (own_cgroup(ret->mode, own, sizeof own, err) < 0)
+		if (own_cgroup(mode, own, sizeof own, err) < 0)
 			return -1;
 		if (snprintf(raw, sizeof raw, "%s%s", own, rel) >= (int)sizeof raw)
 			return ab_error(err, ENAMETOOLONG, "cgroupsPath \"%s\"", cgroups_path);
 	}
-	if (normalize(raw, ret->path, sizeof ret->path, err) < 0)
+	if (normalize(raw, out, len, err) < 0)
 		return -1;
-	if (!ret->path[0])
+	if (!out[0])
 		return ab_error(err, EINVAL, "cgroupsPath \"%s\": the root cgroup cannot be a "
 				"container's cgroup", cgroups_path ? cgroups_path : "");
+	return 0;
+}
+
+static int check_id(const char *id, struct ab_err *err)
+{
+	if (!id || !container_id_valid(id))
+		return ab_error(err, EINVAL, "cgroup path: invalid container id \"%s\"", id ? id : "");
+	return 0;
+}
+
+int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool disabled,
+		   struct cgroup_ref *ret, struct ab_err *err)
+{
+	memset(ret, 0, sizeof *ret);
+	ret->mode = disabled ? CGROUP_MODE_DISABLED : cgroup_host_mode();
+	if (ret->mode == CGROUP_MODE_DISABLED)
+		return 0;
+	char def[PATH_MAX];
+	if ((!cgroups_path || !*cgroups_path) && check_id(id, err) < 0)
+		return -1;
+	snprintf(def, sizeof def, "/agentbox/%s", id ? id : "");
+	return resolve_in(ret->mode, cgroups_path, def, systemd, ret->path, sizeof ret->path, err);
+}
+
+/* May the caller make (or enter) the cgroup at path of the v2 hierarchy, as a
+ * process of the cgroup own? It needs write access to the nearest directory
+ * that exists on the way (to make the rest) and to cgroup.procs of the
+ * nearest common ancestor of own and path (the kernel's rule for moving a
+ * process between delegated cgroups). */
+static bool v2_writable(const char *path, const char *own)
+{
+	char dir[PATH_MAX];
+	if (cg_v2_dir(path, dir, sizeof dir) < 0)
+		return false;
+	char *cut;
+	while (access(dir, F_OK) < 0 && (cut = strrchr(dir, '/')) && cut > dir)
+		*cut = 0;
+	char procs[PATH_MAX + 16];
+	snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0 ||
+	    faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) < 0)
+		return false;
+	/* the nearest common ancestor: the leading components both share */
+	size_t n = 0;
+	for (size_t i = 0;; i++) {
+		if ((path[i] == '/' || !path[i]) && (own[i] == '/' || !own[i]))
+			n = i;
+		if (!path[i] || !own[i] || path[i] != own[i])
+			break;
+	}
+	char common[PATH_MAX];
+	snprintf(common, sizeof common, "%.*s", (int)n, path);
+	if (cg_v2_dir(common, dir, sizeof dir) < 0)
+		return false;
+	snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+	return faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0;
+}
+
+int cgroup_resolve_rootless(const char *cgroups_path, const char *id, bool systemd, bool disabled,
+			    const struct oci_resources *res, struct cgroup_ref *ret, bool *ret_skipped,
+			    struct ab_err *err)
+{
+	memset(ret, 0, sizeof *ret);
+	*ret_skipped = false;
+	if (disabled)
+		return 0;
+	bool named = cgroups_path && *cgroups_path;
+	if (!named && check_id(id, err) < 0)
+		return -1;
+	const char *why = "there is no cgroup v2 hierarchy";
+	char own[PATH_MAX] = "";
+	if (cgroup_host_mode() == CGROUP_MODE_V2 || cgroup_host_mode() == CGROUP_MODE_HYBRID) {
+		if (own_cgroup(CGROUP_MODE_V2, own, sizeof own, err) < 0)
+			return -1;
+		/* runc's place: beside the runtime, below the parent of its own cgroup
+		 * (a cgroup with processes cannot enable controllers for a child) */
+		char def[PATH_MAX];
+		char *slash = strrchr(own, '/');
+		snprintf(def, sizeof def, "%.*s/agentbox-%s", slash ? (int)(slash - own) : 0, own, id ? id : "");
+		if (resolve_in(CGROUP_MODE_V2, cgroups_path, def, systemd, ret->path, sizeof ret->path, err) < 0)
+			return -1;
+		if (v2_writable(ret->path, own)) {
+			ret->mode = CGROUP_MODE_V2;
+			return 0;
+		}
+		why = "the user may not write there (no cgroup v2 subtree is delegated to it)";
+	}
+	/* as runc: without a cgroup, a rootless container may run only when the
+	 * config names no cgroup and asks for no limit */
+	const char *limit = res ? cg_res_requested(res) : NULL;
+	if (named)
+		return ab_error(err, EACCES, "cgroupsPath \"%s\": rootless, %s", cgroups_path, why);
+	if (limit)
+		return ab_error(err, 0, "linux.resources.%s: a limit cannot be applied: rootless, %s", limit,
+				ret->path[0] ? why : "there is no cgroup v2 hierarchy");
+	memset(ret, 0, sizeof *ret);
+	ret->mode = CGROUP_MODE_DISABLED;
+	*ret_skipped = true;
 	return 0;
 }

@@ -44,6 +44,27 @@ bool cg_res_blkio_set(const struct oci_resources *r)
 	       b->n_throttle_read_iops || b->n_throttle_write_iops;
 }
 
+const char *cg_res_requested(const struct oci_resources *r)
+{
+	if (cg_res_memory_set(r))
+		return "memory";
+	if (cg_res_cpu_set(r) || cg_res_cpuset_set(r))
+		return "cpu";
+	if (cg_res_pids_set(r))
+		return "pids";
+	if (cg_res_blkio_set(r))
+		return "blockIO";
+	if (r->n_hugepage_limits)
+		return "hugepageLimits";
+	if (r->network.has_class_id || r->network.n_priorities)
+		return "network";
+	if (r->n_rdma)
+		return "rdma";
+	if (r->n_unified)
+		return "unified";
+	return NULL;
+}
+
 void cg_hugepage_name(uint64_t kb, char *buf, size_t len)
 {
 	const char *unit = "KB";

@@ -57,21 +57,6 @@ static int write_pid_file(const char *path, pid_t pid, struct ab_err *err)
 	return 0;
 }
 
-static int write_id_map(pid_t pid, const char *file, const struct oci_id_mapping *m, size_t n,
-			struct ab_err *err)
-{
-	char buf[4096];
-	size_t off = 0;
-	for (size_t i = 0; i < n && off < sizeof buf - 40; i++)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%u %u %u\n", m[i].container_id,
-					m[i].host_id, m[i].size);
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-	if (write_file_at(AT_FDCWD, path, buf, off, err) < 0)
-		return ab_wrap(err, "linux.%s", streq(file, "uid_map") ? "uidMappings" : "gidMappings");
-	return 0;
-}
-
 /* Send the pty master to the engine's console socket: one message, path as the
  * payload, the master as the single SCM_RIGHTS fd. */
 static int send_console(const char *socket_path, int master, struct ab_err *err)
@@ -331,7 +316,18 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
 {
 	const struct oci_config *c = cc->config;
-	if (cgroup_create(&cc->st.cgroup, c->linux_.has_resources ? &c->linux_.resources : NULL, err) < 0)
+	struct oci_resources res;
+	if (c->linux_.has_resources) {
+		res = c->linux_.resources;
+		/* rootless, as runc: no device cgroup (a BPF program needs privileges of
+		 * the host). In a user namespace no device node can be made anyway, and
+		 * the floor decides which host nodes are bound in. */
+		if (cc->g->rootless) {
+			res.devices = NULL;
+			res.n_devices = 0;
+		}
+	}
+	if (cgroup_create(&cc->st.cgroup, c->linux_.has_resources ? &res : NULL, err) < 0)
 		return -1;
 	cc->cgroup_created = true;
 	fault_point(4);
@@ -407,9 +403,15 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	fault_point(3);
 
 	/* 4. cgroup */
-	if (cgroup_resolve(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
-			   &st->cgroup, err) < 0)
+	if (g->rootless) {
+		if (cgroup_resolve_rootless(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
+					    c->linux_.has_resources ? &c->linux_.resources : NULL, &st->cgroup,
+					    &cc->cgroup_skipped, err) < 0)
+			return -1;
+	} else if (cgroup_resolve(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
+				  &st->cgroup, err) < 0) {
 		return -1;
+	}
 	/* from here on the state names what exists (pid 0: no init yet), so that
 	 * delete --force can clean up after a create that was killed */
 	if (state_write(cc->state_dirfd, st, err) < 0)
@@ -426,8 +428,9 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	bool new_userns;
 	int flags = clone_flags_of(c, &new_userns);
 	/* a new network namespace from the pool, made while nobody waited for it;
-	 * not for a new user namespace, which must own its network namespace */
-	if ((flags & CLONE_NEWNET) && !new_userns && cc->policy.config.netns_pool > 0) {
+	 * not for a new user namespace, which must own its network namespace, nor
+	 * for a rootless runtime (the pool is root's) */
+	if ((flags & CLONE_NEWNET) && !new_userns && !g->rootless && cc->policy.config.netns_pool > 0) {
 		/* one with our ruleset in it already if there is one, else a pristine one;
 		 * topped up with the kind we asked for */
 		const char *text = policy_egress_text(&cc->policy);
@@ -550,8 +553,8 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 
 	/* 6. parent side: id maps, cgroup, egress, then let the child go on */
 	if (new_userns) {
-		if (write_id_map(pid, "uid_map", c->linux_.uid_mappings, c->linux_.n_uid_mappings, err) < 0 ||
-		    write_id_map(pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
+		if (userns_write_maps(pid, c->linux_.uid_mappings, c->linux_.n_uid_mappings,
+				      c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
 			return -1;
 	}
 	if (!in_cgroup && cgroup_enter_v2(&st->cgroup, pid, err) < 0)
@@ -604,12 +607,21 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	return 0;
 }
 
+void create_warn_made(const struct create_ctx *cc)
+{
+	if (cc->cgroup_skipped)
+		log_warn("container \"%s\" runs without a cgroup: rootless, and no cgroup v2 subtree is delegated to the user (no resource limits, pause or stats; see agentbox(8), ROOTLESS)",
+			 cc->o->id);
+}
+
 int container_create(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
 {
 	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
 	int r = create_common(&cc, false, err);
 	if (r < 0)
 		create_cleanup(&cc);
+	else
+		create_warn_made(&cc);
 	create_ctx_finish(&cc, r == 0);
 	return r;
 }

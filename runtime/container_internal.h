@@ -24,6 +24,7 @@ struct create_ctx {
 	int state_dirfd;
 	bool state_created;
 	bool cgroup_created;
+	bool cgroup_skipped;            /* rootless without a delegated cgroup: said once made */
 	pid_t pid;
 	int sync_fd;
 	int console_master;             /* kept for a foreground run with a terminal */
@@ -40,6 +41,9 @@ void create_cleanup(struct create_ctx *cc);
 void create_ctx_free(struct create_ctx *cc);
 /* Free it all and, if the container was made, top up the netns pool. */
 void create_ctx_finish(struct create_ctx *cc, bool made);
+/* Once the container is made: what the user should know about it (a rootless
+ * container without a cgroup). */
+void create_warn_made(const struct create_ctx *cc);
 
 /* container_ops.c */
 /* A pidfd of pid if it is still the process that started at start_time, else -1. */

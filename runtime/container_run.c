@@ -226,6 +226,7 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 			cc.pid = pid;
 			goto fail;
 		}
+		create_warn_made(&cc);
 		create_ctx_finish(&cc, true);
 		return 0;
 	}
@@ -233,6 +234,7 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 		r = -1;
 		goto fail;
 	}
+	create_warn_made(&cc);
 	bool poststart_failed = false;
 	{
 		if (sync_send(cc.sync_fd, SYNC_START, 0, NULL, -1, err) < 0) {

@@ -4,6 +4,7 @@
 #include "log.h"
 #include "sealed_exe.h"
 #include "netns_pool.h"
+#include "rootless.h"
 #include "util.h"
 
 #include <errno.h>
@@ -57,7 +58,10 @@ static const char global_usage[] =
 	"profile and a hardening floor on every container.\n"
 	"\n"
 	"Global options:\n"
-	"  --root DIR                state directory (default /run/agentbox)\n"
+	"  --root DIR                state directory (default /run/agentbox; rootless:\n"
+	"                            $XDG_RUNTIME_DIR/agentbox)\n"
+	"  --rootless true|false|auto  rootless cgroup handling (default auto: when not\n"
+	"                            root of the host)\n"
 	"  --log FILE                also write log lines to FILE\n"
 	"  --log-format text|json    format of the --log file (default text)\n"
 	"  --debug                   log debug messages\n"
@@ -93,7 +97,7 @@ int command_help(const char *name)
 
 enum {
 	OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CGMGR, OPT_CONFIG,
-	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY, OPT_EGRESS_INTERNAL,
+	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY, OPT_EGRESS_INTERNAL, OPT_ROOTLESS,
 };
 
 static const struct option global_options[] = {
@@ -108,6 +112,7 @@ static const struct option global_options[] = {
 	{"egress-allow", required_argument, NULL, OPT_EGRESS_ALLOW},
 	{"egress-deny", required_argument, NULL, OPT_EGRESS_DENY},
 	{"egress-internal", required_argument, NULL, OPT_EGRESS_INTERNAL},
+	{"rootless", required_argument, NULL, OPT_ROOTLESS},
 	{"version", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
@@ -124,7 +129,8 @@ int main(int argc, char **argv)
 	/* the pool's filler, started by a create or run (runtime/netns_pool.h) */
 	if ((argc == 3 || argc == 4) && streq(argv[1], NETNS_POOL_FILL_COMMAND))
 		return netns_pool_fill(NETNS_POOL_DIR, argv[2], argc == 4 ? argv[3] : NULL);
-	struct global_opts g = {.root = DEFAULT_STATE_ROOT};
+	struct global_opts g = {0};
+	const char *rootless = "auto";
 	const char *log_path = NULL;
 	bool log_json = false, debug = false;
 	struct ab_err err = {0};
@@ -168,6 +174,13 @@ int main(int argc, char **argv)
 		case OPT_EGRESS_ALLOW: g.egress_allow = optarg; break;
 		case OPT_EGRESS_DENY: g.egress_deny = optarg; break;
 		case OPT_EGRESS_INTERNAL: g.egress_internal = optarg; break;
+		case OPT_ROOTLESS:
+			if (!streq(optarg, "true") && !streq(optarg, "false") && !streq(optarg, "auto")) {
+				fprintf(stderr, "agentbox: --rootless: unknown value \"%s\" (true, false or auto)\n", optarg);
+				return 1;
+			}
+			rootless = optarg;
+			break;
 		case 'v':
 			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
 			return 0;
@@ -190,6 +203,11 @@ int main(int argc, char **argv)
 	if (optind >= argc) {
 		print_usage(stderr);
 		log_error("no command given");
+		return 1;
+	}
+	g.rootless = streq(rootless, "auto") ? rootless_detect() : streq(rootless, "true");
+	if (!g.root && !(g.root = rootless_default_state_root(&err))) {
+		log_error("%s", err.msg);
 		return 1;
 	}
 	const char *name = argv[optind];

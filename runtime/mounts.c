@@ -343,7 +343,9 @@ static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci
 	unsigned long ro = m->flags & MS_RDONLY;
 	unsigned long flags = (m->flags & ~(MS_BIND | MS_REC)) & ~PROPAGATION_FLAGS;
 	if (ctx->cgroup_mode == CGROUP_MODE_V2) {
-		snprintf(src, sizeof src, "/sys/fs/cgroup%s", ctx->cgroup_path);
+		/* the cgroup2 mount: /sys/fs/cgroup/unified on a hybrid host */
+		if (cgroup_v2_path(ctx->cgroup_path, src, sizeof src) < 0)
+			return ab_error(err, ENOENT, "bind cgroup %s at %s: no cgroup2 mount", ctx->cgroup_path, m->destination);
 		if (mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
 			return ab_error(err, errno, "bind cgroup %s at %s", src, m->destination);
 		if (reopen_target(rootfd, m->destination, &target, p, err) < 0)

@@ -7,6 +7,8 @@
 /* Global flags every command sees. */
 struct global_opts {
 	const char *root;               /* state root */
+	bool rootless;                  /* not root of the host (--rootless): cgroups
+					 * only where delegated (rootless.h) */
 	bool systemd_cgroup;
 	bool cgroups_disabled;          /* --cgroup-manager disabled */
 	const char *config_path;        /* --config (agent policy) */

@@ -363,7 +363,7 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 {
 	char cache[PATH_MAX];
 	snprintf(cache, sizeof cache, "%s/.seccomp-cache", state_root);
-	(void)mkdir(state_root, 0711);   /* the first container on a host fills the cache too */
+	(void)mkdir(state_root, 0700);   /* the first container on a host fills the cache too */
 	size_t n = 0;
 	if (c->linux_.seccomp) {
 		if (seccomp_compile_cached(c->linux_.seccomp, cache, &progs[n], err) < 0)

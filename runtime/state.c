@@ -33,8 +33,8 @@ static int lock_dir(int dirfd, bool exclusive, const char *id, struct ab_err *er
 
 int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab_err *err)
 {
-	if (mkdir(root, 0711) < 0 && errno != EEXIST) {
-		if (errno != ENOENT || mkdir_p(root, 0711, err) < 0)
+	if (mkdir(root, 0700) < 0 && errno != EEXIST) {
+		if (errno != ENOENT || mkdir_p(root, 0700, err) < 0)
 			return ab_error(err, errno, "create state root %s", root);
 	}
 	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

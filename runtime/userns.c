@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
 
 /* Find id in the text of a uid_map/gid_map ("inside outside count" lines). */
 static bool map_lookup(const char *text, uint32_t id, uint32_t *ret)
@@ -65,5 +69,125 @@ int userns_id_in_self(pid_t pid, bool gid, uint32_t id, uint32_t *ret, struct ab
 	if (!map_lookup(text, id, ret))
 		return ab_error(err, 0, "%s %" PRIu32 " is not mapped in the container's user namespace",
 				gid ? "gid" : "uid", id);
+	return 0;
+}
+
+static size_t format_map(const struct oci_id_mapping *m, size_t n, char *buf, size_t len)
+{
+	size_t off = 0;
+	for (size_t i = 0; i < n && off < len - 40; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
+	return off;
+}
+
+/* The setuid helper of shadow's uidmap package, from the usual places only (not
+ * the caller's PATH: the helper decides what the user may map). */
+static const char *find_helper(const char *name, char *buf, size_t len)
+{
+	static const char *const dirs[] = {"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"};
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(buf, len, "%s/%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* helper PID inside outside count...: its output goes into err when it fails. */
+static int run_helper(const char *helper, pid_t pid, const struct oci_id_mapping *m, size_t n, struct ab_err *err)
+{
+	char *argv[2 + 3 * 64 + 1];
+	char nums[3 * 64 + 1][16];
+	if (n > 64)
+		return ab_error(err, E2BIG, "%s: more than 64 ranges", helper);
+	size_t k = 0;
+	argv[k++] = (char *)helper;
+	snprintf(nums[0], sizeof nums[0], "%d", (int)pid);
+	argv[k++] = nums[0];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v[3] = {m[i].container_id, m[i].host_id, m[i].size};
+		for (size_t j = 0; j < 3; j++) {
+			snprintf(nums[1 + 3 * i + j], sizeof nums[0], "%u", v[j]);
+			argv[k++] = nums[1 + 3 * i + j];
+		}
+	}
+	argv[k] = NULL;
+	int out[2];
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return ab_error(err, errno, "pipe");
+	pid_t child = fork();
+	if (child < 0) {
+		close(out[0]);
+		close(out[1]);
+		return ab_error(err, errno, "fork %s", helper);
+	}
+	if (child == 0) {
+		dup2(out[1], STDOUT_FILENO);
+		dup2(out[1], STDERR_FILENO);
+		char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+		execve(helper, argv, envp);
+		_exit(127);
+	}
+	close(out[1]);
+	char msg[256];
+	size_t got = 0;
+	ssize_t r;
+	while ((r = read(out[0], msg + got, sizeof msg - 1 - got)) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0)
+			got += (size_t)r;
+	close(out[0]);
+	msg[got] = 0;
+	msg[strcspn(msg, "\n")] = 0;
+	int status;
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return ab_error(err, 0, "%s: %s", helper, got ? msg : "failed");
+	return 0;
+}
+
+static bool own_id_only(const struct oci_id_mapping *m, size_t n, uint32_t id)
+{
+	return n == 1 && m[0].host_id == id && m[0].size == 1;
+}
+
+static int write_map(pid_t pid, bool gid, const struct oci_id_mapping *m, size_t n, struct ab_err *err)
+{
+	const char *field = gid ? "linux.gidMappings" : "linux.uidMappings";
+	char path[64], text[4096];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, gid ? "gid_map" : "uid_map");
+	size_t len = format_map(m, n, text, sizeof text);
+	struct ab_err direct;
+	if (write_file_at(AT_FDCWD, path, text, len, &direct) == 0)
+		return 0;
+	if (direct.code != EPERM) {
+		*err = direct;
+		return ab_wrap(err, "%s", field);
+	}
+	/* not root of the host: the helper if there is one, else our own id alone */
+	char buf[64];
+	const char *helper = find_helper(gid ? "newgidmap" : "newuidmap", buf, sizeof buf);
+	if (helper)
+		return run_helper(helper, pid, m, n, err) < 0 ? ab_wrap(err, "%s", field) : 0;
+	if (!own_id_only(m, n, gid ? (uint32_t)getegid() : (uint32_t)geteuid()))
+		return ab_error(err, 0, "%s: mapping ids other than the runtime's own %s %u needs %s (package uidmap) and a range in %s",
+				field, gid ? "gid" : "uid", gid ? (unsigned)getegid() : (unsigned)geteuid(),
+				gid ? "newgidmap" : "newuidmap", gid ? "/etc/subgid" : "/etc/subuid");
+	if (gid) {
+		char sg[64];
+		snprintf(sg, sizeof sg, "/proc/%d/setgroups", (int)pid);
+		if (write_file_at(AT_FDCWD, sg, "deny", 4, err) < 0)
+			return ab_wrap(err, "%s", field);
+	}
+	if (write_file_at(AT_FDCWD, path, text, len, err) < 0)
+		return ab_wrap(err, "%s", field);
+	return 0;
+}
+
+int userns_write_maps(pid_t pid, const struct oci_id_mapping *uids, size_t n_uids,
+		      const struct oci_id_mapping *gids, size_t n_gids, struct ab_err *err)
+{
+	if (write_map(pid, false, uids, n_uids, err) < 0 || write_map(pid, true, gids, n_gids, err) < 0)
+		return -1;
 	return 0;
 }

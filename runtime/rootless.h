@@ -1,0 +1,31 @@
+/* Rootless: the runtime run by a user who is not root of the host — directly
+ * (agentbox run as a user, with a user namespace in the config) or by an
+ * engine that made a user namespace for it first (rootless Podman runs its
+ * runtime as uid 0 of the user's namespace). What changes then, as in runc and
+ * crun: the state lives under the user's runtime directory, cgroups are used
+ * only through a subtree delegated to the user, and nothing is made in
+ * host-wide places (/run/agentbox-*). The agent policy does not change. */
+#ifndef AGENTBOX_ROOTLESS_H
+#define AGENTBOX_ROOTLESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/* Not root in the initial user namespace: euid != 0, or any euid in a user
+ * namespace of its own. Decided once. */
+bool rootless_detect(void);
+
+/* The user's runtime directory: $XDG_RUNTIME_DIR; without it /run/user/UID
+ * when that is the user's own, else $TMPDIR (or /tmp)/agentbox-UID, made 0700
+ * and refused unless it is a directory of the user's alone. */
+int rootless_user_runtime_dir(char *buf, size_t len, struct ab_err *err);
+
+/* The default --root: /run/agentbox for root of the host (and for root of a
+ * container's user namespace whose $USER is root, or that has no
+ * $XDG_RUNTIME_DIR: a runtime inside a container); else
+ * USER_RUNTIME_DIR/agentbox. The returned string is static. */
+const char *rootless_default_state_root(struct ab_err *err);
+
+#endif

@@ -1,0 +1,266 @@
+#!/usr/bin/env bats
+# Rootless: agentbox run by an unprivileged user, as runc and crun are
+# (`agentbox spec --rootless`: a user namespace mapping the user to root). The
+# state under the user's runtime directory, id maps through newuidmap and
+# newgidmap, cgroups only through a subtree delegated to the user (else
+# skipped with one warning, or refused where runc refuses), the seccomp
+# profile and the floor as for root, and every failure one line.
+#
+# setup_file makes the user abrl-rNNNN with its own subuid/subgid range and
+# teardown_file removes it with its files. The firewall under rootless Podman
+# is tested in tests/engines/podman-rootless.bats.
+
+load helpers
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v useradd >/dev/null || return 0
+	export RL_USER=abrl-r$$
+	export RL_SUBID=$((1964000000 + ($$ % 500) * 65536))
+	# no subordinate ranges from useradd's defaults: only ours
+	useradd -m -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 -s /bin/sh "$RL_USER" >&2 || { RL_USER=; return 0; }
+	usermod --add-subuids "$RL_SUBID-$((RL_SUBID + 65535))" --add-subgids "$RL_SUBID-$((RL_SUBID + 65535))" "$RL_USER" >&2
+	export RL_UID RL_GID RL_HOME
+	RL_UID=$(id -u "$RL_USER")
+	RL_GID=$(id -g "$RL_USER")
+	RL_HOME=$(getent passwd "$RL_USER" | cut -d: -f6)
+	# what pam_systemd would make at login
+	export RL_XDG=/run/user/$RL_UID
+	mkdir -p "$RL_XDG"
+	chown "$RL_USER:" "$RL_XDG"
+	chmod 700 "$RL_XDG"
+}
+
+teardown_file() {
+	[ -n "${RL_USER:-}" ] || return 0
+	local pids
+	pids=$(ps -o pid= -u "$RL_USER" 2>/dev/null || true)
+	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	userdel -r "$RL_USER" 2>/dev/null || userdel -r -f "$RL_USER" 2>/dev/null || true
+	rm -rf "$RL_XDG" "/tmp/agentbox-$RL_UID"
+}
+
+setup() {
+	requires root userns
+	[ -n "${RL_USER:-}" ] || skip "no test user (needs root and useradd)"
+	setup_bundle
+	# the user reaches the bundle through our temp dirs and owns it
+	chmod a+x "$BATS_RUN_TMPDIR" "$TEST_DIR"
+	rm -f "$BUNDLE/config.json"
+	chown -R "$RL_USER:" "$BUNDLE"
+	as_user sh -c "cd '$BUNDLE' && '$RUNTIME' spec --rootless" || fail "spec --rootless as $RL_USER"
+	update_config '.process.terminal = false | .process.args = ["abtest", "true"]'
+	chown "$RL_USER:" "$BUNDLE/config.json"
+	# the user's state dir for this test
+	ROOT=$TEST_DIR/rlstate
+	mkdir -p "$ROOT"
+	chown "$RL_USER:" "$ROOT"
+	RL_ARGS=()
+}
+
+teardown() {
+	local id
+	if [ -n "${ROOT:-}" ] && [ -d "$ROOT" ]; then
+		for id in $(ls -1 "$ROOT" 2>/dev/null | grep -v '^\.'); do
+			as_user "$RUNTIME" --root "$ROOT" delete --force "$id" >/dev/null 2>&1 || true
+		done
+	fi
+	[ -z "${RL_CGROUP:-}" ] || {
+		find "$RL_CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+	}
+	teardown_bundle
+}
+
+# as_user CMD...: CMD as the test user, in a login-like environment.
+as_user() {
+	runuser -u "$RL_USER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$RL_HOME" USER="$RL_USER" \
+		XDG_RUNTIME_DIR="${RL_XDG_OVERRIDE-$RL_XDG}" "$@"
+}
+
+# rl ARGS...: the runtime as the test user, like `runtime` (status, output,
+# stdout, stderr, lines, stderr_lines), with --root $ROOT unless RL_NO_ROOT.
+rl() {
+	RT_CALLS=$((RT_CALLS + 1))
+	RT_STDOUT=$TEST_DIR/rt.$RT_CALLS.stdout
+	RT_STDERR=$TEST_DIR/rt.$RT_CALLS.stderr
+	local root=(--root "$ROOT")
+	[ -z "${RL_NO_ROOT:-}" ] || root=()
+	status=0
+	(cd "$BUNDLE" && exec timeout -k 5 "$RUNTIME_TIMEOUT" runuser -u "$RL_USER" -- env -i \
+		PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$RL_HOME" USER="$RL_USER" \
+		${RL_XDG_OVERRIDE-XDG_RUNTIME_DIR=$RL_XDG} ${RL_TMPDIR:+TMPDIR=$RL_TMPDIR} \
+		"$RUNTIME" "${root[@]}" "${RL_ARGS[@]}" "$@" \
+		>"$RT_STDOUT" 2>"$RT_STDERR" 3>&- </dev/null) || status=$?
+	_rt_collect "(as $RL_USER) $RUNTIME ${root[*]} ${RL_ARGS[*]} $*"
+}
+
+@test "rootless: spec --rootless maps the user to root; run works, the program is root inside and the user outside" {
+	RL_ARGS=(--egress-allow all)
+	set_args sh -c 'abtest id; cat /proc/self/uid_map'
+	rl run ct
+	assert_success
+	[[ "${lines[0]}" == "uid=0 gid=0 "* ]] || fail "$output"
+	grep -qE "^ +0 +$RL_UID +1$" <<<"$stdout" || fail "not mapped to $RL_UID: $stdout"
+	# one warning: no cgroup delegated to the user on this host
+	[ "$(grep -c 'warning' <<<"$stderr")" -le 1 ] || fail "more than one warning: $stderr"
+	if [ "$(grep -c warning <<<"$stderr")" = 1 ]; then
+		assert_output_contains "runs without a cgroup: rootless"
+	fi
+	# runc does the same for this user
+	if [ -x /usr/sbin/runc ]; then
+		status=0
+		out=$(cd "$BUNDLE" && runuser -u "$RL_USER" -- env -i PATH=/usr/bin:/bin HOME="$RL_HOME" \
+			XDG_RUNTIME_DIR="$RL_XDG" /usr/sbin/runc --root "$ROOT/runc" run ctr 2>&1) || status=$?
+		[ "$status" = 0 ] && [[ "$out" == "uid=0 gid=0 "* ]] || fail "runc rootless: $status $out"
+	fi
+}
+
+@test "rootless: create, start, state, kill, delete as the user; the state is the user's" {
+	RL_ARGS=(--egress-allow all)
+	set_args abtest pause ready
+	rl create ct
+	assert_success
+	[ "$(stat -c %U "$ROOT/ct")" = "$RL_USER" ] || fail "state dir owner $(stat -c %U "$ROOT/ct")"
+	rl start ct
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$' || wait_for_line "$TEST_DIR/rt.1.stdout" '^ready$'
+	rl state ct
+	assert_success
+	[ "$(jq -r .status <<<"$stdout")" = running ]
+	local pid
+	pid=$(jq -r .pid <<<"$stdout")
+	[ "$(awk '$1 == "Uid:" { print $2 }' "/proc/$pid/status")" = "$RL_UID" ]
+	rl kill ct KILL
+	assert_success
+	rl delete --force ct
+	assert_success
+	[ ! -e "$ROOT/ct" ]
+}
+
+@test "rootless: the default state root is \$XDG_RUNTIME_DIR/agentbox, else /run/user/UID, else a private TMPDIR dir" {
+	RL_ARGS=(--egress-allow all)
+	RL_NO_ROOT=1
+	rl run ct1
+	assert_success
+	rl list -q
+	assert_success
+	[ "$(stat -c '%U %a' "$RL_XDG/agentbox")" = "$RL_USER 700" ] || fail "$(stat -c '%U %a' "$RL_XDG/agentbox")"
+	# no XDG_RUNTIME_DIR: /run/user/UID, the user's own
+	RL_XDG_OVERRIDE=
+	rl run --keep ct2
+	assert_success
+	[ -d "$RL_XDG/agentbox/ct2" ] || fail "not under /run/user/$RL_UID: $(ls "$RL_XDG/agentbox")"
+	rl delete ct2
+	assert_success
+	# neither: TMPDIR/agentbox-UID, made 0700
+	local tmp=$TEST_DIR/tmp
+	mkdir -m 1777 "$tmp"
+	chmod 000 "$RL_XDG"   # as if it were not the user's
+	chown root "$RL_XDG"
+	RL_TMPDIR=$tmp rl run --keep ct3
+	chown "$RL_USER" "$RL_XDG"
+	chmod 700 "$RL_XDG"
+	assert_success
+	[ "$(stat -c '%U %a' "$tmp/agentbox-$RL_UID")" = "$RL_USER 700" ]
+	[ -d "$tmp/agentbox-$RL_UID/agentbox/ct3" ]
+	RL_TMPDIR=$tmp RL_NO_ROOT=1 rl delete ct3
+	# one that someone else made first is refused, in one line
+	rm -rf "$tmp/agentbox-$RL_UID"
+	mkdir -m 777 "$tmp/agentbox-$RL_UID"
+	chmod 000 "$RL_XDG"
+	chown root "$RL_XDG"
+	RL_TMPDIR=$tmp rl run ct4
+	chown "$RL_USER" "$RL_XDG"
+	chmod 700 "$RL_XDG"
+	assert_failure 1
+	assert_one_error_line "the runtime directory $tmp/agentbox-$RL_UID is not the user's alone"
+}
+
+@test "rootless: a resource limit without a delegated cgroup is refused as runc refuses it; so is a cgroupsPath" {
+	requires agentbox
+	RL_ARGS=(--egress-allow all)
+	update_config '.linux.resources.memory = {limit: 67108864}'
+	rl run ct
+	assert_failure 1
+	assert_one_error_line 'linux.resources.memory: a limit cannot be applied: rootless'
+	[ ! -e "$ROOT/ct" ]
+	update_config 'del(.linux.resources.memory) | .linux.cgroupsPath = "/abrl-nope"'
+	rl run ct
+	assert_failure 1
+	assert_one_error_line 'cgroupsPath "/abrl-nope": rootless'
+	[ ! -e "$ROOT/ct" ]
+}
+
+@test "rootless: a cgroup v2 subtree delegated to the user holds the container, with the limits it can apply" {
+	requires agentbox
+	local uni
+	for uni in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+		[ -e "$uni/cgroup.procs" ] && [ -e "$uni/cgroup.subtree_control" ] && break
+	done
+	[ -e "$uni/cgroup.procs" ] || skip "no cgroup2 mount"
+	grep -qw hugetlb "$uni/cgroup.subtree_control" || skip "the cgroup2 mount offers no hugetlb to delegate"
+	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2 MB hugepages"
+	local page=2MB
+	# delegate a subtree as systemd does: the directory and its interface files
+	RL_CGROUP=$uni/abrl-d$$
+	mkdir -p "$RL_CGROUP/shell"
+	chown "$RL_USER:" "$RL_CGROUP" "$RL_CGROUP/cgroup.procs" "$RL_CGROUP/cgroup.subtree_control" \
+		"$RL_CGROUP/cgroup.threads" "$RL_CGROUP/shell" "$RL_CGROUP/shell/cgroup.procs"
+	RL_ARGS=(--egress-allow all)
+	update_config '.linux.resources.hugepageLimits = [{pageSize: $p, limit: 4194304}]' --arg p "$page"
+	set_args abtest pause ready
+	# the runtime starts in the delegated subtree, as a user service would
+	(cd "$BUNDLE" && sh -c 'echo $$ >"$1/shell/cgroup.procs" && shift && exec "$@"' sh "$RL_CGROUP" \
+		runuser -u "$RL_USER" -- env -i PATH=/usr/bin:/bin HOME="$RL_HOME" XDG_RUNTIME_DIR="$RL_XDG" \
+		"$RUNTIME" --root "$ROOT" --egress-allow all run --detach ct >"$TEST_DIR/out" 2>&1 3>&- </dev/null) ||
+		fail "run --detach in the delegated subtree: $(cat "$TEST_DIR/out")"
+	wait_for_line "$TEST_DIR/out" '^ready$'
+	! grep -q warning "$TEST_DIR/out" || fail "$(cat "$TEST_DIR/out")"
+	local cg=$RL_CGROUP/agentbox-ct
+	[ -d "$cg" ] || fail "no cgroup at $cg: $(ls "$RL_CGROUP")"
+	local pid
+	pid=$(as_user "$RUNTIME" --root "$ROOT" state ct | jq -r .pid)
+	grep -qx "$pid" "$cg/cgroup.procs" || fail "the init is not in $cg"
+	[ "$(cat "$cg/hugetlb.$page.max")" = 4194304 ] || fail "hugetlb limit: $(cat "$cg/hugetlb.$page.max")"
+	rl delete --force ct
+	assert_success
+	[ ! -d "$cg" ] || fail "the cgroup is left"
+	# a limit this subtree has no controller for is refused, as runc does
+	update_config '.linux.resources.memory = {limit: 67108864}'
+	(cd "$BUNDLE" && sh -c 'echo $$ >"$1/shell/cgroup.procs" && shift && exec "$@"' sh "$RL_CGROUP" \
+		runuser -u "$RL_USER" -- env -i PATH=/usr/bin:/bin HOME="$RL_HOME" XDG_RUNTIME_DIR="$RL_XDG" \
+		"$RUNTIME" --root "$ROOT" --egress-allow all run ct2 >"$TEST_DIR/out2" 2>&1 3>&- </dev/null) && fail "a memory limit without a memory controller passed"
+	grep -q '^agentbox: .*memory' "$TEST_DIR/out2" || fail "$(cat "$TEST_DIR/out2")"
+	[ "$(wc -l <"$TEST_DIR/out2")" = 1 ] || fail "more than one line: $(cat "$TEST_DIR/out2")"
+	[ ! -e "$ROOT/ct2" ] && [ ! -d "$RL_CGROUP/agentbox-ct2" ]
+}
+
+@test "rootless: the floor and the agent seccomp profile apply as for root" {
+	RL_ARGS=(--egress-allow all)
+	set_args sh -c 'grep -E "^(Seccomp|Seccomp_filters|NoNewPrivs):" /proc/self/status'
+	rl run ct
+	assert_success
+	grep -qE '^Seccomp:[[:space:]]+2$' <<<"$stdout" || fail "$stdout"
+	grep -qE '^NoNewPrivs:[[:space:]]+1$' <<<"$stdout" || fail "$stdout"
+	if is_agentbox; then
+		# the engine's profile would be a second filter; the agent's is there without one
+		grep -qE '^Seccomp_filters:[[:space:]]+[1-9]' <<<"$stdout" || fail "$stdout"
+		# a privileged capability is refused by the floor
+		update_config '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]'
+		rl run ct2
+		assert_failure 1
+		assert_one_error_line 'floor: privileged containers are refused'
+		[ ! -e "$ROOT/ct2" ]
+	fi
+}
+
+@test "rootless: ids outside the user's subordinate range: newuidmap refuses, one line, nothing left" {
+	requires agentbox
+	RL_ARGS=(--egress-allow all)
+	update_config '.linux.uidMappings += [{containerID: 1, hostID: 4000000000, size: 10}]'
+	rl run ct
+	assert_failure 1
+	assert_one_error_line 'linux.uidMappings: .*newuidmap'
+	[ ! -e "$ROOT/ct" ]
+	[ -z "$(ps -o pid= -u "$RL_USER")" ] || fail "processes left: $(ps -f -u "$RL_USER")"
+}
