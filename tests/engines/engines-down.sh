@@ -53,12 +53,37 @@ fi
 
 # ---- podman: containers, images (its storage is under DIR)
 if [ -n "${PODMAN_ROOT:-}" ] && command -v podman >/dev/null; then
-	pm() { CONTAINERS_CONF=$CONTAINERS_CONF CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF \
-		timeout_cmd 60 podman --root "$PODMAN_ROOT" --runroot "$PODMAN_RUNROOT" "$@"; }
+	# shellcheck disable=SC2086
+	pm() { CONTAINERS_STORAGE_CONF=$CONTAINERS_STORAGE_CONF timeout_cmd 60 podman $PODMAN_OPTS "$@"; }
 	# containers (and their netns, mounts, conmons); images and layers go with
 	# the storage under DIR
 	pm pod rm -af -t 0 >/dev/null 2>&1
 	pm rm -af -t 0 >/dev/null 2>&1
+fi
+
+# ---- rootless podman: the user's containers, then the user with its files
+# (its storage is in its home), its runtime copy, the tun device's mode
+if [ -f "$DIR/created-users" ]; then
+	while read -r u; do
+		[ -n "$u" ] && id "$u" >/dev/null 2>&1 || continue
+		uid=$(id -u "$u")
+		(cd / && runuser -u "$u" -- env -i PATH=/usr/bin:/bin HOME="$(getent passwd "$u" | cut -d: -f6)" \
+			XDG_RUNTIME_DIR="/run/user/$uid" timeout 60 podman rm -af -t 0) >/dev/null 2>&1
+		# what is left of the user's (conmon, slirp4netns, the pause process), by pid
+		pids=$(ps -o pid= -u "$u" 2>/dev/null)
+		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+		sleep 0.2
+		userdel -r "$u" >/dev/null 2>&1 || userdel -r -f "$u" >/dev/null 2>&1
+		rm -rf "/run/user/$uid"
+	done <"$DIR/created-users"
+fi
+if [ -f "$DIR/tun.mode" ]; then
+	chmod "$(cat "$DIR/tun.mode")" /dev/net/tun
+fi
+if [ -f "$DIR/created-trees" ]; then
+	while read -r t; do
+		case $t in /tmp/abrl-prt.*) rm -rf "$t" ;; esac
+	done <"$DIR/created-trees"
 fi
 
 # ---- docker: containers, networks, images, then the daemon
@@ -151,6 +176,12 @@ if [ -f "$DIR/created-links" ]; then
 	while read -r l; do
 		[ -n "$l" ] && ip link del "$l" 2>/dev/null
 	done <"$DIR/created-links"
+fi
+if [ -f "$DIR/created-files" ]; then
+	# the podman drop-in; only files engines-up made, by their recorded names
+	while read -r f; do
+		[ -n "$f" ] && rm -f "$f"
+	done <"$DIR/created-files"
 fi
 if [ -f "$DIR/created-dirs" ]; then
 	# deepest first; only what is empty (subdirs the shims made included)

@@ -5,10 +5,12 @@
 # lives under DIR (default: a new /tmp/abe.XXXXXX): a private containerd (own
 # root, state, sockets, with a CRI runtime handler "agentbox"), a private
 # dockerd (own --data-root, --exec-root, -H socket, --pidfile, bridge abdock0 on
-# 198.18.0.1/24, no iptables, agentbox registered in a daemon.json), and a
-# podman configuration (own containers.conf, storage.conf, --root/--runroot,
-# file locks, CNI bridge abpod0 on 198.19.88.0/24). Nothing system-wide is
-# started, stopped or reconfigured; a system dockerd, if any, is left alone.
+# 198.18.0.1/24, no iptables, agentbox registered in a daemon.json), and podman
+# with the stock containers.conf plus the documented additions in a drop-in of
+# /etc/containers/containers.conf.d (removed by engines-down), private storage,
+# run and tmp dirs on its command line (PODMAN_OPTS), CNI bridge abpod0 on
+# 198.19.88.0/24. Nothing system-wide is started or stopped; a system dockerd,
+# if any, is left alone.
 # Every engine gets the image agentbox-test:latest, imported from a rootfs
 # built here from busybox-static and tests/helper/abtest.
 #
@@ -266,45 +268,46 @@ import_docker() {
 
 # ---------------------------------------------------------------- podman
 
-start_podman() {
-	local p=$DIR/podman
-	command -v podman >/dev/null && command -v conmon >/dev/null ||
-		{ setenv PODMAN_SKIP "podman or conmon is not installed (apt-get install podman conmon)"; return 1; }
-	mkdir -p "$p/root" "$p/runroot" "$p/tmp" "$p/volumes" "$p/cni" "$p/cni-data" || return 1
-	local runc initp
-	runc=$(command -v runc || echo /usr/sbin/runc)
+# Podman as it ships: Debian's /usr/share/containers/containers.conf, plus only
+# the lines docs/engines.md tells users to add, in a drop-in of
+# /etc/containers/containers.conf.d (never CONTAINERS_CONF, which would hide the
+# stock defaults such as default_sysctls). What keeps the run private is given
+# on podman's command line (PODMAN_OPTS): storage, run and tmp dirs, volumes,
+# the CNI config dir with our bridge network named "podman", the events log.
+PODMAN_DROPIN_DIR=/etc/containers/containers.conf.d
+podman_dropin() {
+	local initp
 	# podman --init wants catatonit, not packaged here; tini (docker-init) does the same job
 	initp=$(command -v docker-init || command -v tini-static || echo /usr/libexec/podman/catatonit)
 	# rlimits: rootful podman asks for nofile and nproc 1048576, above this
-	# machine's hard limits (no CAP_SYS_RESOURCE) — runc fails on that too
-	cat >"$p/containers.conf" <<-EOF
+	# machine's hard limits (no CAP_SYS_RESOURCE): runc fails on that too
+	cat <<-EOF
+		# the documented additions (docs/engines.md, Podman), for agentbox's engine tests
 		[containers]
 		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
 		init_path = "$initp"
 
 		[engine]
-		cgroup_manager = "cgroupfs"
-		events_logger = "file"
-		events_logfile_path = "$p/events.log"
-		tmp_dir = "$p/tmp"
-		volume_path = "$p/volumes"
-		lock_type = "file"
-		conmon_path = ["$(command -v conmon)"]
-		runtime = "runc"
 		runtime_supports_json = ["crun", "runc", "kata", "runsc", "krun", "agentbox"]
 		runtime_supports_nocgroup = ["crun", "krun", "agentbox"]
 
 		[engine.runtimes]
 		agentbox = ["$AGENTBOX"]
-		runc = ["$runc"]
-
-		[network]
-		network_backend = "cni"
-		cni_plugin_dirs = ["/usr/lib/cni"]
-		network_config_dir = "$p/cni"
-		default_network = "podman"
-		default_subnet = "$PODMAN_SUBNET"
 	EOF
+}
+
+start_podman() {
+	local p=$DIR/podman
+	command -v podman >/dev/null && command -v conmon >/dev/null ||
+		{ setenv PODMAN_SKIP "podman or conmon is not installed (apt-get install podman conmon)"; return 1; }
+	[ -f /usr/share/containers/containers.conf ] ||
+		{ setenv PODMAN_SKIP "no stock /usr/share/containers/containers.conf (package golang-github-containers-common)"; return 1; }
+	mkdir -p "$p/root" "$p/runroot" "$p/tmp" "$p/volumes" "$p/cni" "$p/cni-data" || return 1
+	if [ ! -d "$PODMAN_DROPIN_DIR" ]; then
+		mkdir -p "$PODMAN_DROPIN_DIR" && echo "$PODMAN_DROPIN_DIR" >>"$DIR/created-dirs" || return 1
+	fi
+	local dropin=$PODMAN_DROPIN_DIR/zz-agentbox-tests-${DIR##*/}.conf
+	podman_dropin >"$dropin" && echo "$dropin" >>"$DIR/created-files" || return 1
 	cat >"$p/storage.conf" <<-EOF
 		[storage]
 		driver = "overlay"
@@ -334,19 +337,80 @@ start_podman() {
 	EOF
 	ip link show "$PODMAN_BRIDGE" >/dev/null 2>&1 || echo "$PODMAN_BRIDGE" >>"$DIR/created-links"
 	remember_cgroup libpod_parent
-	setenv CONTAINERS_CONF "$p/containers.conf"
 	setenv CONTAINERS_STORAGE_CONF "$p/storage.conf"
 	setenv PODMAN_ROOT "$p/root"
 	setenv PODMAN_RUNROOT "$p/runroot"
+	setenv PODMAN_OPTS "--root $p/root --runroot $p/runroot --tmpdir $p/tmp --volumepath $p/volumes --network-config-dir $p/cni --cgroup-manager cgroupfs --events-backend file"
+	setenv PODMAN_DROPIN "$dropin"
 	# podman is daemonless: the import (below) is its first run and its check
 	setenv PODMAN_OK 1
 }
 
 import_podman() {
+	local p=$DIR/podman
 	tar -C "$DIR/rootfs" -c . |
-		CONTAINERS_CONF="$DIR/podman/containers.conf" CONTAINERS_STORAGE_CONF="$DIR/podman/storage.conf" \
-			podman --root "$DIR/podman/root" --runroot "$DIR/podman/runroot" \
+		CONTAINERS_STORAGE_CONF="$p/storage.conf" \
+			podman --root "$p/root" --runroot "$p/runroot" --tmpdir "$p/tmp" --volumepath "$p/volumes" \
+			--network-config-dir "$p/cni" --cgroup-manager cgroupfs --events-backend file \
 			import --change 'CMD=["/bin/sh"]' - "$IMAGE" >&2
+}
+
+# ---------------------------------------------------------------- rootless podman
+
+# Rootless Podman as a workstation user has it: a user made for the run
+# (abrl-pNNNN) with a subordinate uid/gid range of its own, its runtime
+# directory (what pam_systemd makes at login), Podman's defaults for a user
+# (storage in its home, slirp4netns as the default network) and the stock
+# containers.conf plus only the documented additions in the user's
+# ~/.config/containers/containers.conf. The user runs a copy of the runtime in a
+# directory it can reach (DIR is root's). /dev/net/tun, 0600 on this machine
+# kind (slirp4netns fails on that with every runtime), is opened for the run;
+# engines-down.sh puts its mode back and removes the user with its files.
+start_podman_rootless() {
+	command -v podman >/dev/null && command -v slirp4netns >/dev/null && command -v newuidmap >/dev/null ||
+		{ setenv PODMAN_ROOTLESS_SKIP "needs podman, slirp4netns and newuidmap (apt-get install podman slirp4netns uidmap)"; return 1; }
+	[ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] ||
+		{ setenv PODMAN_ROOTLESS_SKIP "user namespaces are disabled (user.max_user_namespaces=0)"; return 1; }
+	PR_USER=abrl-p$$
+	local sub=$((1964000000 + ($$ % 500) * 65536 + 32768000))
+	useradd -m -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 -s /bin/sh "$PR_USER" >&2 ||
+		{ setenv PODMAN_ROOTLESS_SKIP "useradd $PR_USER failed"; return 1; }
+	echo "$PR_USER" >>"$DIR/created-users"
+	usermod --add-subuids "$sub-$((sub + 65535))" --add-subgids "$sub-$((sub + 65535))" "$PR_USER" >&2 || return 1
+	local uid home
+	uid=$(id -u "$PR_USER")
+	home=$(getent passwd "$PR_USER" | cut -d: -f6)
+	local xdg=/run/user/$uid
+	remember_dir /run/user
+	mkdir -p "$xdg" && chown "$PR_USER:" "$xdg" && chmod 700 "$xdg" || return 1
+	local bin
+	bin=$(mktemp -d /tmp/abrl-prt.XXXXXX) && echo "$bin" >>"$DIR/created-trees" || return 1
+	chmod 755 "$bin" && cp "$AGENTBOX" "$bin/agentbox" && chmod 755 "$bin/agentbox" || return 1
+	if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+		stat -c %a /dev/net/tun >"$DIR/tun.mode" && chmod 666 /dev/net/tun || return 1
+	fi
+	mkdir -p "$home/.config/containers" || return 1
+	cat >"$home/.config/containers/containers.conf" <<-EOF
+		# the documented additions (docs/engines.md, rootless Podman)
+		[engine]
+		runtime_supports_json = ["crun", "runc", "kata", "runsc", "krun", "agentbox"]
+		runtime_supports_nocgroup = ["crun", "krun", "agentbox"]
+
+		[engine.runtimes]
+		agentbox = ["$bin/agentbox"]
+	EOF
+	chown -R "$PR_USER:" "$home/.config"
+	setenv PR_USER "$PR_USER"
+	setenv PR_UID "$uid"
+	setenv PR_HOME "$home"
+	setenv PR_XDG "$xdg"
+	setenv PR_AGENTBOX "$bin/agentbox"
+	setenv PODMAN_ROOTLESS_OK 1
+}
+
+import_podman_rootless() {
+	tar -C "$DIR/rootfs" -c . | (cd / && runuser -u "$PR_USER" -- env -i PATH=/usr/bin:/bin HOME="$(getent passwd "$PR_USER" | cut -d: -f6)" \
+		XDG_RUNTIME_DIR="/run/user/$(id -u "$PR_USER")" podman import --change 'CMD=["/bin/sh"]' - "$IMAGE") >&2
 }
 
 # ---------------------------------------------------------------- main
@@ -395,14 +459,14 @@ take_lock() {
 if ! take_lock; then
 	msg="another engine test run holds $LOCK (its dir: $(cat "$LOCK/owner" 2>/dev/null))"
 	for e in "$@"; do
-		setenv "$(tr a-z A-Z <<<"$e")_SKIP" "$msg"
+		setenv "$(tr a-z- A-Z_ <<<"$e")_SKIP" "$msg"
 	done
 	echo "$DIR"
 	exit 0
 fi
 if ! build_rootfs >"$DIR/rootfs.log" 2>&1; then
 	for e in "$@"; do
-		setenv "$(tr a-z A-Z <<<"$e")_SKIP" "cannot build the test rootfs: $(tail -n 2 "$DIR/rootfs.log" | tr '\n' ' ')"
+		setenv "$(tr a-z- A-Z_ <<<"$e")_SKIP" "cannot build the test rootfs: $(tail -n 2 "$DIR/rootfs.log" | tr '\n' ' ')"
 	done
 	echo "$DIR"
 	exit 0
@@ -422,8 +486,12 @@ for e in "$@"; do
 		start_podman && { import_podman 2>>"$DIR/podman-import.log" ||
 			setenv PODMAN_SKIP "podman import failed: $(tail -n 2 "$DIR/podman-import.log" | tr '\n' ' ')"; }
 		;;
+	podman-rootless)
+		start_podman_rootless && { import_podman_rootless 2>>"$DIR/podman-rootless-import.log" ||
+			setenv PODMAN_ROOTLESS_SKIP "podman import as $PR_USER failed: $(tail -n 2 "$DIR/podman-rootless-import.log" | tr '\n' ' ')"; }
+		;;
 	*)
-		echo "engines-up.sh: unknown engine '$e' (docker, containerd, podman)" >&2
+		echo "engines-up.sh: unknown engine '$e' (docker, containerd, podman, podman-rootless)" >&2
 		;;
 	esac
 done

@@ -45,11 +45,11 @@ engines_teardown_file() {
 	"$ENGINES_TESTS/engines-down.sh" "$ENGINES_DIR"
 }
 
-# require_engine docker|podman|containerd: skip this test unless it is up.
+# require_engine docker|podman|containerd|podman-rootless: skip this test unless it is up.
 require_engine() {
 	[ -z "${ENGINES_SKIP_ALL:-}" ] || skip "$ENGINES_SKIP_ALL"
 	local up
-	up=$(tr a-z A-Z <<<"$1")
+	up=$(tr a-z- A-Z_ <<<"$1")
 	local skipvar=${up}_SKIP okvar=${up}_OK
 	[ -z "${!skipvar:-}" ] || skip "$1 is not available here: ${!skipvar}"
 	[ -n "${!okvar:-}" ] || skip "$1 was not started"
@@ -61,8 +61,10 @@ require_engine() {
 # fd 3 (bats' own) is closed: a detached container must not hold it.
 dk() { timeout -k 5 "$ENGINE_TIMEOUT" "${DOCKER:-/usr/bin/docker}" "$@" 3>&-; }
 # (from the temp dir: conmon 2.1.6 writes an "oom" file into its cwd)
+# (PODMAN_OPTS: the private storage, run and tmp dirs engines-up.sh chose)
+# shellcheck disable=SC2086
 pm() {
-	(cd "$ENGINES_DIR" && exec timeout -k 5 "$ENGINE_TIMEOUT" podman --root "$PODMAN_ROOT" --runroot "$PODMAN_RUNROOT" "$@" 3>&-)
+	(cd "$ENGINES_DIR" && exec timeout -k 5 "$ENGINE_TIMEOUT" podman $PODMAN_OPTS "$@" 3>&-)
 }
 c() { timeout -k 5 "$ENGINE_TIMEOUT" ctr --address "$CONTAINERD_ADDRESS" -n default "$@" 3>&-; }
 

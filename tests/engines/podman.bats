@@ -1,11 +1,14 @@
 #!/usr/bin/env bats
 # Podman 4.3 + conmon driving agentbox (rootful, cgroupfs), end to end.
 #
-# engines-up.sh writes a private containers.conf (CONTAINERS_CONF) registering
-# agentbox in [engine.runtimes], runtime_supports_json and
-# runtime_supports_nocgroup, storage under --root/--runroot in its temp dir, file
-# locks, a CNI bridge abpod0 on 198.19.88.0/24. conmon never passes --root: the
-# runtime keeps its state in its default /run/agentbox.
+# Podman as it ships: Debian's stock /usr/share/containers/containers.conf (its
+# default_sysctls included) plus only the documented additions, in a drop-in
+# engines-up.sh writes to /etc/containers/containers.conf.d: agentbox in
+# [engine.runtimes], runtime_supports_json and runtime_supports_nocgroup, and
+# this machine kind's rlimits and init. Storage, run and tmp dirs are private
+# (PODMAN_OPTS); the default network "podman" is a CNI bridge abpod0 on
+# 198.19.88.0/24. conmon never passes --root: the runtime keeps its state in its
+# default /run/agentbox.
 
 load helpers
 
@@ -51,7 +54,7 @@ AB_ROOT=/run/agentbox
 	[ "${out[0]}" = "stdout=out stderr=err" ] || fail "agentbox: ${out[0]}"
 	same_as_runc "exit status" "${st[0]}" "${st[1]}"
 	same_as_runc "output" "${out[0]}" "${out[1]}"
-	run bash -c "echo piped | timeout 60 podman --root $PODMAN_ROOT --runroot $PODMAN_RUNROOT --runtime agentbox run --rm -i $IMG cat"
+	run bash -c "echo piped | timeout 60 podman $PODMAN_OPTS --runtime agentbox run --rm -i $IMG cat"
 	assert_success
 	[ "$output" = piped ] || fail "stdin not passed through: $output"
 }
@@ -70,7 +73,7 @@ AB_ROOT=/run/agentbox
 
 @test "podman exec -it and run -it: a terminal, and the exit code" {
 	pa run -d --name p-tty "$IMG" sleep 1000 >/dev/null
-	run in_tty podman --root "$PODMAN_ROOT" --runroot "$PODMAN_RUNROOT" exec -it p-tty \
+	run in_tty podman $PODMAN_OPTS exec -it p-tty \
 		sh -c 'tty; abtest isatty 0; exit 6'
 	assert_status 6
 	output=$(strip_cr <<<"$output")
@@ -81,7 +84,7 @@ AB_ROOT=/run/agentbox
 	# runtime: `echo A; echo B; exit 4` came back empty 14/40 times with
 	# agentbox and 11/40 with runc, `sleep 0.3; echo A; echo B; exit 4` 0/40
 	# with each. The pause keeps that race out of what this test checks.
-	run in_tty podman --root "$PODMAN_ROOT" --runroot "$PODMAN_RUNROOT" --runtime agentbox run --rm -it "$IMG" \
+	run in_tty podman $PODMAN_OPTS --runtime agentbox run --rm -it "$IMG" \
 		sh -c 'sleep 0.5; tty; abtest isatty 1; exit 4'
 	assert_status 4
 	output=$(strip_cr <<<"$output")
@@ -91,7 +94,7 @@ AB_ROOT=/run/agentbox
 
 @test "podman logs, top and stats" {
 	pa run -d --name p-misc "$IMG" sh -c 'echo line-out; echo line-err >&2; sleep 1001 & exec sleep 1002' >/dev/null
-	retry 10 bash -c "timeout 20 podman --root $PODMAN_ROOT --runroot $PODMAN_RUNROOT logs p-misc 2>&1 | grep -q line-err"
+	retry 10 bash -c "timeout 20 podman $PODMAN_OPTS logs p-misc 2>&1 | grep -q line-err"
 	run pm logs p-misc
 	assert_output_contains line-out
 	assert_output_contains line-err
@@ -149,10 +152,10 @@ AB_ROOT=/run/agentbox
 @test "podman kill -s USR1, stop and restart" {
 	pa run -d --name p-sig "$IMG" \
 		sh -c 'trap "echo got-usr1" USR1; trap "exit 42" TERM; echo ready; while true; do sleep 0.1; done' >/dev/null
-	retry 10 bash -c "timeout 20 podman --root $PODMAN_ROOT --runroot $PODMAN_RUNROOT logs p-sig | grep -q ready"
+	retry 10 bash -c "timeout 20 podman $PODMAN_OPTS logs p-sig | grep -q ready"
 	run pm kill -s USR1 p-sig
 	assert_success
-	retry 10 bash -c "timeout 20 podman --root $PODMAN_ROOT --runroot $PODMAN_RUNROOT logs p-sig | grep -q got-usr1"
+	retry 10 bash -c "timeout 20 podman $PODMAN_OPTS logs p-sig | grep -q got-usr1"
 	run pm stop -t 10 p-sig
 	assert_success
 	[ "$(pm inspect -f '{{.State.ExitCode}}' p-sig)" = 42 ]
@@ -283,6 +286,48 @@ AB_ROOT=/run/agentbox
 	assert_output_matches 'inet 198\.19\.88\.[0-9]+/24'
 	refute_output_contains hello-pod
 	refute_output_contains "wget=0"
+}
+
+@test "podman, stock containers.conf: the default network with its default_sysctls, and --sysctl net.*, like runc" {
+	# the stock file sets net.ipv4.ping_group_range=0 0 for every container:
+	# its being applied shows the stock file is read (not replaced)
+	grep -q 'net.ipv4.ping_group_range=0 0' /usr/share/containers/containers.conf ||
+		skip "this podman's stock containers.conf sets no net.* default_sysctls"
+	local r res=()
+	for r in pa pr; do
+		run $r run --rm "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "; cat /proc/sys/net/ipv4/ping_group_range'
+		assert_success
+		res+=("$(tr -s '\t ' ' ' <<<"$output")")
+	done
+	[[ "${res[0]}" == *"eth0 "*"0 0" ]] || fail "agentbox: $output"
+	same_as_runc "default network and sysctls" "${res[0]}" "${res[1]}"
+	res=()
+	for r in pa pr; do
+		run $r run --rm --sysctl net.ipv4.ip_unprivileged_port_start=80 "$IMG" \
+			cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+		assert_success
+		res+=("$output")
+	done
+	[ "${res[0]}" = 80 ] || fail "agentbox: --sysctl: ${res[0]}"
+	same_as_runc "--sysctl net.*" "${res[0]}" "${res[1]}"
+}
+
+@test "podman pod and --network container:X with the stock sysctls and --sysctl net.*: the same policy may set them" {
+	run pa pod create --name p-spod --infra-image "$IMG" --infra-command 'sleep 100000'
+	assert_success
+	run pa run --rm --pod p-spod --sysctl net.ipv4.ip_unprivileged_port_start=81 "$IMG" sh -c \
+		'cat /proc/sys/net/ipv4/ping_group_range /proc/sys/net/ipv4/ip_unprivileged_port_start'
+	pm pod rm -f -t 0 p-spod >/dev/null 2>&1 || true
+	assert_success
+	assert_output_contains 81
+	pa run -d --name p-sowner "$IMG" sleep 1000 >/dev/null
+	run pa run --rm --network container:p-sowner --sysctl net.ipv4.ip_unprivileged_port_start=82 "$IMG" \
+		cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+	assert_success
+	[ "$output" = 82 ] || fail "$output"
+	# the owner's namespace is the one that changed: they share it
+	run pa exec p-sowner cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+	[ "$output" = 82 ] || fail "owner: $output"
 }
 
 @test "podman: the firewall is in the container's netns (joined by path), never the host's" {
