@@ -81,6 +81,44 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	[ "$status" -ne 0 ] || fail "exec of a missing program succeeded"
 }
 
+@test "docker run -u 1000:1000: a non-root user through create + start (only a bounding set), like runc" {
+	local rt res=()
+	for rt in agentbox runc; do
+		run dk run --rm -u 1000:1000 --runtime=$rt "$IMG" sh -c 'id -u; id -g; echo via-dev-stdout >/dev/stdout; grep ^CapEff /proc/self/status'
+		assert_success
+		res+=("$output")
+	done
+	[[ "${res[0]}" == $'1000\n1000\nvia-dev-stdout\nCapEff:'* ]] || fail "agentbox: ${res[0]}"
+	same_as_runc "-u 1000:1000" "${res[0]}" "${res[1]}"
+	# detached, with a terminal, then exec as another user
+	run dk run -d -t -u 1000:1000 --name abt-user --runtime=agentbox "$IMG" sleep 1000
+	assert_success
+	run dk exec abt-user sh -c 'id -u; stat -L -c %u /proc/1/fd/0'
+	assert_success
+	[ "$(strip_cr <<<"$output")" = $'1000\n1000' ] || fail "exec as the container's user: $output"
+	run dk exec -u 2000:3000 abt-user sh -c 'id -u; id -g'
+	[ "$output" = $'2000\n3000' ] || fail "exec -u: $output"
+}
+
+@test "docker: an image whose config says USER 1000: run and exec as that user, like runc" {
+	if ! dk image inspect "$IMG-user1000" >/dev/null 2>&1; then
+		tar -C "$ENGINES_DIR/rootfs" -c . | dk import -c 'USER 1000:1000' -c 'CMD ["/bin/sh"]' - "$IMG-user1000" >/dev/null ||
+			fail "docker import with USER 1000"
+	fi
+	local rt res=()
+	for rt in agentbox runc; do
+		run dk run --rm --runtime=$rt "$IMG-user1000" sh -c 'id -u; id -g; cd /tmp && echo ok >f && cat f'
+		assert_success
+		res+=("$output")
+	done
+	[ "${res[0]}" = $'1000\n1000\nok' ] || fail "agentbox: ${res[0]}"
+	same_as_runc "USER 1000" "${res[0]}" "${res[1]}"
+	run dk run -d --name abt-imguser --runtime=agentbox "$IMG-user1000" sleep 1000
+	assert_success
+	run dk exec abt-imguser id -u
+	[ "$output" = 1000 ] || fail "exec: $output"
+}
+
 @test "docker exec -it: a terminal, and its exit code" {
 	dk run -d --name abt-tty --runtime=agentbox "$IMG" sleep 1000 >/dev/null
 	run in_tty "$DOCKER" exec -it abt-tty sh -c 'tty; abtest isatty 0; abtest isatty 1; exit 6'
