@@ -171,3 +171,29 @@ userns_bundle() {
 	assert_success
 	assert_output_contains "Hello from exec"
 }
+
+# bats test_tags=agentbox-only
+@test "users: a cwd only process.user may enter is entered as that user (a runtime without CAP_DAC_OVERRIDE)" {
+	# runc fails earlier here, on its v1 cgroup directories
+	requires agentbox
+	command -v setpriv >/dev/null || skip "needs setpriv (util-linux)"
+	mkdir -p "$BUNDLE/rootfs/home/u"
+	chown 1000:1000 "$BUNDLE/rootfs/home/u"
+	chmod 700 "$BUNDLE/rootfs/home/u"
+	update_config '.process.user = {uid: 1000, gid: 1000} | .process.cwd = "/home/u"'
+	set_args sh -c 'pwd; abtest id'
+	# root that may not override file permissions (an engine run with a reduced
+	# bounding set, root squashed by NFS): chdir fails as root, works as 1000
+	local out
+	out=$(setpriv --bounding-set -dac_override,-dac_read_search \
+		"$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" --cgroup-manager disabled run --bundle "$BUNDLE" ct 2>&1 3>&- </dev/null) ||
+		fail "run: $out"
+	[ "$(sed -n 1p <<<"$out")" = /home/u ] || fail "$out"
+	[[ "$(sed -n 2p <<<"$out")" == "uid=1000 gid=1000 "* ]] || fail "$out"
+	# a cwd the user may not enter either: one clear line
+	chmod 000 "$BUNDLE/rootfs/home/u"
+	out=$(setpriv --bounding-set -dac_override,-dac_read_search \
+		"$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" --cgroup-manager disabled run --bundle "$BUNDLE" ct2 2>&1 3>&- </dev/null) &&
+		fail "a cwd nobody may enter was entered: $out"
+	[ "$out" = "agentbox: process.cwd: chdir /home/u as uid 1000: Permission denied" ] || fail "$out"
+}
