@@ -221,6 +221,40 @@ static void test_validate(void)
 	okx(cg_validate(&h, &err) < 0, "page size with a path refused");
 }
 
+/* Which limit a rootless runtime without a cgroup must refuse (runc's rule): any
+ * resource group but the device rules. */
+static void test_res_requested(void)
+{
+	struct oci_resources r = {0};
+	okx(cg_res_requested(&r) == NULL, "nothing asked: no limit");
+	struct oci_device_rule dev = {.allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"};
+	r.devices = &dev;
+	r.n_devices = 1;
+	okx(cg_res_requested(&r) == NULL, "device rules are not a limit");
+	r.memory.has_limit = true;
+	r.memory.limit = 0;
+	okx(cg_res_requested(&r) == NULL, "memory limit 0 (not set, as runc reads it)");
+	r.memory.limit = 64 * MiB;
+	is_str(cg_res_requested(&r), "memory", "a memory limit");
+	struct oci_resources p = {0};
+	p.pids.has_limit = true;
+	p.pids.limit = 10;
+	is_str(cg_res_requested(&p), "pids", "a pids limit");
+	struct oci_resources c = {0};
+	c.cpu.cpus = "0";
+	is_str(cg_res_requested(&c), "cpu", "a cpuset is a cpu limit");
+	struct oci_hugepage_limit hp = {"2MB", 1};
+	struct oci_resources h = {0};
+	h.hugepage_limits = &hp;
+	h.n_hugepage_limits = 1;
+	is_str(cg_res_requested(&h), "hugepageLimits", "a hugepage limit");
+	struct oci_kv kv = {"memory.high", "1G"};
+	struct oci_resources u = {0};
+	u.unified = &kv;
+	u.n_unified = 1;
+	is_str(cg_res_requested(&u), "unified", "a unified key");
+}
+
 static void test_bpf_build(void)
 {
 	struct oci_device_rule rules[] = {
@@ -1023,6 +1057,7 @@ int main(void)
 	test_resolve();
 	test_conversions();
 	test_validate();
+	test_res_requested();
 	test_bpf_build();
 	test_v2_format();
 	if (geteuid() != 0) {
