@@ -156,8 +156,13 @@ HTTP='printf "GET / HTTP/1.0\r\n\r\n" | nc -w 3'
 	# every target answers when nothing polices the container
 	run pr run --rm --dns "$SRV" "$IMG" sh -c "$HTTP allowed.abrl.test 8080; $HTTP other.abrl.test 8080; $HTTP $SRV2 8081; $HTTP $SRV2 8080"
 	[ "$(grep -c hello-from-2 <<<"$output")" = 4 ] || fail "the test network does not answer runc: $output"
-	local allow="allowed.abrl.test,$SRV2:8081"
-	pu --runtime agentbox --runtime-flag "egress-allow=$allow" run -d --name r-fw --dns "$SRV" "$IMG" sleep 1000 >/dev/null
+	local allow="allowed.abrl.test,$SRV2:8081" flags=()
+	# our test addresses are special-purpose (198.18.0.0/15): an allowed name may
+	# point there only when the policy says so (agentbox-egress(7))
+	if "$PR_AGENTBOX" --help 2>/dev/null | grep -q -- --egress-internal; then
+		flags=(--runtime-flag "egress-internal=198.19.64.0/24")
+	fi
+	pu --runtime agentbox --runtime-flag "egress-allow=$allow" "${flags[@]}" run -d --name r-fw --dns "$SRV" "$IMG" sleep 1000 >/dev/null
 	# the allowed name, any port
 	run pa exec r-fw sh -c "$HTTP allowed.abrl.test 8080"
 	assert_output_contains hello-from-2
