@@ -271,3 +271,61 @@ rl() {
 	# (zombies of earlier tests' containers wait for pid 1 to reap them)
 	[ -z "$(ps -o pid=,stat= -u "$RL_USER" | awk '$2 !~ /^Z/')" ] || fail "processes left: $(ps -f -u "$RL_USER")"
 }
+
+# rl_wired_run ID ARGS...: create as the user, wire the container's own network
+# namespace (which the user's user namespace owns) to our netns abrl-rlnNNNN with
+# a veth pair (198.19.65.2 inside, 198.19.65.1 there), then start as the user
+# and wait for the program to be done; its output is in $RL_OUT.
+rl_wired_run() {
+	local id=$1 pid veth=abrl-rv$RT_CALLS
+	shift
+	rl "$@" create "$id"
+	assert_success
+	RL_OUT=$RT_STDOUT
+	pid=$(as_user "$RL_BIN/runtime" --root "$ROOT" state "$id" | jq -r .pid)
+	ip link add "$veth" netns "$RL_NET" type veth peer name "${veth}c" netns "/proc/$pid/ns/net"
+	ip -n "$RL_NET" link set "$veth" up
+	ip -n "$RL_NET" route replace 198.19.65.2/32 dev "$veth"
+	nsenter -t "$pid" -n ip addr add 198.19.65.2/24 dev "${veth}c"
+	nsenter -t "$pid" -n ip link set "${veth}c" up
+	rl "$@" start "$id"
+	assert_success
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(as_user "$RL_BIN/runtime" --root "$ROOT" state "$id" | jq -r .status)" = stopped ] && return 0
+		sleep 0.02
+	done
+	fail "$id did not stop"
+}
+
+@test "rootless: the firewall in the container's own network namespace: an allowed address:port answers, another port does not" {
+	requires agentbox
+	RL_NET=abrl-rln$$-${TEST_DIR##*.}
+	ip netns add "$RL_NET"
+	defer ip netns delete "$RL_NET"
+	ip -n "$RL_NET" link set lo up
+	local www=$TEST_DIR/www p
+	mkdir -p "$www"
+	echo hello-rootless >"$www/index.html"
+	set_args sh -c 'for p in 8080 8081; do printf "GET / HTTP/1.0\r\n\r\n" | nc -w 2 198.19.65.1 $p | tail -1; echo "port $p done"; done'
+	# the servers: 198.19.65.1 is on our netns' lo, and its end of each veth
+	# answers for it
+	ip -n "$RL_NET" addr add 198.19.65.1/32 dev lo
+	for p in 8080 8081; do
+		ip netns exec "$RL_NET" busybox httpd -f -p "198.19.65.1:$p" -h "$www" </dev/null >/dev/null 2>&1 3>&- &
+		defer kill $!
+	done
+	# unprotected, both ports answer
+	RL_ARGS=(--egress-allow all)
+	rl_wired_run open
+	[ "$(grep -c hello-rootless "$RL_OUT")" = 2 ] || fail "the servers do not answer an open container: $(cat "$RL_OUT")"
+	# policed: the allowed port answers, the other is dropped
+	RL_ARGS=(--egress-allow 198.19.65.1:8080)
+	rl_wired_run policed
+	grep -q hello-rootless "$RL_OUT" || fail "the allowed port does not answer: $(cat "$RL_OUT")"
+	[ "$(grep -c hello-rootless "$RL_OUT")" = 1 ] || fail "the other port answered: $(cat "$RL_OUT")"
+	# the refused attempt is logged, and the user reads it
+	rl egress log policed
+	assert_success
+	assert_output_matches '198\.19\.65\.1.*8081|8081.*198\.19\.65\.1'
+}
