@@ -139,14 +139,17 @@ static int systemd_path(const char *spec, char *out, size_t len, struct ab_err *
  * of /proc/self/cgroup's lines a relative path is relative to); without one,
  * default_path. */
 static int resolve_in(enum cgroup_mode mode, const char *cgroups_path, const char *default_path, bool systemd,
-		      char *out, size_t len, struct ab_err *err)
+		      const char *systemd_base, char *out, size_t len, struct ab_err *err)
 {
 	char raw[PATH_MAX * 2];
 	if (!cgroups_path || !*cgroups_path) {
 		snprintf(raw, sizeof raw, "%s", default_path);
 	} else if (systemd) {
-		if (systemd_path(cgroups_path, raw, sizeof raw, err) < 0)
+		char unit[PATH_MAX];
+		if (systemd_path(cgroups_path, unit, sizeof unit, err) < 0)
 			return -1;
+		if (snprintf(raw, sizeof raw, "%s%s", systemd_base, unit) >= (int)sizeof raw)
+			return ab_error(err, ENAMETOOLONG, "cgroupsPath \"%s\"", cgroups_path);
 		/* No D-Bus client here: the unit's cgroup is made directly, where systemd
 		 * would have put it. */
 		if (access("/run/systemd/system", F_OK) == 0)
@@ -192,7 +195,7 @@ int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool 
 	if ((!cgroups_path || !*cgroups_path) && check_id(id, err) < 0)
 		return -1;
 	snprintf(def, sizeof def, "/agentbox/%s", id ? id : "");
-	return resolve_in(ret->mode, cgroups_path, def, systemd, ret->path, sizeof ret->path, err);
+	return resolve_in(ret->mode, cgroups_path, def, systemd, "", ret->path, sizeof ret->path, err);
 }
 
 /* May the caller make (or enter) the cgroup at path of the v2 hierarchy, as a
@@ -229,6 +232,22 @@ static bool v2_writable(const char *path, const char *own)
 	return faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0;
 }
 
+/* The cgroup of the user's systemd manager (the leading part of own up to a
+ * component "user@N.service"), or "" when own is not below one. */
+static void user_manager_cgroup(const char *own, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (const char *p = own; (p = strstr(p, "/user@"));) {
+		const char *end = strchrnul(p + 1, '/');
+		size_t n = (size_t)(end - p);
+		if (n > 14 && strncmp(end - 8, ".service", 8) == 0) {
+			snprintf(buf, len, "%.*s", (int)(end - own), own);
+			return;
+		}
+		p = end;
+	}
+}
+
 int cgroup_resolve_rootless(const char *cgroups_path, const char *id, bool systemd, bool disabled,
 			    const struct oci_resources *res, struct cgroup_ref *ret, bool *ret_skipped,
 			    struct ab_err *err)
@@ -250,7 +269,11 @@ int cgroup_resolve_rootless(const char *cgroups_path, const char *id, bool syste
 		char def[PATH_MAX];
 		char *slash = strrchr(own, '/');
 		snprintf(def, sizeof def, "%.*s/agentbox-%s", slash ? (int)(slash - own) : 0, own, id ? id : "");
-		if (resolve_in(CGROUP_MODE_V2, cgroups_path, def, systemd, ret->path, sizeof ret->path, err) < 0)
+		/* a user's systemd slices are below its manager, user@UID.service
+		 * (rootless Podman with the systemd cgroup manager) */
+		char base[PATH_MAX];
+		user_manager_cgroup(own, base, sizeof base);
+		if (resolve_in(CGROUP_MODE_V2, cgroups_path, def, systemd, base, ret->path, sizeof ret->path, err) < 0)
 			return -1;
 		if (v2_writable(ret->path, own)) {
 			ret->mode = CGROUP_MODE_V2;

@@ -241,6 +241,34 @@ rl() {
 	[ ! -e "$ROOT/ct2" ] && [ ! -d "$RL_CGROUP/agentbox-ct2" ]
 }
 
+@test "rootless: a systemd cgroupsPath (rootless Podman's systemd manager) is made below the user's manager" {
+	requires agentbox
+	local uni
+	for uni in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+		[ -e "$uni/cgroup.procs" ] && [ -e "$uni/cgroup.subtree_control" ] && break
+	done
+	[ -e "$uni/cgroup.procs" ] || skip "no cgroup2 mount"
+	# what logind and the user's systemd make: user@UID.service is the user's
+	RL_CGROUP=$uni/abrl-s$$.slice
+	local mgr=$RL_CGROUP/user-$RL_UID.slice/user@$RL_UID.service
+	mkdir -p "$mgr/app.slice/shell.scope"
+	chown -R "$RL_USER:" "$mgr"
+	update_config '.linux.cgroupsPath = "user.slice:libpod:ct"'
+	set_args abtest pause ready
+	(cd "$BUNDLE" && sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$mgr/app.slice/shell.scope" \
+		runuser -u "$RL_USER" -- env -i PATH=/usr/bin:/bin HOME="$RL_HOME" XDG_RUNTIME_DIR="$RL_XDG" \
+		"$RL_BIN/runtime" --root "$ROOT" --systemd-cgroup --egress-allow all run --detach ct >"$TEST_DIR/out" 2>&1 3>&- </dev/null) ||
+		fail "run --detach: $(cat "$TEST_DIR/out")"
+	wait_for_line "$TEST_DIR/out" '^ready$'
+	local cg=$mgr/user.slice/libpod-ct.scope pid
+	[ -d "$cg" ] || fail "no cgroup at $cg: $(find "$RL_CGROUP" -type d)"
+	pid=$(as_user "$RL_BIN/runtime" --root "$ROOT" state ct | jq -r .pid)
+	grep -qx "$pid" "$cg/cgroup.procs" || fail "the init is not in $cg"
+	rl delete --force ct
+	assert_success
+	[ ! -d "$cg" ] || fail "the cgroup is left"
+}
+
 @test "rootless: the floor and the agent seccomp profile apply as for root" {
 	RL_ARGS=(--egress-allow all)
 	set_args sh -c 'grep -E "^(Seccomp|Seccomp_filters|NoNewPrivs):" /proc/self/status'
