@@ -31,7 +31,8 @@ setup_file() {
 	cp "$RUNTIME" "$RL_BIN/runtime"
 	chmod 755 "$RL_BIN/runtime"
 	# what pam_systemd would make at login
-	export RL_XDG=/run/user/$RL_UID
+	export RL_XDG=/run/user/$RL_UID RL_MADE_RUN_USER=
+	[ -d /run/user ] || RL_MADE_RUN_USER=1
 	mkdir -p "$RL_XDG"
 	chown "$RL_USER:" "$RL_XDG"
 	chmod 700 "$RL_XDG"
@@ -44,6 +45,7 @@ teardown_file() {
 	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
 	userdel -r "$RL_USER" 2>/dev/null || userdel -r -f "$RL_USER" 2>/dev/null || true
 	rm -rf "$RL_XDG" "/tmp/agentbox-$RL_UID" "$RL_BIN"
+	[ -z "$RL_MADE_RUN_USER" ] || rmdir /run/user 2>/dev/null || true
 }
 
 setup() {
