@@ -7,6 +7,8 @@
  * the buffers the runtime prints it into and parses back to itself; the
  * policy's canonical text is a fixed point; an internal list holds ranges
  * only. */
+#include <sys/socket.h>
+
 #include "fuzz.h"
 
 #include "egress.h"
