@@ -27,11 +27,15 @@ CC       ?= cc
 CFLAGS   ?= -O2 -g
 WERROR   ?= -Werror
 SANITIZE ?=
+# TEST_HOOKS=yes: the test build, with the fault-injection hooks of
+# lib/test_hooks.h compiled in (make check and tests/run-all.sh use it). Any
+# other build, `make install`'s among them, has none.
+TEST_HOOKS ?= no
 SAN_FLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer,)
 ALL_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR) -Wno-unused-parameter -D_GNU_SOURCE \
 	-fvisibility=hidden \
 	-DAGENTBOX_VERSION='"$(VERSION)"' -DAGENTBOX_COMMIT='"$(COMMIT)"' \
-	$(PKG_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+	$(PKG_CFLAGS) $(SAN_FLAGS) $(if $(filter yes,$(TEST_HOOKS)),-DAGENTBOX_TEST_HOOKS,) $(CFLAGS)
 ALL_LDFLAGS := -Wl,-z,now -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 
 # One-way layers (docs/ARCHITECTURE.md): each folder compiles with the include
@@ -93,8 +97,8 @@ integration: all
 # The README's test command: installs what the tests need, builds, runs everything.
 check:
 	scripts/install-deps.sh engines
-	$(MAKE) all
-	tests/run-all.sh
+	$(MAKE) all TEST_HOOKS=yes
+	TEST_HOOKS=yes tests/run-all.sh
 
 # The README's main job: build, then a sandboxed command from an example kit with
 # its egress policy shown working.
@@ -115,7 +119,7 @@ clean:
 # ---- build flags --------------------------------------------------------------
 # Objects remember what they were built with: `make SANITIZE=address,undefined`
 # after a plain build (or the other way round) rebuilds them all.
-FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_DEPS)
+FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_DEPS) | $(TEST_HOOKS)
 FLAGS_STAMP := build/flags
 $(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
 $(OBJS) agentbox $(UNIT_BINS) tests/netfilter/egress-driver: $(FLAGS_STAMP)

@@ -21,7 +21,7 @@ struct cgroup_ref {
 	char path[PATH_MAX];        /* "/docker/abc"; "" when disabled */
 };
 
-/* Layout of this host (detected once, cached). Honours AGENTBOX_CGROUP_ROOT for tests. */
+/* Layout of this host (detected once, cached). Test builds honour AGENTBOX_CGROUP_ROOT (test_hooks.h). */
 enum cgroup_mode cgroup_host_mode(void);
 /* Drop the cached host layout's memory (a long-lived child that needs no cgroups). */
 void cgroup_host_release(void);

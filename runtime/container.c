@@ -2,6 +2,7 @@
  * through the sync protocol, undo everything on failure. run is in
  * container_run.c, the lifecycle of an existing container in container_ops.c. */
 #include "container.h"
+#include "test_hooks.h"
 #include "container_internal.h"
 #include "sealed_exe.h"
 #include "caps.h"
@@ -36,12 +37,12 @@ extern bool util_force_fallbacks;
 /* Fault injection for tests/reliability/faults.bats: AGENTBOX_FAULT_STOP_AT=N
  * makes create/run SIGKILL themselves at checkpoint N of create_common, so the
  * tests can show that whatever a killed create leaves, `delete --force` removes.
- * Always compiled in; the variable is read once. */
+ * Test builds only (test_hooks.h); the variable is read once. */
 static void fault_point(int n)
 {
 	static int stop_at = -1;
 	if (stop_at < 0) {
-		const char *s = getenv("AGENTBOX_FAULT_STOP_AT");
+		const char *s = test_hook("AGENTBOX_FAULT_STOP_AT");
 		stop_at = s ? atoi(s) : 0;
 	}
 	if (n == stop_at)

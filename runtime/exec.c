@@ -1,6 +1,7 @@
 /* exec: a new process inside a running container — its namespaces, its cgroup, its
  * seccomp filters and the privileges process.json asks for. */
 #include "caps.h"
+#include "test_hooks.h"
 #include "container.h"
 #include "json.h"
 #include "log.h"
@@ -95,7 +96,7 @@ static int exec_middle(struct exec_child *x, struct ab_err *err)
 	if (sync_recv(x->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
 		return -1;
 	/* tests/integration/security.bats: stretch the time outside the container */
-	const char *delay = getenv("AGENTBOX_FAULT_EXEC_DELAY_MS");
+	const char *delay = test_hook("AGENTBOX_FAULT_EXEC_DELAY_MS");
 	if (delay)
 		usleep((useconds_t)atoi(delay) * 1000u);
 	for (size_t i = 0; i < x->n_child_ns; i++)

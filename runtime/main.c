@@ -1,6 +1,7 @@
 /* agentbox: global flags, the command table, and the only place that prints an
  * error and chooses the exit status. */
 #include "commands.h"
+#include "test_hooks.h"
 #include "log.h"
 #include "sealed_exe.h"
 #include "netns_pool.h"
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	if (secure_getenv("AGENTBOX_FORCE_FALLBACKS"))
+	if (test_hook("AGENTBOX_FORCE_FALLBACKS"))
 		util_force_fallbacks = true;
 
 	opterr = 0;
@@ -183,6 +184,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
+#ifdef AGENTBOX_TEST_HOOKS
+			printf("build: test hooks (AGENTBOX_FAULT_*; not for production)\n");
+#endif
 			return 0;
 		case 'h':
 			print_usage(stdout);

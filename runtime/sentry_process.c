@@ -2,6 +2,7 @@
  * program can run, then forked (netfilter/sentry.c is its body), waited for,
  * stopped. */
 #include "sentry_process.h"
+#include "test_hooks.h"
 #include "cgroups.h"
 #include "egress_netns.h"
 #include "log.h"
@@ -77,11 +78,11 @@ static int sentry_child(void *arg)
 	process_reset_signals();
 	setsid();
 	/* tests/integration/policy.bats: a slow sentry must cost the container nothing */
-	const char *delay = getenv("AGENTBOX_FAULT_SENTRY_DELAY_MS");
+	const char *delay = test_hook("AGENTBOX_FAULT_SENTRY_DELAY_MS");
 	if (delay)
 		usleep((useconds_t)atoi(delay) * 1000u);
 	/* tests/integration/policy.bats: a sentry that fails after create or run went on */
-	if (getenv("AGENTBOX_FAULT_SENTRY_FAIL")) {
+	if (test_hook("AGENTBOX_FAULT_SENTRY_FAIL")) {
 		static const char why[] = "a failure injected by AGENTBOX_FAULT_SENTRY_FAIL";
 		(void)!write(a->ready_w, why, sizeof why - 1);
 		_exit(1);

@@ -13,6 +13,10 @@ top=$PWD
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit sanitize security netfilter kits engines reliability fuzz)
 
+# the test build: fault hooks compiled in (lib/test_hooks.h); every make below
+# builds it, and `make install` later rebuilds without them
+export TEST_HOOKS=${TEST_HOOKS:-yes}
+
 logdir=$(mktemp -d /tmp/agentbox-tests.XXXXXX)
 # the netfilter hook anchor the tests make goes at the end, unless it was there before
 . scripts/host-pins.sh

@@ -465,6 +465,10 @@ requires() {
 		cc)
 			command -v cc >/dev/null || skip "needs a C compiler"
 			;;
+		test_hooks)
+			"$RUNTIME" --version 2>/dev/null | grep -q '^build: test hooks' ||
+				skip "needs a test build of the runtime (make TEST_HOOKS=yes): fault hooks"
+			;;
 		*)
 			fail "requires: unknown feature '$f'"
 			;;

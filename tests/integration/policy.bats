@@ -227,6 +227,7 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 }
 
 @test "egress: the DNS sentry's listeners are bound before the program starts: a lookup at once is answered" {
+	requires test_hooks
 	# run does not wait for the sentry to serve: the runtime binds its sockets
 	# in the container's netns first, and the first queries wait in them.
 	# The upstream is never asked (the name is refused); on lo it is routable.
@@ -243,6 +244,7 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 }
 
 @test "egress: a DNS sentry that fails once the program runs takes the container down, run and run -d; nothing left" {
+	requires test_hooks
 	# run no longer waits for the sentry before the start: its failure comes
 	# later and must still end the run with one line and no container
 	export AGENTBOX_FAULT_SENTRY_FAIL=1
@@ -273,6 +275,7 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 }
 
 @test "egress: create does not wait for the DNS sentry; start does, and fails with the sentry's error" {
+	requires test_hooks
 	# create returns once the sentry is forked; the sentry says ready (or why
 	# not) in the state directory, and start reads that before the program may
 	# run. A sentry that takes a second (test-only delay) has not spoken yet
@@ -480,6 +483,7 @@ assert_logged() {
 }
 
 @test "egress log: a connection refused at once, while the sentry still starts, is logged all the same" {
+	requires test_hooks
 	# the runtime opens the sentry's log socket before the program runs; the
 	# sentry (delayed 1 s here) reads what queued there
 	routed_netns
@@ -494,6 +498,7 @@ assert_logged() {
 }
 
 @test "egress log: a connection refused just before the program ends is logged before run returns" {
+	requires test_hooks
 	# the program is gone long before its sentry (delayed 0.6 s) reads: the
 	# sentry still logs what queued, and run waits for that
 	routed_netns
@@ -530,6 +535,7 @@ assert_logged() {
 }
 
 @test "egress: a loopback resolver of resolv.conf is guarded from the program's first packet" {
+	requires test_hooks
 	# Docker's 127.0.0.11: only the sentry may reach it, on any port; the
 	# runtime puts the guard in before the start, not the (here delayed) sentry.
 	# Another loopback address, not a resolver, is the control: lo is up and

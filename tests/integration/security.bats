@@ -164,6 +164,7 @@ assert_memfd_exe() {
 
 # bats test_tags=agentbox-only
 @test "CVE-2019-5736: the created init maps no page of the runtime's binary and its exe is a read-only copy; even host root cannot write it" {
+	requires test_hooks
 	set_args abtest true
 	runtime --debug create --bundle "$BUNDLE" ct
 	assert_success
@@ -235,6 +236,7 @@ assert_memfd_exe() {
 
 # bats test_tags=agentbox-only
 @test "exec: the new process shows in the container only once it is in all its namespaces" {
+	requires test_hooks
 	# CVE-2016-9962's lesson: a container process allowed to ptrace must never
 	# find a process of the runtime's still outside the container's mounts
 	local config=$TEST_DIR/agentbox.yaml

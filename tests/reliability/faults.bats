@@ -81,6 +81,7 @@ kill_create_at() {
 }
 
 @test "fault: a killed create shows up in state and list, and a plain delete cleans it" {
+	requires test_hooks
 	create_killed_at 7 half
 	runtime state half
 	assert_success
@@ -99,6 +100,7 @@ kill_create_at() {
 }
 
 @test "fault: run killed at each step after the clone leaves nothing after delete --force" {
+	requires test_hooks
 	local n ns
 	for n in 5 7 8; do
 		AGENTBOX_FAULT_STOP_AT=$n runtime run --bundle "$BUNDLE" "r$n" </dev/null
