@@ -22,6 +22,7 @@ teardown() {
 # create_killed_at N [ID]: create with AGENTBOX_FAULT_STOP_AT=N; the runtime must
 # die of SIGKILL at that step (status 137).
 create_killed_at() {
+	requires test_hooks
 	local n=$1 id=${2:-f$1}
 	AGENTBOX_FAULT_STOP_AT=$n create_container "$id"
 	[ "$status" -eq 137 ] || fail "create with AGENTBOX_FAULT_STOP_AT=$n: expected death by SIGKILL (137), got $status: $output"
