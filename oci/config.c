@@ -12,6 +12,9 @@
 #include <sys/resource.h>
 
 #include "config_walk.h"
+#include "config_linux.h"
+#include "config_mounts.h"
+#include "config_resources.h"
 #include "json.h"
 
 #define CONFIG_MAX_SIZE (16u << 20)
@@ -633,22 +636,4 @@ const char *oci_annotation(const struct oci_config *c, const char *key)
 		if (streq(c->annotations[i].key, key))
 			return c->annotations[i].value;
 	return NULL;
-}
-
-const struct oci_namespace *oci_namespace_find(const struct oci_config *c, enum oci_ns_kind kind)
-{
-	for (size_t i = 0; i < c->linux_.n_namespaces; i++)
-		if (c->linux_.namespaces[i].kind == kind)
-			return &c->linux_.namespaces[i];
-	return NULL;
-}
-
-const char *oci_ns_kind_name(enum oci_ns_kind kind)
-{
-	static const char *const names[NS_KIND_COUNT] = {
-		[NS_PID] = "pid",   [NS_NETWORK] = "network", [NS_MOUNT] = "mount",
-		[NS_IPC] = "ipc",   [NS_UTS] = "uts",         [NS_USER] = "user",
-		[NS_CGROUP] = "cgroup", [NS_TIME] = "time",
-	};
-	return (unsigned)kind < NS_KIND_COUNT ? names[kind] : "unknown";
 }

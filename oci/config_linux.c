@@ -7,6 +7,9 @@
 #include <sys/personality.h>
 
 #include "config_walk.h"
+#include "config_linux.h"
+#include "config_resources.h"
+#include "config_seccomp.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -424,4 +427,22 @@ int parse_linux(struct walk *w, yajl_val v, struct oci_linux *l)
 		return walk_fail(w, "given without a user namespace in linux.namespaces");
 	}
 	return 1;
+}
+
+/* ---- helpers over a parsed config's namespaces ---- */
+
+const struct oci_namespace *oci_namespace_find(const struct oci_config *c, enum oci_ns_kind kind)
+{
+	for (size_t i = 0; i < c->linux_.n_namespaces; i++)
+		if (c->linux_.namespaces[i].kind == kind)
+			return &c->linux_.namespaces[i];
+	return NULL;
+}
+
+const char *oci_ns_kind_name(enum oci_ns_kind kind)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ns_types); i++)
+		if (ns_types[i].kind == kind)
+			return ns_types[i].name;
+	return "unknown";
 }

@@ -4,6 +4,8 @@
 #include <sys/mount.h>
 
 #include "config_walk.h"
+#include "config_linux.h"
+#include "config_mounts.h"
 
 /* Options that set (or, with clear, unset) a mount(2) flag. */
 static const struct {

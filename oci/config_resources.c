@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config_walk.h"
+#include "config_resources.h"
 
 static int parse_device_rule(struct walk *w, yajl_val v, struct oci_device_rule *d)
 {

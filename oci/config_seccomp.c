@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config_walk.h"
+#include "config_seccomp.h"
 
 #define SECCOMP_MAX_ARGS 6
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "config.h"
+#include "config_types.h"
 #include "error.h"
 #include "util.h"
 
@@ -79,12 +79,5 @@ bool cpu_list_valid(const char *s);
 	     i < (arr)->u.array.len &&                                                    \
 	     ((val) = (arr)->u.array.values[i], _wold = walk_push_index((w), i), 1);      \
 	     walk_pop((w), _wold), i++)
-
-/* Parts of the config parser that live in their own files. */
-int parse_linux(struct walk *w, yajl_val v, struct oci_linux *l);
-int parse_resources(struct walk *w, yajl_val v, struct oci_resources *r);
-int parse_seccomp(struct walk *w, yajl_val v, struct oci_seccomp **ret);
-int parse_id_mappings(struct walk *w, yajl_val v, struct oci_id_mapping **out, size_t *n);
-int parse_mounts(struct walk *w, yajl_val v, struct oci_mount **out, size_t *n);
 
 #endif

@@ -3,6 +3,7 @@
  * container_run.c, the lifecycle of an existing container in container_ops.c. */
 #include "container.h"
 #include "test_hooks.h"
+#include "config_linux.h"
 #include "container_internal.h"
 #include "sealed_exe.h"
 #include "caps.h"

@@ -1,4 +1,5 @@
 #include "egress_netns.h"
+#include "config_linux.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "floor_ns.h"
+#include "config_linux.h"
 #include "util.h"
 
 struct ns_rule {

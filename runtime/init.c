@@ -2,6 +2,7 @@
  * the kernel needs it. Runs in a fresh copy of the parent's memory; reports every
  * failure over the sync socket and exits. */
 #include "caps.h"
+#include "config_linux.h"
 #include "init.h"
 #include "hooks.h"
 #include "log.h"

@@ -3,6 +3,7 @@
  * container's network namespace (and checked against the owner's in a joined
  * one). The DNS sentry's process: sentry_process.c. */
 #include "policy.h"
+#include "config_linux.h"
 #include "egress_netns.h"
 #include "log.h"
 #include "seccomp.h"

@@ -1,5 +1,6 @@
 /* linux.sysctl against the container's namespaces (sysctls.h). */
 #include "sysctls.h"
+#include "config_linux.h"
 #include "policy.h"
 #include "util.h"
 

@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 
 #include "config.h"
+#include "config_linux.h"
+#include "config_mounts.h"
 #include "json.h"
 #include "tap.h"
 

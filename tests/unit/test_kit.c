@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "config_linux.h"
 #include "json.h"
 #include "kit.h"
 #include "tap.h"

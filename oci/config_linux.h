@@ -1,0 +1,20 @@
+/* config.json "linux" (config_linux.c): its parser, for config.c, and the
+ * namespace helpers its users share. */
+#ifndef AGENTBOX_OCI_CONFIG_LINUX_H
+#define AGENTBOX_OCI_CONFIG_LINUX_H
+
+#include <stddef.h>
+
+#include "config_types.h"
+
+struct walk;
+struct yajl_val_s;
+
+int parse_linux(struct walk *w, struct yajl_val_s *v, struct oci_linux *l);
+/* uidMappings / gidMappings, of the container or of one mount. */
+int parse_id_mappings(struct walk *w, struct yajl_val_s *v, struct oci_id_mapping **out, size_t *n);
+
+const struct oci_namespace *oci_namespace_find(const struct oci_config *c, enum oci_ns_kind kind);
+const char *oci_ns_kind_name(enum oci_ns_kind kind);   /* "pid", "network", ... */
+
+#endif

@@ -1,0 +1,22 @@
+/* config.json "mounts" (config_mounts.c): the parser, for config.c, and the
+ * options parser its users share. */
+#ifndef AGENTBOX_OCI_CONFIG_MOUNTS_H
+#define AGENTBOX_OCI_CONFIG_MOUNTS_H
+
+#include <stddef.h>
+
+#include "config_types.h"
+#include "error.h"
+
+struct walk;
+struct yajl_val_s;
+
+int parse_mounts(struct walk *w, struct yajl_val_s *v, struct oci_mount **out, size_t *n);
+
+/* Derive flags, propagation, rec_attr_set/clr, data, ... of m from m->options and m->type
+ * (oci_config_parse does this for every mount). `where` prefixes errors, e.g.
+ * "config.json: mounts[3]" -> "config.json: mounts[3].options: conflicting ...". */
+int oci_mount_parse_options(struct oci_mount *m, struct arena *arena, const char *where,
+			    struct ab_err *err);
+
+#endif
