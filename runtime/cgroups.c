@@ -2,9 +2,15 @@
  * stats, OOM watch) over v1, v2 and the hybrid layout, dispatched to the back ends:
  * resource writers in cgroups_v1.c and cgroups_v2.c, the v2 device program in
  * cgroups_bpf.c. The layout, file helpers, checks and path resolution they share
- * are below all of them (cgroups_base.h). */
+ * are below all of them (cgroups_host.h, cgroups_files.h, cgroups_resources.h,
+ * cgroups_path.h). */
+
 #include "cgroups.h"
-#include "cgroups_internal.h"
+#include "cgroups_files.h"
+#include "cgroups_host.h"
+#include "cgroups_resources.h"
+#include "cgroups_v1.h"
+#include "cgroups_v2.h"
 
 #include <dirent.h>
 #include <errno.h>

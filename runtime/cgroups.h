@@ -1,5 +1,7 @@
-/* cgroups behind one interface: v1, v2 and the hybrid layout (v1 controllers plus a
- * cgroup2 mount at /sys/fs/cgroup/unified), or none at all. */
+/* cgroups behind one interface (cgroups.c): v1, v2 and the hybrid layout (v1
+ * controllers plus a cgroup2 mount at /sys/fs/cgroup/unified), or none at all.
+ * The host's layout is in cgroups_host.h, cgroupsPath resolution in
+ * cgroups_path.h; the back ends below this file call only down. */
 #ifndef AGENTBOX_CGROUPS_H
 #define AGENTBOX_CGROUPS_H
 
@@ -7,44 +9,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "cgroups_types.h"
+#include "config_types.h"
 #include "error.h"
 
 struct json_out;
-
-enum cgroup_mode { CGROUP_MODE_DISABLED, CGROUP_MODE_V1, CGROUP_MODE_HYBRID, CGROUP_MODE_V2 };
-
-/* A container's cgroup: the layout and the path below each hierarchy's root.
- * Small and flat so it can be stored in the container state as two strings. */
-struct cgroup_ref {
-	enum cgroup_mode mode;
-	char path[PATH_MAX];        /* "/docker/abc"; "" when disabled */
-};
-
-/* Layout of this host (detected once, cached). Test builds honour AGENTBOX_CGROUP_ROOT (test_hooks.h). */
-enum cgroup_mode cgroup_host_mode(void);
-/* Drop the cached host layout's memory (a long-lived child that needs no cgroups). */
-void cgroup_host_release(void);
-const char *cgroup_mode_name(enum cgroup_mode m);   /* "v1", "hybrid", "v2", "disabled" */
-int cgroup_mode_from_name(const char *name, enum cgroup_mode *ret);
-
-/* Resolve linux.cgroupsPath: absolute ("/a/b"), relative ("a/b", below the runtime's
- * own cgroup), systemd "slice:prefix:name" when systemd is set (mapped to the
- * cgroupfs path when systemd is not PID 1, logged at debug), NULL/empty = the default
- * "/agentbox/<id>". disabled yields mode DISABLED. */
-int cgroup_resolve(const char *cgroups_path, const char *id, bool systemd, bool disabled,
-		   struct cgroup_ref *ret, struct ab_err *err);
-
-/* cgroup_resolve for a rootless runtime (rootless.h), as runc does it: only the
- * cgroup v2 hierarchy, and only where the user may write (a subtree delegated to
- * it); without cgroupsPath, beside the runtime (below the parent of its own
- * cgroup). Where the user may not: an error when the config names a cgroupsPath
- * or asks for a resource limit (res, may be NULL; device rules do not count),
- * else mode DISABLED and *ret_skipped set: the container runs without a cgroup,
- * and the caller says so once. */
-int cgroup_resolve_rootless(const char *cgroups_path, const char *id, bool systemd, bool disabled,
-			    const struct oci_resources *res, struct cgroup_ref *ret, bool *ret_skipped,
-			    struct ab_err *err);
 
 /* Create the cgroup in every hierarchy and apply resources (may be NULL).
  * On failure nothing created is left behind. */

@@ -12,7 +12,8 @@
  * still lets /dev/null be read but not written, as the v1 controller would. One
  * difference from v1 stays: access split over several allow rules for one device
  * (allow r, allow w) is not combined for a request of both. */
-#include "cgroups_internal.h"
+
+#include "cgroups_bpf.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /* cgroups: reading and writing cgroup files (errors name the file and the value),
  * and the pieces of the stats object v1 and v2 write alike. */
-#include "cgroups_base.h"
+
+#include "cgroups_files.h"
 
 #include <errno.h>
 #include <fcntl.h>

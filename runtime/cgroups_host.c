@@ -2,7 +2,9 @@
  * mount, the unified root's controllers) and the directory of a cgroup path in
  * each. The shared floor of the cgroups module: the dispatcher (cgroups.c) and the
  * back ends (cgroups_v1.c, cgroups_v2.c) call down into it, it calls none of them. */
-#include "cgroups_base.h"
+
+#include "cgroups_host.h"
+#include "cgroups_files.h"
 #include "test_hooks.h"
 
 #include <ctype.h>

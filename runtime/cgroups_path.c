@@ -1,7 +1,10 @@
 /* cgroups: linux.cgroupsPath resolved to a path below each hierarchy's root
  * (absolute, relative to the runtime's own cgroup, systemd "slice:prefix:name", or
  * the default "/agentbox/<id>"). */
-#include "cgroups_base.h"
+
+#include "cgroups_path.h"
+#include "cgroups_host.h"
+#include "cgroups_resources.h"
 
 #include <errno.h>
 #include <fcntl.h>

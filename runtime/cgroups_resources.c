@@ -1,7 +1,8 @@
 /* cgroups: what a config's linux.resources asks for: which groups are set, hugepage
  * size names, and the checks that refuse what no kernel accepts before anything is
  * written. */
-#include "cgroups_base.h"
+
+#include "cgroups_resources.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,10 @@
 /* cgroup v1: one hierarchy per controller (or co-mounted groups of them). Resources,
  * freezer, statistics and the OOM eventfd. */
-#include "cgroups_internal.h"
+
+#include "cgroups_v1.h"
+#include "cgroups_files.h"
+#include "cgroups_host.h"
+#include "cgroups_resources.h"
 
 #include <errno.h>
 #include <fcntl.h>

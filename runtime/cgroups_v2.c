@@ -1,6 +1,11 @@
 /* cgroup v2: one unified hierarchy. Resources, freezer, statistics and OOM watch.
  * In hybrid mode the same code drives the unified mount for what v1 lacks. */
-#include "cgroups_internal.h"
+
+#include "cgroups_v2.h"
+#include "cgroups_bpf.h"
+#include "cgroups_files.h"
+#include "cgroups_host.h"
+#include "cgroups_resources.h"
 
 #include <errno.h>
 #include <fcntl.h>

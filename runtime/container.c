@@ -5,6 +5,7 @@
 #include "test_hooks.h"
 #include "config_linux.h"
 #include "container_internal.h"
+#include "cgroups_path.h"
 #include "sealed_exe.h"
 #include "caps.h"
 #include "hooks.h"

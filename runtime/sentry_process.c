@@ -3,7 +3,7 @@
  * stopped. */
 #include "sentry_process.h"
 #include "test_hooks.h"
-#include "cgroups.h"
+#include "cgroups_host.h"
 #include "egress_netns.h"
 #include "log.h"
 #include "process.h"

@@ -1,4 +1,6 @@
 #include "state.h"
+#include "cgroups.h"
+#include "cgroups_host.h"
 #include "json.h"
 #include "log.h"
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cgroups.h"
+#include "cgroups_types.h"
 #include "config.h"
 #include "error.h"
 #include "util.h"

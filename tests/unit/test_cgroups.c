@@ -25,7 +25,12 @@
 #include <unistd.h>
 
 #include "cgroups.h"
-#include "cgroups_internal.h"
+#include "cgroups_bpf.h"
+#include "cgroups_files.h"
+#include "cgroups_host.h"
+#include "cgroups_path.h"
+#include "cgroups_resources.h"
+#include "cgroups_v2.h"
 #include "json.h"
 #include "tap.h"
 #include "util.h"
