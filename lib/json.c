@@ -239,6 +239,15 @@ void json_kv_bool(struct json_out *o, const char *key, bool v)
 	json_bool(o, v);
 }
 
+void json_kv_strs(struct json_out *o, const char *key, const char *const *v, size_t n)
+{
+	json_key(o, key);
+	json_arr_begin(o);
+	for (size_t i = 0; i < n; i++)
+		json_str(o, v[i]);
+	json_arr_end(o);
+}
+
 const char *json_out_text(struct json_out *o, size_t *ret_len)
 {
 	const unsigned char *buf = NULL;

@@ -2,6 +2,7 @@
  * arrangement (for a `host` rootfs: a skeleton with the host's /usr and /lib*
  * bound read-only, the /bin-style symlinks recreated, and a curated /etc). */
 #include "kit.h"
+#include "config_defaults.h"
 #include "image.h"
 #include "json.h"
 #include "kit_workspace.h"
@@ -163,15 +164,6 @@ static int check_layout(const struct kit *k, const struct kit_build_opts *o, str
 }
 
 /* ---------------------------------------------------------------- config.json */
-
-static void str_array(struct json_out *j, const char *key, const char *const *v, size_t n)
-{
-	json_key(j, key);
-	json_arr_begin(j);
-	for (size_t i = 0; i < n; i++)
-		json_str(j, v[i]);
-	json_arr_end(j);
-}
 
 static void mount_obj(struct json_out *j, const char *dest, const char *type, const char *src,
 		      const char *const *opts)
@@ -383,11 +375,11 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	json_key(j, "capabilities");
 	json_obj_begin(j);
 	const char *const *caps = (const char *const *)k->capabilities;
-	str_array(j, "bounding", caps, k->n_capabilities);
-	str_array(j, "effective", caps, k->n_capabilities);
-	str_array(j, "inheritable", caps, k->n_capabilities);
-	str_array(j, "permitted", caps, k->n_capabilities);
-	str_array(j, "ambient", caps, k->n_capabilities);
+	json_kv_strs(j, "bounding", caps, k->n_capabilities);
+	json_kv_strs(j, "effective", caps, k->n_capabilities);
+	json_kv_strs(j, "inheritable", caps, k->n_capabilities);
+	json_kv_strs(j, "permitted", caps, k->n_capabilities);
+	json_kv_strs(j, "ambient", caps, k->n_capabilities);
 	json_obj_end(j);
 	json_kv_bool(j, "noNewPrivileges", true);
 	json_obj_end(j);
@@ -407,21 +399,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	/* mounts */
 	json_key(j, "mounts");
 	json_arr_begin(j);
-	{
-		static const char *const proc[] = {"nosuid", "noexec", "nodev", NULL};
-		static const char *const dev[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
-		static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL};
-		static const char *const shm[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL};
-		static const char *const sys[] = {"nosuid", "noexec", "nodev", "ro", NULL};
-		static const char *const cg[] = {"nosuid", "noexec", "nodev", "relatime", "ro", NULL};
-		mount_obj(j, "/proc", "proc", "proc", proc);
-		mount_obj(j, "/dev", "tmpfs", "tmpfs", dev);
-		mount_obj(j, "/dev/pts", "devpts", "devpts", pts);
-		mount_obj(j, "/dev/shm", "tmpfs", "shm", shm);
-		mount_obj(j, "/dev/mqueue", "mqueue", "mqueue", proc);
-		mount_obj(j, "/sys", "sysfs", "sysfs", sys);
-		mount_obj(j, "/sys/fs/cgroup", "cgroup", "cgroup", cg);
-	}
+	oci_default_mounts(j, true);
 	if (k->rootfs == KIT_ROOTFS_HOST) {
 		for (const char *const *t = host_tops; *t; t++) {
 			snprintf(buf, sizeof buf, "/%s", *t);
@@ -560,16 +538,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		json_obj_end(j);
 	}
 	json_arr_end(j);
-	static const char *const masked[] = {
-		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
-		"/proc/scsi", "/sys/devices/virtual/powercap",
-	};
-	static const char *const readonly[] = {
-		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
-	};
-	str_array(j, "maskedPaths", masked, ARRAY_SIZE(masked));
-	str_array(j, "readonlyPaths", readonly, ARRAY_SIZE(readonly));
+	oci_default_paths(j);
 	json_obj_end(j);
 	json_obj_end(j);
 

@@ -1,5 +1,7 @@
 /* spec: a default config.json, close to runc's, for a rootfs at "rootfs". */
 #include "commands.h"
+#include "cgroups_host.h"
+#include "config_defaults.h"
 #include "json.h"
 #include "util.h"
 
@@ -7,26 +9,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <string.h>
-
-static void str_array(struct json_out *o, const char *key, const char *const *v, size_t n)
-{
-	json_key(o, key);
-	json_arr_begin(o);
-	for (size_t i = 0; i < n; i++)
-		json_str(o, v[i]);
-	json_arr_end(o);
-}
-
-static void mount_entry(struct json_out *o, const char *dest, const char *type, const char *src,
-			const char *const *opts, size_t n)
-{
-	json_obj_begin(o);
-	json_kv_str(o, "destination", dest);
-	json_kv_str(o, "type", type);
-	json_kv_str(o, "source", src);
-	str_array(o, "options", opts, n);
-	json_obj_end(o);
-}
 
 int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
@@ -61,14 +43,14 @@ int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	json_kv_int(o, "uid", 0);
 	json_kv_int(o, "gid", 0);
 	json_obj_end(o);
-	str_array(o, "args", args, 1);
-	str_array(o, "env", env, 2);
+	json_kv_strs(o, "args", args, 1);
+	json_kv_strs(o, "env", env, 2);
 	json_kv_str(o, "cwd", "/");
 	json_key(o, "capabilities");
 	json_obj_begin(o);
-	str_array(o, "bounding", caps, 3);
-	str_array(o, "effective", caps, 3);
-	str_array(o, "permitted", caps, 3);
+	json_kv_strs(o, "bounding", caps, 3);
+	json_kv_strs(o, "effective", caps, 3);
+	json_kv_strs(o, "permitted", caps, 3);
 	json_obj_end(o);
 	json_key(o, "rlimits");
 	json_arr_begin(o);
@@ -88,20 +70,7 @@ int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	json_kv_str(o, "hostname", "agentbox");
 	json_key(o, "mounts");
 	json_arr_begin(o);
-	static const char *const proc_o[] = {"nosuid", "noexec", "nodev"};
-	static const char *const dev_o[] = {"nosuid", "strictatime", "mode=755", "size=65536k"};
-	static const char *const pts_o[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"};
-	static const char *const shm_o[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"};
-	static const char *const mq_o[] = {"nosuid", "noexec", "nodev"};
-	static const char *const sys_o[] = {"nosuid", "noexec", "nodev", "ro"};
-	static const char *const cg_o[] = {"nosuid", "noexec", "nodev", "relatime", "ro"};
-	mount_entry(o, "/proc", "proc", "proc", proc_o, 3);
-	mount_entry(o, "/dev", "tmpfs", "tmpfs", dev_o, 4);
-	mount_entry(o, "/dev/pts", "devpts", "devpts", pts_o, rootless ? 5 : 6);
-	mount_entry(o, "/dev/shm", "tmpfs", "shm", shm_o, 5);
-	mount_entry(o, "/dev/mqueue", "mqueue", "mqueue", mq_o, 3);
-	mount_entry(o, "/sys", "sysfs", "sysfs", sys_o, 4);
-	mount_entry(o, "/sys/fs/cgroup", "cgroup", "cgroup", cg_o, 5);
+	oci_default_mounts(o, !rootless);
 	json_arr_end(o);
 	json_key(o, "linux");
 	json_obj_begin(o);
@@ -137,20 +106,18 @@ int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	json_obj_end(o);
 	json_key(o, "namespaces");
 	json_arr_begin(o);
-	static const char *const ns[] = {"pid", "network", "ipc", "uts", "mount", "cgroup", "user"};
-	for (size_t i = 0; i < (rootless ? 7u : 6u); i++) {
+	/* A cgroup namespace only where the container's /sys/fs/cgroup is the one
+	 * cgroup2 tree (pure v2), as runc's template does: on v1 and hybrid hosts
+	 * the tools in the container expect the host's paths. */
+	bool cgroupns = cgroup_host_mode() == CGROUP_MODE_V2;
+	static const char *const ns[] = {"pid", "network", "ipc", "uts", "mount"};
+	for (size_t i = 0; i < ARRAY_SIZE(ns) + cgroupns + rootless; i++) {
 		json_obj_begin(o);
-		json_kv_str(o, "type", ns[i]);
+		json_kv_str(o, "type", i < ARRAY_SIZE(ns) ? ns[i] : i == ARRAY_SIZE(ns) && cgroupns ? "cgroup" : "user");
 		json_obj_end(o);
 	}
 	json_arr_end(o);
-	static const char *const masked[] = {
-		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
-		"/proc/scsi", "/sys/devices/virtual/powercap"};
-	static const char *const ro[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"};
-	str_array(o, "maskedPaths", masked, ARRAY_SIZE(masked));
-	str_array(o, "readonlyPaths", ro, ARRAY_SIZE(ro));
+	oci_default_paths(o);
 	json_obj_end(o);
 	json_obj_end(o);
 
