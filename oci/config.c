@@ -255,10 +255,12 @@ static int parse_io_priority(struct walk *w, yajl_val v, struct oci_io_priority 
 	int r = walk_obj(w, v);
 	if (r <= 0)
 		return r;
-	bool has_prio = false;
 	const char *k;
 	yajl_val val;
+	/* priority may be left out (the schema requires only class; Go's
+	 * encoder sends 0 anyway): 0, the class's highest */
 	io->class = 0;
+	io->priority = 0;
 	WALK_FIELDS(w, v, k, val) {
 		if (streq(k, "class")) {
 			char *c = NULL;
@@ -273,7 +275,7 @@ static int parse_io_priority(struct walk *w, yajl_val v, struct oci_io_priority 
 			else if (r > 0)
 				return walk_fail(w, "unknown I/O priority class \"%.100s\"", c);
 		} else if (streq(k, "priority"))
-			r = walk_int(w, val, 0, 7, &io->priority), has_prio = r > 0;
+			r = walk_int(w, val, 0, 7, &io->priority);
 		else
 			r = walk_unknown(w);
 		if (r < 0)
@@ -281,8 +283,6 @@ static int parse_io_priority(struct walk *w, yajl_val v, struct oci_io_priority 
 	}
 	if (!io->class)
 		return walk_missing(w, "class");
-	if (!has_prio)
-		return walk_missing(w, "priority");
 	return 1;
 }
 

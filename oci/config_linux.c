@@ -2,6 +2,7 @@
  * propagation, personality, time offsets and net devices. Resources and
  * seccomp have their own files. */
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
@@ -287,6 +288,112 @@ static int parse_personality(struct walk *w, yajl_val v, struct oci_linux *l)
 	return 1;
 }
 
+/* The kernel's numbers (linux/mempolicy.h): the spec names them. */
+static const struct {
+	const char *name;
+	int mode;
+	bool nodes;                 /* needs a node list */
+} mempolicy_modes[] = {
+	{ "MPOL_DEFAULT", 0, false },   { "MPOL_PREFERRED", 1, false }, { "MPOL_BIND", 2, true },
+	{ "MPOL_INTERLEAVE", 3, true }, { "MPOL_LOCAL", 4, false },     { "MPOL_PREFERRED_MANY", 5, true },
+	{ "MPOL_WEIGHTED_INTERLEAVE", 6, true },
+};
+
+static const struct {
+	const char *name;
+	unsigned flag;
+} mempolicy_flags[] = {
+	{ "MPOL_F_NUMA_BALANCING", 1u << 13 }, { "MPOL_F_RELATIVE_NODES", 1u << 14 },
+	{ "MPOL_F_STATIC_NODES", 1u << 15 },
+};
+
+/* "0-3,7" into the node mask; -1 with w->err filled. */
+static int parse_node_list(struct walk *w, struct oci_memory_policy *mp)
+{
+	if (!cpu_list_valid(mp->nodes))
+		return walk_fail(w, "not a node list like \"0-3,7\": \"%.100s\"", mp->nodes);
+	const char *p = mp->nodes;
+	while (*p) {
+		char *end;
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+		if (*end == '-')
+			hi = strtoul(end + 1, &end, 10);
+		if (hi >= OCI_NUMA_NODES_MAX)
+			return walk_fail(w, "node %lu is out of range (0..%d)", hi, OCI_NUMA_NODES_MAX - 1);
+		for (unsigned long n = lo; n <= hi; n++)
+			mp->nodemask[n / (8 * sizeof(unsigned long))] |= 1UL << (n % (8 * sizeof(unsigned long)));
+		if (hi + 2 > mp->maxnode)
+			mp->maxnode = hi + 2;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int parse_memory_policy(struct walk *w, yajl_val v, struct oci_linux *l)
+{
+	struct oci_memory_policy *mp = &l->memory_policy;
+	int r = walk_obj(w, v);
+	if (r <= 0)
+		return r;
+	bool need_nodes = false;
+	const char *k;
+	yajl_val val;
+	WALK_FIELDS(w, v, k, val) {
+		if (streq(k, "mode")) {
+			r = walk_str(w, val, &mp->mode);
+			size_t i = 0;
+			while (r > 0 && i < ARRAY_SIZE(mempolicy_modes) && !streq(mp->mode, mempolicy_modes[i].name))
+				i++;
+			if (r > 0 && i == ARRAY_SIZE(mempolicy_modes))
+				return walk_fail(w, "unknown memory policy mode \"%.100s\"", mp->mode);
+			if (r > 0)
+				mp->mode_num = mempolicy_modes[i].mode, need_nodes = mempolicy_modes[i].nodes;
+		} else if (streq(k, "nodes")) {
+			r = walk_str(w, val, &mp->nodes);
+			if (r > 0 && *mp->nodes && parse_node_list(w, mp) < 0)
+				return -1;
+		} else if (streq(k, "flags")) {
+			char **flags;
+			size_t n;
+			r = walk_str_array(w, val, &flags, &n);
+			for (size_t i = 0; r > 0 && i < n; i++) {
+				size_t j = 0;
+				while (j < ARRAY_SIZE(mempolicy_flags) && !streq(flags[i], mempolicy_flags[j].name))
+					j++;
+				if (j == ARRAY_SIZE(mempolicy_flags)) {
+					walk_push_index(w, i);
+					return walk_fail(w, "unknown memory policy flag \"%.100s\"", flags[i]);
+				}
+				mp->flags |= mempolicy_flags[j].flag;
+			}
+		} else
+			r = walk_unknown(w);
+		if (r < 0)
+			return r;
+	}
+	if (!mp->mode)
+		return walk_missing(w, "mode");
+	/* what set_mempolicy(2) would refuse, named here rather than as EINVAL */
+	if (need_nodes && !mp->maxnode)
+		return walk_fail(w, "%s needs nodes", mp->mode);
+	if ((mp->mode_num == 0 || mp->mode_num == 4) && mp->maxnode)
+		return walk_fail(w, "%s takes no nodes", mp->mode);
+	if ((mp->flags & (1u << 14)) && (mp->flags & (1u << 15)))
+		return walk_fail(w, "MPOL_F_RELATIVE_NODES and MPOL_F_STATIC_NODES exclude each other");
+	l->has_memory_policy = true;
+	return 1;
+}
+
+const char *oci_mempolicy_mode_name(size_t i)
+{
+	return i < ARRAY_SIZE(mempolicy_modes) ? mempolicy_modes[i].name : NULL;
+}
+
+const char *oci_mempolicy_flag_name(size_t i)
+{
+	return i < ARRAY_SIZE(mempolicy_flags) ? mempolicy_flags[i].name : NULL;
+}
+
 static int parse_time_offset(struct walk *w, yajl_val v, int64_t *secs, uint32_t *nsecs)
 {
 	int r = walk_obj(w, v);
@@ -411,6 +518,8 @@ int parse_linux(struct walk *w, yajl_val v, struct oci_linux *l)
 			r = parse_personality(w, val, l);
 		else if (streq(k, "netDevices"))
 			r = parse_net_devices(w, val, l);
+		else if (streq(k, "memoryPolicy"))
+			r = parse_memory_policy(w, val, l);
 		else
 			r = walk_unknown(w);
 		if (r < 0)

@@ -16,5 +16,8 @@ int parse_id_mappings(struct walk *w, struct yajl_val_s *v, struct oci_id_mappin
 
 const struct oci_namespace *oci_namespace_find(const struct oci_config *c, enum oci_ns_kind kind);
 const char *oci_ns_kind_name(enum oci_ns_kind kind);   /* "pid", "network", ... */
+/* linux.memoryPolicy's modes and flags by index ("MPOL_BIND", ...); NULL past the last. */
+const char *oci_mempolicy_mode_name(size_t i);
+const char *oci_mempolicy_flag_name(size_t i);
 
 #endif

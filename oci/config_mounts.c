@@ -4,6 +4,7 @@
 #include <sys/mount.h>
 
 #include "config_walk.h"
+#include "log.h"
 #include "config_linux.h"
 #include "config_mounts.h"
 
@@ -162,11 +163,14 @@ static int mount_options(struct walk *w, struct oci_mount *m)
 		walk_push_index(w, idmap_index);
 		return walk_fail(w, "%s needs a bind mount", m->options[idmap_index]);
 	}
-	/* a bind mount takes no file system data: mount(2) would drop it */
+	/* A bind takes no file system data (mode=, size=): the kernel ignores
+	 * it, as runc and crun do; engines send tmpfs-style defaults on binds. */
 	if (d != data && is_bind(m)) {
 		walk_push_index(w, data_index);
-		return walk_fail(w, "unknown bind mount option \"%s\": it would be ignored, so refused",
-				 m->options[data_index]);
+		log_debug("%s: %s: \"%s\" ignored on a bind mount (it takes no file system data)",
+			  w->what, w->path, data);
+		walk_pop(w, old);
+		d = data;
 	}
 	walk_pop(w, old);
 	if (!m->type && !is_bind(m)) {
@@ -203,6 +207,9 @@ static int parse_mount(struct walk *w, yajl_val v, struct oci_mount *m)
 			 * take them as relative to the container's root. */
 			if (r > 0 && m->destination[0] != '/')
 				m->destination = arena_printf(w->a, "/%s", m->destination);
+			/* one spelling for the floor's comparisons and the walk in the root */
+			if (r > 0)
+				walk_clean_path(m->destination);
 		} else if (streq(k, "source"))
 			r = walk_str(w, val, &m->source);
 		else if (streq(k, "type"))

@@ -262,6 +262,18 @@ struct oci_seccomp {
 	size_t n_syscalls;
 };
 
+/* linux.memoryPolicy (runtime-spec 1.3): set_mempolicy(2) for the container's
+ * init, inherited by what it starts. */
+#define OCI_NUMA_NODES_MAX 1024     /* the kernel's largest MAX_NUMNODES */
+struct oci_memory_policy {
+	char *mode;                 /* "MPOL_BIND", as written */
+	int mode_num;               /* the kernel's MPOL_* number */
+	unsigned flags;             /* MPOL_F_STATIC_NODES, ... */
+	char *nodes;                /* "0-3,7" as written, or NULL */
+	unsigned long nodemask[OCI_NUMA_NODES_MAX / (8 * sizeof(unsigned long))];
+	unsigned long maxnode;      /* set_mempolicy's: highest node + 2, 0 without nodes */
+};
+
 struct oci_linux {
 	struct oci_namespace *namespaces;
 	size_t n_namespaces;
@@ -291,6 +303,8 @@ struct oci_linux {
 	struct oci_kv *net_devices;     /* linux.netDevices: host name -> name in the
 					 * container (value NULL = same name) */
 	size_t n_net_devices;
+	bool has_memory_policy;
+	struct oci_memory_policy memory_policy;
 };
 
 struct oci_config {

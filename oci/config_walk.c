@@ -182,8 +182,30 @@ int walk_abs_path(struct walk *w, yajl_val v, char **out)
 		return r;
 	if (s[0] != '/')
 		return walk_fail(w, "must be an absolute path, got \"%.300s\"", s);
+	walk_clean_path(s);
 	*out = s;
 	return 1;
+}
+
+void walk_clean_path(char *s)
+{
+	char *out = s;
+	const char *p = s;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t len = (size_t)(end - p);
+		if (len && !(len == 1 && p[0] == '.')) {
+			*out++ = '/';
+			memmove(out, p, len);
+			out += len;
+		}
+		p = end;
+	}
+	if (out == s)
+		*out++ = '/';
+	*out = 0;
 }
 
 int walk_bool(struct walk *w, yajl_val v, bool *out)

@@ -41,7 +41,7 @@ int walk_obj(struct walk *w, yajl_val v);               /* object, no duplicate 
 int walk_arr(struct walk *w, yajl_val v);
 int walk_str(struct walk *w, yajl_val v, char **out);
 int walk_nonempty_str(struct walk *w, yajl_val v, char **out);
-int walk_abs_path(struct walk *w, yajl_val v, char **out);
+int walk_abs_path(struct walk *w, yajl_val v, char **out);   /* cleaned as below */
 int walk_bool(struct walk *w, yajl_val v, bool *out);
 int walk_u64(struct walk *w, yajl_val v, uint64_t max, uint64_t *out);
 int walk_i64(struct walk *w, yajl_val v, int64_t min, int64_t max, int64_t *out);
@@ -51,6 +51,12 @@ int walk_int(struct walk *w, yajl_val v, int min, int max, int *out);
 int walk_str_array(struct walk *w, yajl_val v, char ***out, size_t *n);
 /* Object of string values. */
 int walk_str_map(struct walk *w, yajl_val v, struct oci_kv **out, size_t *n);
+
+/* One spelling of an absolute path, in place: repeated slashes collapsed, "."
+ * components and a trailing slash dropped ("/a//./b/" -> "/a/b"). ".." is
+ * kept: it is resolved where the path is used (inside the container's root
+ * for its paths), as the kernel would. */
+void walk_clean_path(char *s);
 
 /* "0-3,7,9-11": a CPU or memory node list as the kernel's cpulist parser takes it. */
 bool cpu_list_valid(const char *s);

@@ -1,6 +1,7 @@
 /* features: the runtime-spec features document, truthful to what is compiled in. */
 #include "caps.h"
 #include "commands.h"
+#include "config_linux.h"
 #include "json.h"
 #include "seccomp.h"
 #include "util.h"
@@ -86,8 +87,21 @@ int cmd_features(struct global_opts *g, int argc, char **argv, struct ab_err *er
 	json_obj_begin(o);
 	json_key(o, "idmap");
 	json_obj_begin(o);
-	json_kv_bool(o, "enabled", false);
+	json_kv_bool(o, "enabled", true);      /* idmap.c */
 	json_obj_end(o);
+	json_obj_end(o);
+	json_key(o, "memoryPolicy");
+	json_obj_begin(o);
+	json_key(o, "modes");
+	json_arr_begin(o);
+	for (size_t i = 0; oci_mempolicy_mode_name(i); i++)
+		json_str(o, oci_mempolicy_mode_name(i));
+	json_arr_end(o);
+	json_key(o, "flags");
+	json_arr_begin(o);
+	for (size_t i = 0; oci_mempolicy_flag_name(i); i++)
+		json_str(o, oci_mempolicy_flag_name(i));
+	json_arr_end(o);
 	json_obj_end(o);
 	json_obj_end(o);
 	json_key(o, "annotations");

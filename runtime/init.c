@@ -66,6 +66,19 @@ static int write_sysctls(const struct oci_config *c, struct ab_err *err)
 }
 
 /* Block until `start`: the fifo rendezvous (create) or the sync socket (run). */
+/* linux.memoryPolicy: the init's, so every process it starts inherits it. */
+static int set_memory_policy(const struct oci_linux *l, struct ab_err *err)
+{
+	const struct oci_memory_policy *mp = &l->memory_policy;
+	if (!l->has_memory_policy)
+		return 0;
+	if (syscall(SYS_set_mempolicy, mp->mode_num | (int)mp->flags, mp->maxnode ? mp->nodemask : NULL,
+		    mp->maxnode) < 0)
+		return ab_error(err, errno, "linux.memoryPolicy: set %s%s%s", mp->mode,
+				mp->nodes ? " on nodes " : "", mp->nodes ? mp->nodes : "");
+	return 0;
+}
+
 static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 {
 	if (ctx->wait_on_sync) {
@@ -181,7 +194,7 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 
 	/* 7. the process' own settings */
 	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
-	    process_set_scheduling(p, false, err) < 0)
+	    process_set_scheduling(p, false, err) < 0 || set_memory_policy(&c->linux_, err) < 0)
 		return -1;
 	if (!ctx->no_new_keyring) {
 		char name[128];

@@ -127,5 +127,8 @@ teardown() {
 	# AppArmor profiles are applied (or refused where the host has none); SELinux labels are not
 	if is_agentbox; then
 		[ "$(jq -r '.linux.apparmor.enabled, .linux.selinux.enabled' <<<"$stdout" | tr '\n' ' ')" = "true false " ]
+		# id-mapped mounts and runtime-spec 1.3's memory policy are supported
+		[ "$(jq -r .linux.mountExtensions.idmap.enabled <<<"$stdout")" = true ]
+		jq -e '.linux.memoryPolicy | (.modes | index("MPOL_BIND") and index("MPOL_WEIGHTED_INTERLEAVE")) and (.flags | index("MPOL_F_STATIC_NODES"))' <<<"$stdout" >/dev/null
 	fi
 }
