@@ -13,7 +13,7 @@
 #include "lsm.h"
 #include "netns_pool.h"
 #include "floor_devices.h"
-#include "idmap.h"
+#include "mount_trees.h"
 #include "policy.h"
 #include "sentry_process.h"
 #include "seccomp.h"
@@ -523,15 +523,16 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 		return -1;
 	if (cgroup_join_open(&st->cgroup, &ictx.cgroup_join, err) < 0)
 		return -1;
-	/* id-mapped mounts are made here, in the host's namespaces */
-	if (idmap_prepare(c, cc->bundle, min_fd, &ictx.idmap_fds, err) < 0) {
+	/* id-mapped mounts, and binds a user namespace may not reach, are opened
+	 * here, in the host's namespaces */
+	if (mount_trees_prepare(c, cc->bundle, new_userns, min_fd, &ictx.mount_trees, err) < 0) {
 		cgroup_join_close(&ictx.cgroup_join);
 		return -1;
 	}
 	stack_below_not_inherited();
 	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
 	if (pid != 0)
-		idmap_close(c, ictx.idmap_fds);
+		mount_trees_close(c, ictx.mount_trees);
 	if (pid < 0) {
 		cgroup_join_close(&ictx.cgroup_join);
 		close(fds[1]);

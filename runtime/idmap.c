@@ -1,13 +1,6 @@
-/* Id-mapped mounts (runtime-spec 1.2: a mount's uidMappings/gidMappings and
- * its "idmap"/"ridmap" options). The runtime, still in the host's mount and
- * user namespaces, clones the source into a detached tree (open_tree), gives
- * it a user namespace made from the mappings (mount_setattr with
- * MOUNT_ATTR_IDMAP), and hands the tree's fd to the init, which attaches it
- * at the destination (move_mount). A file owned by id N on disk shows as the
- * host id its mapping gives N ("containerID hostID size", as for the
- * container's user namespace). Without mappings of its own the mount takes
- * the container's. Where the kernel or the file system cannot do it the
- * mount is refused, never made without the mapping. */
+/* The user namespace of an id mapping, as an fd for MOUNT_ATTR_IDMAP: what
+ * id-mapped mounts (mount_trees.c) and kit run's probe of a workspace
+ * (kit_idmap.c) give the kernel. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
@@ -68,87 +61,4 @@ int idmap_userns(const struct oci_id_mapping *uids, size_t n_uids, const struct 
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	return fd;
-}
-
-static int idmapped_tree(const struct oci_config *c, const struct oci_mount *m, const char *bundle,
-			 struct ab_err *err)
-{
-	const struct oci_id_mapping *uids = m->uid_mappings, *gids = m->gid_mappings;
-	size_t n_uids = m->n_uid_mappings, n_gids = m->n_gid_mappings;
-	if (!n_uids) {
-		uids = c->linux_.uid_mappings, n_uids = c->linux_.n_uid_mappings;
-		gids = c->linux_.gid_mappings, n_gids = c->linux_.n_gid_mappings;
-	}
-	if (!n_uids || !n_gids)
-		return ab_error(err, 0, "an id-mapped mount needs uidMappings and gidMappings, its own or the container's user namespace's");
-	if (!m->source)
-		return ab_error(err, 0, "an id-mapped mount needs a source");
-	char src[PATH_MAX];
-	if (m->source[0] == '/')
-		snprintf(src, sizeof src, "%s", m->source);
-	else
-		snprintf(src, sizeof src, "%s/%s", bundle, m->source);
-	_cleanup_close_ int userns = idmap_userns(uids, n_uids, gids, n_gids, err);
-	if (userns < 0)
-		return -1;
-	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive_bind ? AT_RECURSIVE : 0);
-	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, src, flags);
-	if (tree < 0)
-		return ab_error(err, errno, "open_tree %s", src);
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-	unsigned at = AT_EMPTY_PATH | (m->recursive_idmap ? AT_RECURSIVE : 0);
-	if (syscall(SYS_mount_setattr, tree, "", at, &attr, sizeof attr) < 0) {
-		int e = errno;
-		close(tree);
-		if (e == EINVAL || e == EPERM || e == ENOSYS)
-			return ab_error(err, e, "%s cannot be id-mapped here (the kernel or its file system does not support it)", src);
-		return ab_error(err, e, "id-map %s", src);
-	}
-	return tree;
-}
-
-int idmap_prepare(const struct oci_config *c, const char *bundle, int min_fd, int **ret_fds,
-		  struct ab_err *err)
-{
-	*ret_fds = NULL;
-	size_t n = 0;
-	for (size_t i = 0; i < c->n_mounts; i++)
-		n += c->mounts[i].idmap;
-	if (!n)
-		return 0;
-	int *fds = xcalloc(c->n_mounts, sizeof *fds);
-	for (size_t i = 0; i < c->n_mounts; i++)
-		fds[i] = -1;
-	for (size_t i = 0; i < c->n_mounts; i++) {
-		if (!c->mounts[i].idmap)
-			continue;
-		int fd = idmapped_tree(c, &c->mounts[i], bundle, err);
-		if (fd >= 0 && fd < min_fd) {
-			int high = fcntl(fd, F_DUPFD_CLOEXEC, min_fd);
-			close(fd);
-			fd = high < 0 ? ab_error(err, errno, "dup fd") : high;
-		}
-		if (fd < 0) {
-			idmap_close(c, fds);
-			return ab_wrap(err, "mounts[%zu]", i);
-		}
-		fds[i] = fd;
-	}
-	*ret_fds = fds;
-	return 0;
-}
-
-void idmap_close(const struct oci_config *c, int *fds)
-{
-	for (size_t i = 0; fds && i < c->n_mounts; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(fds);
-}
-
-int idmap_attach(int tree, int target, const char *dest, struct ab_err *err)
-{
-	if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return ab_error(err, errno, "attach the id-mapped mount at %s", dest);
-	return 0;
 }

@@ -43,7 +43,8 @@ struct init_ctx {
 	char *const *exec_env;          /* process.env, with HOME when it had none */
 	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
 	int netns_fd;                   /* a pooled network namespace to join, else -1 */
-	int *idmap_fds;                 /* per mount: its id-mapped tree (idmap.h), -1; or NULL */
+	int *mount_trees;               /* per mount: its tree made by the runtime (mount_trees.h),
+					 * -1; or NULL */
 };
 
 #endif

@@ -1,12 +1,12 @@
 #include "mounts.h"
-#include "idmap.h"
+#include "mount_trees.h"
+#include "rootpath.h"
 #include "log.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -14,180 +14,6 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-extern bool util_force_fallbacks;
-
-#define FD_PATH_MAX 64
-static void fd_path(int fd, char buf[FD_PATH_MAX])
-{
-	snprintf(buf, FD_PATH_MAX, "/proc/self/fd/%d", fd);
-}
-
-/* Walk path one component at a time below rootfd, resolving symlinks against
- * rootfd ourselves and clamping ".." at the root: the fallback when openat2 is
- * missing. */
-static int walk_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err)
-{
-	char todo[PATH_MAX * 2];
-	if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo)
-		return ab_error(err, ENAMETOOLONG, "open %s", path);
-	struct stat root_st;
-	if (fstat(rootfd, &root_st) < 0)
-		return ab_error(err, errno, "stat root");
-	int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-	if (cur < 0)
-		return ab_error(err, errno, "dup");
-	int links = 0;
-	char *p = todo;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *end = strchrnul(p, '/');
-		char comp[NAME_MAX + 1];
-		size_t len = (size_t)(end - p);
-		if (len > NAME_MAX) {
-			close(cur);
-			return ab_error(err, ENAMETOOLONG, "open %s", path);
-		}
-		memcpy(comp, p, len);
-		comp[len] = 0;
-		p = end;
-		if (streq(comp, "."))
-			continue;
-		if (streq(comp, "..")) {
-			struct stat st;
-			if (fstat(cur, &st) == 0 && st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino)
-				continue;
-		}
-		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			int e = errno;
-			close(cur);
-			return ab_error(err, e, "open %s", path);
-		}
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
-			close(fd);
-			if (n < 0 || ++links > 40) {
-				int e = n < 0 ? errno : ELOOP;
-				close(cur);
-				return ab_error(err, e, "open %s", path);
-			}
-			target[n] = 0;
-			char rest[PATH_MAX * 2];
-			snprintf(rest, sizeof rest, "%s/%s", target, p);
-			memcpy(todo, rest, sizeof todo);
-			todo[sizeof todo - 1] = 0;
-			p = todo;
-			if (target[0] == '/') {
-				close(cur);
-				cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-			}
-			continue;
-		}
-		close(cur);
-		cur = fd;
-	}
-	if (!(flags & O_PATH)) {
-		char fp[FD_PATH_MAX];
-		fd_path(cur, fp);
-		int fd = open(fp, flags | O_CLOEXEC);
-		close(cur);
-		if (fd < 0)
-			return ab_error(err, errno, "open %s", path);
-		cur = fd;
-	}
-	*ret_fd = cur;
-	return 0;
-}
-
-/* openat2 confined to the root: an fd, or -errno (no message made for it). */
-static int openat2_in_root(int rootfd, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	while (*path == '/')
-		path++;
-	int fd = (int)syscall(SYS_openat2, rootfd, *path ? path : ".", &how, sizeof how);
-	return fd >= 0 ? fd : -errno;
-}
-
-int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err)
-{
-	if (!util_force_fallbacks) {
-		while (*path == '/')
-			path++;
-		int fd = openat2_in_root(rootfd, path, flags);
-		if (fd >= 0) {
-			*ret_fd = fd;
-			return 0;
-		}
-		if (fd != -ENOSYS && fd != -EAGAIN && fd != -EXDEV)
-			return ab_error(err, -fd, "open %s", path);
-	}
-	return walk_in_root(rootfd, path, flags, ret_fd, err);
-}
-
-/* Create path (and its parents) inside the root; the last component as a directory
- * or an empty file. Returns an O_PATH fd of it. */
-static int create_in_root(int rootfd, const char *path, bool dir, int *ret_fd, struct ab_err *err)
-{
-	int fd = util_force_fallbacks ? -ENOSYS : openat2_in_root(rootfd, path, O_PATH);
-	if (fd >= 0) {
-		*ret_fd = fd;
-		return 0;
-	}
-	/* missing is the expected case here: no error message formatted for it
-	 * (strerror and printf touch pages of libc that init has not mapped yet) */
-	if (fd != -ENOENT) {
-		if (open_in_root(rootfd, path, O_PATH, ret_fd, err) == 0)
-			return 0;
-		if (err->code != ENOENT)
-			return -1;
-	}
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", path);
-	char *slash = strrchr(buf, '/');
-	const char *name = buf;
-	_cleanup_close_ int parent = -1;
-	if (slash && slash != buf) {
-		*slash = 0;
-		name = slash + 1;
-		if (create_in_root(rootfd, buf, true, &parent, err) < 0)
-			return -1;
-	} else {
-		name = slash ? slash + 1 : buf;
-		parent = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-	}
-	if (!*name)
-		return open_in_root(rootfd, "/", O_PATH, ret_fd, err);
-	if (dir) {
-		if (mkdirat(parent, name, 0755) < 0 && errno != EEXIST)
-			return ab_error(err, errno, "mkdir %s", path);
-	} else {
-		int created = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (created < 0 && errno != EEXIST)
-			return ab_error(err, errno, "create %s", path);
-		if (created >= 0)
-			close(created);
-	}
-	return open_in_root(rootfd, path, O_PATH, ret_fd, err);
-}
-
-int mounts_mkdir_in_root(const char *path, struct ab_err *err)
-{
-	_cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return ab_error(err, errno, "open /");
-	_cleanup_close_ int fd = -1;
-	return create_in_root(rootfd, path, true, &fd, err);
-}
 
 /* Flags a bind remount must keep when the source mount has them locked. */
 static unsigned long locked_flags(const char *path)
@@ -337,7 +163,7 @@ static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci
 {
 	_cleanup_close_ int target = -1;
 	char p[FD_PATH_MAX], src[PATH_MAX + 64];
-	if (create_in_root(rootfd, m->destination, true, &target, err) < 0)
+	if (create_in_root(rootfd, m->destination, CREATE_DIR, &target, err) < 0)
 		return ab_wrap(err, "mount cgroup at %s", m->destination);
 	fd_path(target, p);
 	unsigned long ro = m->flags & MS_RDONLY;
@@ -377,6 +203,39 @@ static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci
 	return 0;
 }
 
+/* A read-only file system that later mounts or the device nodes go into
+ * (/dev) is mounted writable and made read-only in mounts_finalize, once
+ * they are in, as runc does for /dev. */
+static bool read_only_later(const struct oci_config *c, size_t idx)
+{
+	const struct oci_mount *m = &c->mounts[idx];
+	const char *type = m->type ? m->type : "";
+	if (!(m->flags & MS_RDONLY) || (m->flags & MS_BIND) || streq(type, "bind") || streq(type, "cgroup") ||
+	    streq(type, "cgroup2"))
+		return false;
+	if (streq(m->destination, "/dev"))
+		return true;
+	size_t len = strlen(m->destination);
+	for (size_t j = idx + 1; j < c->n_mounts; j++) {
+		const char *d = c->mounts[j].destination;
+		if (len == 1 || (strncmp(d, m->destination, len) == 0 && d[len] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Does a tmpfs's data set its root's mode? */
+static bool tmpfs_has_mode(const char *data)
+{
+	for (const char *p = data; p && *p;) {
+		if (strncmp(p, "mode=", 5) == 0)
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
 static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const struct oci_mount *m,
 		    struct ab_err *err)
 {
@@ -386,40 +245,66 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 		return mount_cgroup(rootfd, ctx, m, err);
 
 	bool is_dir = true;
+	/* a tree the runtime made: id-mapped, or a bind's source this user
+	 * namespace may not reach (used only then) */
+	int tree = ctx->mount_trees ? ctx->mount_trees[idx] : -1;
 	if (bind) {
 		struct stat st;
-		if (stat(m->source, &st) < 0)
+		if (!m->idmap && tree >= 0 && stat(m->source, &st) == 0)
+			tree = -1;
+		if (tree >= 0 ? fstat(tree, &st) < 0 : stat(m->source, &st) < 0)
 			return ab_error(err, errno, "bind mount source %s", m->source);
 		is_dir = S_ISDIR(st.st_mode);
 	}
+	/* procfs and sysfs only on a real directory, as runc: a symlink there
+	 * in an image could only be a trick (the masked paths would miss) */
+	bool kernel_fs = streq(type, "proc") || streq(type, "sysfs");
 	_cleanup_close_ int target = -1;
-	if (create_in_root(rootfd, m->destination, is_dir, &target, err) < 0)
+	if (create_in_root(rootfd, m->destination, (is_dir ? CREATE_DIR : 0) | (kernel_fs ? CREATE_NO_SYMLINKS : 0),
+			   &target, err) < 0) {
+		if (kernel_fs && err->code == ELOOP)
+			return ab_wrap(err, "%s must be mounted on ordinary directory", type);
 		return ab_wrap(err, "mount %s", m->destination);
+	}
 	char p[FD_PATH_MAX];
 	fd_path(target, p);
 	unsigned long flags = m->flags & ~PROPAGATION_FLAGS;
+	if (read_only_later(ctx->config, idx))
+		flags &= ~MS_RDONLY;
 
 	_cleanup_close_ int under = -1;
 	if (m->tmpcopyup)
 		under = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (bind) {
-		int tree = ctx->idmap_fds ? ctx->idmap_fds[idx] : -1;
 		if (tree >= 0) {
-			if (idmap_attach(tree, target, m->destination, err) < 0)
+			if (mount_tree_attach(tree, target, m->destination, err) < 0)
 				return -1;
 		} else if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
 			return ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
 		if (flags & REMOUNT_FLAGS) {
 			if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
 				return -1;
-			unsigned long keep = locked_flags(m->source);
+			/* the bind's own flags, which it has from its source (also
+			 * where the source itself is out of this namespace's reach) */
+			unsigned long keep = locked_flags(p);
 			if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | (flags & REMOUNT_FLAGS) | (keep & ~MS_RDONLY), NULL) < 0)
 				return ab_error(err, errno, "remount %s with its options", m->destination);
 		}
 	} else {
 		const char *src = m->source ? m->source : type;
-		int r = mount(src, p, type, flags, m->data);
+		const char *data = m->data;
+		char with_mode[4096];
+		if (streq(type, "tmpfs") && !tmpfs_has_mode(data)) {
+			/* as runc and crun: a tmpfs without mode= keeps the mode of
+			 * the directory it covers (the kernel would make it 1777) */
+			struct stat st;
+			if (fstat(target, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    snprintf(with_mode, sizeof with_mode, "%s%smode=%o", data ? data : "", data ? "," : "",
+				     (unsigned)(st.st_mode & 07777)) < (int)sizeof with_mode)
+				data = with_mode;
+		}
+		int r = mount(src, p, type, flags, data);
 		if (r < 0 && streq(type, "sysfs") && (errno == EPERM || errno == EBUSY)) {
 			/* no private netns in a userns: fall back to the host's /sys, read-only */
 			r = mount("/sys", p, NULL, MS_BIND | MS_REC, NULL);
@@ -434,7 +319,7 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 		}
 		if (r < 0)
 			return ab_error(err, errno, "mount %s (type %s, options \"%s\") on %s", src, type,
-					m->data ? m->data : "", m->destination);
+					data ? data : "", m->destination);
 	}
 	if (m->tmpcopyup && under >= 0) {
 		_cleanup_close_ int top = -1;
@@ -509,7 +394,9 @@ static int make_device(int rootfd, struct dev_parent *dp, const char *path, char
 		if (dp->fd >= 0)
 			close(dp->fd);
 		dp->fd = -1;
-		if (create_in_root(rootfd, dir, true, &dp->fd, err) < 0)
+		/* a node is made only in a real directory, never where an
+		 * image's symlink points */
+		if (create_in_root(rootfd, dir, CREATE_DIR | CREATE_NO_SYMLINKS, &dp->fd, err) < 0)
 			return ab_wrap(err, "device %s", path);
 		snprintf(dp->path, sizeof dp->path, "%s", dir);
 	}
@@ -638,7 +525,7 @@ int mounts_bind_console(const char *rootfs, const char *slave_path, struct ab_er
 	_cleanup_close_ int target = -1;
 	if (rootfd < 0)
 		return ab_error(err, errno, "open rootfs");
-	if (create_in_root(rootfd, "/dev/console", false, &target, err) < 0)
+	if (create_in_root(rootfd, "/dev/console", CREATE_NO_SYMLINKS, &target, err) < 0)
 		return ab_wrap(err, "create /dev/console");
 	char p[FD_PATH_MAX];
 	fd_path(target, p);
@@ -735,10 +622,31 @@ static int readonly_path(const char *path, struct ab_err *err)
 	return 0;
 }
 
+/* The read-only file systems read_only_later left writable. */
+static int read_only_now(const struct oci_config *c, struct ab_err *err)
+{
+	_cleanup_close_ int rootfd = -1;
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		if (!read_only_later(c, i))
+			continue;
+		if (rootfd < 0 && (rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return ab_error(err, errno, "open /");
+		_cleanup_close_ int fd = -1;
+		if (open_in_root(rootfd, c->mounts[i].destination, O_PATH, &fd, err) < 0)
+			return ab_wrap(err, "mounts[%zu]: make it read-only", i);
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+			return ab_error(err, errno, "mounts[%zu]: make %s read-only", i, c->mounts[i].destination);
+	}
+	return 0;
+}
+
 int mounts_finalize(const struct oci_config *c, struct ab_err *err)
 {
 	const struct oci_linux *l = &c->linux_;
 	_cleanup_close_ int dir_mask = -1;
+	if (read_only_now(c, err) < 0)
+		return -1;
 	for (size_t i = 0; i < l->n_masked_paths; i++)
 		if (mask_path(l->masked_paths[i], &dir_mask, err) < 0)
 			return ab_wrap(err, "linux.maskedPaths[%zu]", i);

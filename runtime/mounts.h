@@ -8,6 +8,8 @@
 
 #include "init_ctx.h"
 #include "error.h"
+/* open_in_root and mounts_mkdir_in_root, which users of mounts call too */
+#include "rootpath.h"
 
 /* Propagation of /, bind the rootfs on itself, every config mount, devices and
  * the /dev symlinks. console_slave_path: bind over /dev/console when set. */
@@ -18,13 +20,5 @@ int mounts_bind_console(const char *rootfs, const char *slave_path, struct ab_er
 int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err);
 /* After pivot: masked and read-only paths, read-only root, root propagation. */
 int mounts_finalize(const struct oci_config *c, struct ab_err *err);
-
-/* Make the directory path (and its parents, 0755) inside the current root,
- * never through a symlink or /proc magic link out of it. */
-int mounts_mkdir_in_root(const char *path, struct ab_err *err);
-
-/* Open path inside the tree rooted at rootfd without ever leaving it (openat2
- * RESOLVE_IN_ROOT, or a careful walk when the kernel lacks it). */
-int open_in_root(int rootfd, const char *path, int flags, int *ret_fd, struct ab_err *err);
 
 #endif

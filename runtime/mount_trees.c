@@ -1,0 +1,145 @@
+/* Mount sources opened by the runtime before clone, still in the host's mount
+ * and user namespaces, and handed to the init as detached trees (open_tree)
+ * that it attaches at the destination (move_mount).
+ *
+ * Id-mapped mounts (runtime-spec 1.2: a mount's uidMappings/gidMappings and
+ * its "idmap"/"ridmap" options): the tree gets a user namespace made from the
+ * mappings (mount_setattr with MOUNT_ATTR_IDMAP). A file owned by id N on disk
+ * shows as the host id its mapping gives N ("containerID hostID size", as for
+ * the container's user namespace). Without mappings of its own the mount
+ * takes the container's. Where the kernel or the file system cannot do it the
+ * mount is refused, never made without the mapping.
+ *
+ * Binds of a container with a user namespace of its own: the init, already in
+ * that namespace, cannot enter a directory only the host's root may (0700
+ * root's), so a bind of a source below one would fail; a plain clone of the
+ * source made here serves it, as runc and crun do. The init binds the source
+ * itself wherever it can, so those binds keep the flags the kernel locks for
+ * a less privileged namespace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mount_trees.h"
+#include "idmap.h"
+#include "log.h"
+#include "util.h"
+
+/* The source as the host sees it: relative ones are the bundle's. */
+static void source_path(const struct oci_mount *m, const char *bundle, char *buf, size_t len)
+{
+	if (m->source[0] == '/')
+		snprintf(buf, len, "%s", m->source);
+	else
+		snprintf(buf, len, "%s/%s", bundle, m->source);
+}
+
+static int idmapped_tree(const struct oci_config *c, const struct oci_mount *m, const char *bundle,
+			 struct ab_err *err)
+{
+	const struct oci_id_mapping *uids = m->uid_mappings, *gids = m->gid_mappings;
+	size_t n_uids = m->n_uid_mappings, n_gids = m->n_gid_mappings;
+	if (!n_uids) {
+		uids = c->linux_.uid_mappings, n_uids = c->linux_.n_uid_mappings;
+		gids = c->linux_.gid_mappings, n_gids = c->linux_.n_gid_mappings;
+	}
+	if (!n_uids || !n_gids)
+		return ab_error(err, 0, "an id-mapped mount needs uidMappings and gidMappings, its own or the container's user namespace's");
+	if (!m->source)
+		return ab_error(err, 0, "an id-mapped mount needs a source");
+	char src[PATH_MAX];
+	source_path(m, bundle, src, sizeof src);
+	_cleanup_close_ int userns = idmap_userns(uids, n_uids, gids, n_gids, err);
+	if (userns < 0)
+		return -1;
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive_bind ? AT_RECURSIVE : 0);
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, src, flags);
+	if (tree < 0)
+		return ab_error(err, errno, "open_tree %s", src);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+	unsigned at = AT_EMPTY_PATH | (m->recursive_idmap ? AT_RECURSIVE : 0);
+	if (syscall(SYS_mount_setattr, tree, "", at, &attr, sizeof attr) < 0) {
+		int e = errno;
+		close(tree);
+		if (e == EINVAL || e == EPERM || e == ENOSYS)
+			return ab_error(err, e, "%s cannot be id-mapped here (the kernel or its file system does not support it)", src);
+		return ab_error(err, e, "id-map %s", src);
+	}
+	return tree;
+}
+
+/* A plain clone of a bind's source, or -1 (logged at debug: the init tries
+ * the source itself and reports what is wrong with it). */
+static int plain_tree(const struct oci_mount *m, const char *bundle)
+{
+	if (!m->source)
+		return -1;
+	char src[PATH_MAX];
+	source_path(m, bundle, src, sizeof src);
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive_bind ? AT_RECURSIVE : 0);
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, src, flags);
+	if (tree < 0)
+		log_debug("open_tree %s: %s (the init binds it itself)", src, strerror(errno));
+	return tree;
+}
+
+static bool wants_plain_tree(const struct oci_mount *m, bool new_userns)
+{
+	return new_userns && !m->idmap && (m->flags & MS_BIND);   /* the parser sets it for type bind */
+}
+
+int mount_trees_prepare(const struct oci_config *c, const char *bundle, bool new_userns, int min_fd,
+			int **ret_fds, struct ab_err *err)
+{
+	*ret_fds = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_mounts; i++)
+		n += c->mounts[i].idmap || wants_plain_tree(&c->mounts[i], new_userns);
+	if (!n)
+		return 0;
+	int *fds = xcalloc(c->n_mounts, sizeof *fds);
+	for (size_t i = 0; i < c->n_mounts; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		const struct oci_mount *m = &c->mounts[i];
+		int fd = -1;
+		if (m->idmap)
+			fd = idmapped_tree(c, m, bundle, err);
+		else if (wants_plain_tree(m, new_userns) && (fd = plain_tree(m, bundle)) < 0)
+			continue;
+		else if (!wants_plain_tree(m, new_userns))
+			continue;
+		if (fd >= 0 && fd < min_fd) {
+			int high = fcntl(fd, F_DUPFD_CLOEXEC, min_fd);
+			close(fd);
+			fd = high < 0 ? ab_error(err, errno, "dup fd") : high;
+		}
+		if (fd < 0) {
+			mount_trees_close(c, fds);
+			return ab_wrap(err, "mounts[%zu]", i);
+		}
+		fds[i] = fd;
+	}
+	*ret_fds = fds;
+	return 0;
+}
+
+void mount_trees_close(const struct oci_config *c, int *fds)
+{
+	for (size_t i = 0; fds && i < c->n_mounts; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+}
+
+int mount_tree_attach(int tree, int target, const char *dest, struct ab_err *err)
+{
+	if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return ab_error(err, errno, "attach the prepared mount at %s", dest);
+	return 0;
+}
