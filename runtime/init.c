@@ -175,6 +175,10 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		    sync_recv(ctx->sync_fd, SYNC_HOOKS_DONE, &msg, NULL, err) < 0)
 			return -1;
 		*state_json = xstrdup(msg.data);
+		/* in the rootfs, as runc runs them: a hook may name paths in it
+		 * relative to its cwd; the next step moves there anyway */
+		if (nh[HOOK_CREATE_CONTAINER] && chdir(ctx->rootfs) < 0)
+			return ab_error(err, errno, "createContainer hooks: chdir %s", ctx->rootfs);
 		if (hooks_run(&c->hooks, HOOK_CREATE_CONTAINER, *state_json, err) < 0)
 			return -1;
 	}

@@ -172,6 +172,17 @@ all_hooks() {
 	[ "$(tr '\n' ' ' <"$HOOK_DIR/seq")" = "first second third " ]
 }
 
+@test "hooks: createContainer runs with the rootfs as its working directory, as runc's" {
+	# runc's hooks.bats binds a library at ./lib/... from such a hook
+	update_config '.hooks.createContainer = [{path: "/bin/sh",
+		args: ["sh", "-c", "pwd >\($d)/cc.cwd && echo made >./made-by-hook"]}]' --arg d "$HOOK_DIR"
+	set_args cat /made-by-hook
+	run_container ct
+	assert_success
+	[ "$stdout" = made ] || fail "$output"
+	[ "$(cat "$HOOK_DIR/cc.cwd")" = "$(realpath "$BUNDLE/rootfs")" ] || fail "cwd: $(cat "$HOOK_DIR/cc.cwd")"
+}
+
 @test "hooks: a failing prestart hook fails create and leaves nothing behind" {
 	update_config '.hooks.prestart = [{path: "/bin/sh", args: ["sh", "-c", "echo hook-failed >&2; exit 3"]}]'
 	set_args abtest echo must-not-run
