@@ -142,9 +142,10 @@ static void made_dirs_add(struct made_dirs *m, const char *dir)
  * failing mkdir per level and hierarchy on every create. In a cpuset hierarchy
  * every level must have cpus and mems before a process can join below it: a new
  * leaf copies its parent's, and only when the parent has none, or the leaf was
- * there before, are the levels walked from the top and filled in. */
+ * there before, are the levels walked from the top and filled in. A leaf that
+ * was there sets *ret_existed. */
 static int mkdir_tracked(const char *dir, size_t root_len, bool cpuset, struct made_dirs *m,
-			 struct ab_err *err)
+			 bool *ret_existed, struct ab_err *err)
 {
 	if (mkdir(dir, 0755) == 0) {
 		made_dirs_add(m, dir);
@@ -154,6 +155,7 @@ static int mkdir_tracked(const char *dir, size_t root_len, bool cpuset, struct m
 		if (r <= 0)
 			return r;
 	} else if (errno == EEXIST) {
+		*ret_existed = true;
 		if (!cpuset)
 			return 0;
 	} else if (errno != ENOENT) {
@@ -193,6 +195,44 @@ static unsigned hybrid_v2_groups(void)
 
 /* ------------------------------------------------------------------ lifecycle */
 
+/* A hybrid host may have its freezer on the unified hierarchy only. */
+static bool v1_freezer_missing(const struct cgroup_ref *cg)
+{
+	return cg->mode == CGROUP_MODE_HYBRID && !cg_v1_hier("freezer");
+}
+
+/* Frozen, or being frozen, on request: v1 freezer.state not THAWED, v2 cgroup.freeze 1. */
+static bool frozen_on_request(const struct cgroup_ref *cg)
+{
+	char dir[PATH_MAX];
+	if (cg->mode != CGROUP_MODE_V2 && !v1_freezer_missing(cg)) {
+		_cleanup_free_ char *state = NULL;
+		struct ab_err e;
+		return cg_v1_dir("freezer", cg->path, dir, sizeof dir) == 0 &&
+		       cg_read(dir, "freezer.state", &state, &e) >= 0 && strncmp(state, "THAWED", 6) != 0;
+	}
+	uint64_t v = 0;
+	return cg_v2_dir(cg->path, dir, sizeof dir) == 0 && cg_read_u64(dir, "cgroup.freeze", &v) == 0 && v == 1;
+}
+
+/* A cgroup that was there before the container: the engine or the user made it.
+ * A frozen one would stop the init before it reports, so create would wait
+ * forever: refused. One with processes is shared: said, as runc does, since
+ * kill --all and delete --force of the container reach them too. */
+static int check_existing(const struct cgroup_ref *cg, struct ab_err *err)
+{
+	if (frozen_on_request(cg))
+		return ab_error(err, 0, "container's cgroup unexpectedly frozen (paused by its freezer): "
+				"thaw it or choose another linux.cgroupsPath");
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	struct ab_err e;
+	if (cgroup_pids(cg, &pids, &n, &e) == 0 && n > 0)
+		log_warn("container's cgroup is not empty: %zu process%s already in %s, which kill --all "
+			 "and delete --force of this container reach too", n, n == 1 ? "" : "es", cg->path);
+	return 0;
+}
+
 int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, struct ab_err *err)
 {
 	if (cg->mode == CGROUP_MODE_DISABLED)
@@ -204,12 +244,15 @@ int cgroup_create(const struct cgroup_ref *cg, const struct oci_resources *res, 
 		return ab_wrap(err, "create cgroup %s", cg->path);
 
 	struct made_dirs made = {0};
+	bool existed = false;
 	for (size_t i = 0; i < ds.n; i++) {
-		if (mkdir_tracked(ds.d[i].path, ds.d[i].root_len, ds.d[i].cpuset, &made, err) < 0)
+		if (mkdir_tracked(ds.d[i].path, ds.d[i].root_len, ds.d[i].cpuset, &made, &existed, err) < 0)
 			goto fail;
 		if (ds.d[i].v2)
 			cg_v2_enable_controllers(cg->path);
 	}
+	if (existed && check_existing(cg, err) < 0)
+		goto fail;
 	if (res && cgroup_apply(cg, res, err) < 0)
 		goto fail;
 	made_dirs_forget(&made);
@@ -336,11 +379,6 @@ int cgroup_apply(const struct cgroup_ref *cg, const struct oci_resources *res, s
 
 /* Hybrid without a v1 freezer: the unified cgroup holds the same processes and has
  * cgroup.freeze (5.2+), so freeze there. */
-static bool v1_freezer_missing(const struct cgroup_ref *cg)
-{
-	return cg->mode == CGROUP_MODE_HYBRID && !cg_v1_hier("freezer");
-}
-
 int cgroup_freeze(const struct cgroup_ref *cg, bool frozen, struct ab_err *err)
 {
 	char dir[PATH_MAX];

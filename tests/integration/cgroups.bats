@@ -226,3 +226,37 @@ start_running() {
 	assert_success
 	assert_nothing_left
 }
+
+@test "create in a cgroup frozen beforehand is refused, not a hang; what it made goes" {
+	# runc's "run/create should refuse pre-existing frozen cgroup": the init
+	# would stop in the frozen cgroup before it reports, and create wait forever
+	local fz=/sys/fs/cgroup/freezer$CGROUP_PATH
+	[ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer here"
+	mkdir "$fz"
+	defer rmdir "$fz"
+	echo FROZEN >"$fz/freezer.state"
+	create_container ct
+	assert_failure 1
+	assert_one_error_line "create cgroup $CGROUP_PATH: container's cgroup unexpectedly frozen \(paused by its freezer\): thaw it or choose another linux\.cgroupsPath"
+	# the freezer's was there before and stays (frozen); the others were made and went
+	[ "$(cat "$fz/freezer.state")" = FROZEN ]
+	[ ! -e "/sys/fs/cgroup/memory$CGROUP_PATH" ] && [ ! -e "/sys/fs/cgroup/pids$CGROUP_PATH" ] ||
+		fail "cgroups left: $(leftover_cgroups)"
+	echo THAWED >"$fz/freezer.state"
+	run_container ct2 --detach
+	assert_success
+}
+
+@test "a second container in a cgroup that holds processes gets a warning, as runc's" {
+	start_running
+	set_args abtest true
+	run_container ct2
+	assert_success
+	[[ "$stderr" == *"container's cgroup is not empty: 1 process already in $CGROUP_PATH, which kill --all and delete --force of this container reach too"* ]] ||
+		fail "no warning: $stderr"
+	# a cgroup of its own: no warning
+	update_config '.linux.cgroupsPath = $p' --arg p "$CGROUP_PATH-b"
+	run_container ct3
+	assert_success
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+}
