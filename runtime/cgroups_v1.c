@@ -65,10 +65,16 @@ static int v1_memory(const char *dir, const struct oci_resources *r, struct ab_e
 {
 	int64_t lim = r->memory.has_limit ? r->memory.limit : 0;
 	int64_t swap = r->memory.has_swap ? r->memory.swap : 0;
-	if (swap && !cg_exists(dir, "memory.memsw.limit_in_bytes")) {
+	bool memsw = (swap || lim == -1) && cg_exists(dir, "memory.memsw.limit_in_bytes");
+	if (swap && !memsw) {
 		log_debug("cgroups: no swap accounting (memory.memsw.*): memory.swap ignored");
 		swap = 0;
 	}
+	/* No memory limit and no word on swap: no memory+swap limit either, as
+	 * runc does; else a swap limit set before (update --memory-swap) would
+	 * refuse the unlimited memory (the kernel wants limit <= memsw.limit). */
+	if (lim == -1 && !swap && memsw)
+		swap = -1;
 	if (lim && swap) {
 		/* The kernel wants limit <= memsw.limit after every single write, so the
 		 * order depends on which way the limits move. */

@@ -260,3 +260,18 @@ start_running() {
 	assert_success
 	[ -z "$stderr" ] || fail "stderr: $stderr"
 }
+
+@test "update --memory -1 after a swap limit lifts both (runc's write order)" {
+	[ -e "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes" ] || skip "no swap accounting here"
+	update_config '.linux.resources.memory = {limit: 33554432, swap: 67108864}'
+	start_running
+	runtime update --memory-swap 96468992 ct
+	assert_success
+	[ "$(cg memory memory.memsw.limit_in_bytes)" = 96468992 ]
+	runtime update --memory -1 ct
+	assert_success
+	local unlimited
+	unlimited=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
+	[ "$(cg memory memory.limit_in_bytes)" = "$unlimited" ] && [ "$(cg memory memory.memsw.limit_in_bytes)" = "$unlimited" ] ||
+		fail "limits: $(cg memory memory.limit_in_bytes) $(cg memory memory.memsw.limit_in_bytes)"
+}
