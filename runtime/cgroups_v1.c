@@ -271,25 +271,17 @@ static int v1_devices(const char *dir, const struct oci_resources *r, struct ab_
 	return 0;
 }
 
-static int v1_net(const char *path, const struct oci_resources *r, struct ab_err *err)
+static int v1_net_cls(const char *dir, const struct oci_resources *r, struct ab_err *err)
 {
-	char dir[PATH_MAX];
-	if (r->network.has_class_id) {
-		if (cg_v1_dir("net_cls", path, dir, sizeof dir) < 0)
-			log_debug("cgroups: net_cls not mounted: network.classID ignored");
-		else if (cg_writef(dir, "net_cls.classid", err, "%u", r->network.class_id) < 0)
+	return cg_writef(dir, "net_cls.classid", err, "%u", r->network.class_id);
+}
+
+static int v1_net_prio(const char *dir, const struct oci_resources *r, struct ab_err *err)
+{
+	for (size_t i = 0; i < r->network.n_priorities; i++)
+		if (cg_writef(dir, "net_prio.ifpriomap", err, "%s %s", r->network.priorities[i].key,
+			      r->network.priorities[i].value) < 0)
 			return -1;
-	}
-	if (r->network.n_priorities) {
-		if (cg_v1_dir("net_prio", path, dir, sizeof dir) < 0) {
-			log_debug("cgroups: net_prio not mounted: network.priorities ignored");
-			return 0;
-		}
-		for (size_t i = 0; i < r->network.n_priorities; i++)
-			if (cg_writef(dir, "net_prio.ifpriomap", err, "%s %s",
-				      r->network.priorities[i].key, r->network.priorities[i].value) < 0)
-				return -1;
-	}
 	return 0;
 }
 
@@ -318,6 +310,9 @@ int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, 
 		{ r->n_hugepage_limits > 0, CG_RES_HUGETLB, "hugetlb", "hugepageLimits", v1_hugetlb },
 		{ r->n_devices > 0, CG_RES_DEVICES, "devices", "devices", v1_devices },
 		{ r->n_rdma > 0, CG_RES_RDMA, "rdma", "rdma", write_rdma },
+		/* as every other group: refused where its controller is not mounted */
+		{ r->network.has_class_id, CG_RES_NET, "net_cls", "network.classID", v1_net_cls },
+		{ r->network.n_priorities > 0, CG_RES_NET, "net_prio", "network.priorities", v1_net_prio },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
 		if (!steps[i].set || (skip & steps[i].group))
@@ -330,8 +325,6 @@ int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, 
 		if (steps[i].fn(dir, r, err) < 0)
 			return ab_wrap(err, "linux.resources.%s", steps[i].what);
 	}
-	if (!(skip & CG_RES_NET) && v1_net(path, r, err) < 0)
-		return ab_wrap(err, "linux.resources.network");
 	if (r->n_unified && !(skip & CG_RES_UNIFIED))
 		return ab_error(err, 0, "linux.resources.unified: needs cgroup v2, and this "
 				"host has cgroup v1 only");

@@ -288,7 +288,16 @@ static int v2_unified(const char *dir, const struct oci_resources *r, struct ab_
 {
 	for (size_t i = 0; i < r->n_unified; i++) {
 		const struct oci_kv *kv = &r->unified[i];
-		if (cg_write(dir, kv->key, kv->value ? kv->value : "", err) < 0)
+		int ret = cg_write(dir, kv->key, kv->value ? kv->value : "", err);
+		/* "memory.min" where memory is not on this cgroup2 hierarchy (a
+		 * hybrid host has it on v1): say so, not just ENOENT */
+		const char *dot = strchr(kv->key, '.');
+		const char *ctrls = cg_v2_root_controllers();
+		if (ret == -ENOENT && dot && ctrls && !cg_has_word(ctrls, kv->key, (size_t)(dot - kv->key)) &&
+		    strncmp(kv->key, "cgroup.", 7) != 0)
+			return ab_error(err, 0, "unified[\"%s\"]: invalid configuration on this host: the %.*s "
+					"controller is not on its cgroup2 hierarchy", kv->key, (int)(dot - kv->key), kv->key);
+		if (ret < 0)
 			return ab_wrap(err, "unified[\"%s\"]", kv->key);
 	}
 	return 0;
@@ -323,8 +332,9 @@ int cg_v2_apply(const char *dir, const struct oci_resources *r, unsigned what, s
 			return ab_wrap(err, "linux.resources.%s", steps[i].what);
 		}
 	}
+	/* refused rather than dropped, as a controller v1 has not mounted is */
 	if ((what & CG_RES_NET) && (r->network.has_class_id || r->network.n_priorities))
-		log_debug("cgroups: linux.resources.network has no cgroup v2 controller: ignored");
+		return ab_error(err, 0, "linux.resources.network: cgroup v2 has no net_cls or net_prio controller");
 	return 0;
 }
 

@@ -275,3 +275,32 @@ start_running() {
 	[ "$(cg memory memory.limit_in_bytes)" = "$unlimited" ] && [ "$(cg memory memory.memsw.limit_in_bytes)" = "$unlimited" ] ||
 		fail "limits: $(cg memory memory.limit_in_bytes) $(cg memory memory.memsw.limit_in_bytes)"
 }
+
+# bats test_tags=agentbox-only
+@test "linux.resources.network where net_cls/net_prio are not mounted: refused like any controller, nothing left" {
+	# runc 1.1.5 drops classID and priorities there without a word
+	requires agentbox
+	grep -q " - cgroup cgroup .*net_cls" /proc/self/mountinfo && skip "net_cls is mounted here"
+	update_config '.linux.resources.network = {classID: 1048577}'
+	run_container ct
+	assert_failure 1
+	assert_one_error_line 'linux\.resources\.network\.classID: the net_cls cgroup controller is not mounted'
+	assert_nothing_left
+	update_config '.linux.resources.network = {priorities: [{name: "lo", priority: 1}]}'
+	run_container ct
+	assert_failure 1
+	assert_one_error_line 'linux\.resources\.network\.priorities: the net_prio cgroup controller is not mounted'
+	assert_nothing_left
+}
+
+# bats test_tags=agentbox-only
+@test "linux.resources.unified for a controller this cgroup2 hierarchy lacks: named, not ENOENT" {
+	requires agentbox cgroups_unified
+	grep -qw memory /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null && skip "memory is on cgroup2 here"
+	[ -e /sys/fs/cgroup/unified/cgroup.controllers ] || skip "not a hybrid host"
+	update_config '.linux.resources.unified = {"memory.min": "131072"}'
+	run_container ct
+	assert_failure 1
+	assert_one_error_line 'linux\.resources\.unified: unified\["memory\.min"\]: invalid configuration on this host: the memory controller is not on its cgroup2 hierarchy$'
+	assert_nothing_left
+}

@@ -367,6 +367,15 @@ static void test_v2_format(void)
 	has_substr(err.msg, "realtime", "error names the realtime fields");
 	ab_err_clear(&err);
 
+	/* refused, never dropped: v2 has no net_cls or net_prio */
+	struct oci_resources net = {0};
+	net.network.has_class_id = true;
+	net.network.class_id = 7;
+	okx(cg_v2_apply(dir, &net, CG_RES_ALL, &err) < 0, "linux.resources.network refused on v2");
+	is_str(err.msg, "linux.resources.network: cgroup v2 has no net_cls or net_prio controller",
+	       "the network refusal names the field");
+	ab_err_clear(&err);
+
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		char p[PATH_MAX];
 		snprintf(p, sizeof p, "%s/%s", dir, files[i]);
