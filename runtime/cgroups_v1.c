@@ -6,6 +6,7 @@
 #include "cgroups_host.h"
 #include "cgroups_resources.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -119,6 +120,85 @@ static int v1_memory(const char *dir, const struct oci_resources *r, struct ab_e
 	return 0;
 }
 
+/* ------------------------------------------------------------------ real-time CPU */
+
+/* With RT group scheduling (cpu.rt_runtime_us), a cgroup's real-time share is
+ * runtime/period, and its children's shares may add up to no more than its
+ * own (the kernel's to_ratio: runtime << 20 / period). A new cgroup has none,
+ * so agentbox's own parent /agentbox has none to give either: before a
+ * container's realtimeRuntime goes in, each level of /agentbox above it that
+ * lacks room is raised, top down, to what its children then hold. Cgroups
+ * elsewhere (an engine's parent) are the engine's to provision: the kernel's
+ * refusal stands there, as with runc. */
+#define RT_SHIFT 20
+
+static uint64_t rt_ratio(const char *dir)
+{
+	uint64_t period = 0, runtime = 0;
+	if (cg_read_u64(dir, "cpu.rt_period_us", &period) < 0 || !period ||
+	    cg_read_u64(dir, "cpu.rt_runtime_us", &runtime) < 0)
+		return 0;
+	return runtime == UINT64_MAX ? UINT64_MAX : (runtime << RT_SHIFT) / period;   /* -1: unlimited */
+}
+
+/* Ratio held by the children of dir, except the one named skip. */
+static uint64_t rt_children(const char *dir, const char *skip)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	uint64_t sum = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char sub[PATH_MAX];
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || streq(de->d_name, skip) ||
+		    snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) >= (int)sizeof sub)
+			continue;
+		uint64_t r = rt_ratio(sub);
+		sum = r == UINT64_MAX || sum + r < sum ? UINT64_MAX : sum + r;
+	}
+	return sum;
+}
+
+static int v1_rt_make_room(const char *dir, const struct oci_resources *r, struct ab_err *err)
+{
+	const struct cg_hier *h = cg_v1_hier("cpu");
+	size_t root = h ? strlen(h->mnt) : 0;
+	static const char own[] = "/agentbox/";
+	if (!h || strncmp(dir, h->mnt, root) != 0 || strncmp(dir + root, own, sizeof own - 1) != 0 ||
+	    r->cpu.realtime_runtime <= 0)
+		return 0;
+	uint64_t period = r->cpu.has_realtime_period && r->cpu.realtime_period ? r->cpu.realtime_period : 0;
+	if (!period && (cg_read_u64(dir, "cpu.rt_period_us", &period) < 0 || !period))
+		return 0;   /* the leaf's own write reports it */
+	uint64_t need = ((uint64_t)r->cpu.realtime_runtime << RT_SHIFT) / period;
+
+	/* the levels between the hierarchy's root and dir, bottom up */
+	char levels[16][PATH_MAX];
+	uint64_t needs[16];
+	size_t n = 0;
+	char cur[PATH_MAX];
+	snprintf(cur, sizeof cur, "%s", dir);
+	for (char *slash; n < ARRAY_SIZE(levels) && (slash = strrchr(cur, '/')) && (size_t)(slash - cur) > root;) {
+		const char *child = slash + 1;
+		char name[NAME_MAX + 1];
+		snprintf(name, sizeof name, "%s", child);
+		*slash = 0;
+		need += rt_children(cur, name);
+		if (rt_ratio(cur) >= need)
+			break;
+		snprintf(levels[n], sizeof levels[n], "%s", cur);
+		needs[n++] = need;
+	}
+	while (n-- > 0) {
+		uint64_t p = 0;
+		if (cg_read_u64(levels[n], "cpu.rt_period_us", &p) < 0 || !p)
+			return ab_error(err, 0, "read %s/cpu.rt_period_us", levels[n]);
+		uint64_t runtime = (needs[n] * p + (1u << RT_SHIFT) - 1) >> RT_SHIFT;
+		if (cg_writef(levels[n], "cpu.rt_runtime_us", err, "%" PRIu64, runtime) < 0)
+			return ab_wrap(err, "give the parent cgroup room for realtimeRuntime");
+	}
+	return 0;
+}
+
 static int v1_cpu(const char *dir, const struct oci_resources *r, struct ab_err *err)
 {
 	if (r->cpu.has_shares && r->cpu.shares &&
@@ -140,6 +220,8 @@ static int v1_cpu(const char *dir, const struct oci_resources *r, struct ab_err 
 	if (quota && write_i64(dir, "cpu.cfs_quota_us", r->cpu.quota, err) < 0)
 		return -1;
 	if (r->cpu.has_burst && cg_writef(dir, "cpu.cfs_burst_us", err, "%" PRIu64, r->cpu.burst) < 0)
+		return -1;
+	if (r->cpu.has_realtime_runtime && v1_rt_make_room(dir, r, err) < 0)
 		return -1;
 	/* period before runtime: the runtime is checked against the period. */
 	if (r->cpu.has_realtime_period && r->cpu.realtime_period &&

@@ -109,8 +109,16 @@ int process_set_scheduling(const struct oci_process *p, bool final, struct ab_er
 			for (size_t j = 0; j < ARRAY_SIZE(sched_flag_bits); j++)
 				if (streq(sc->flags[i], sched_flag_bits[j].name))
 					attr.sched_flags |= sched_flag_bits[j].flag;
-		if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
+		if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0) {
+			/* SCHED_FIFO/RR: CAP_SYS_NICE is not all; with RT group
+			 * scheduling a cgroup without real-time time refuses too */
+			if (errno == EPERM && (sc->policy_num == SCHED_FIFO || sc->policy_num == SCHED_RR))
+				return ab_error(err, EPERM, "process.scheduler: set policy %s (a real-time policy "
+						"needs CAP_SYS_NICE and, on a kernel with cpu.rt_runtime_us, real-time "
+						"CPU time for the container's cgroup: linux.resources.cpu.realtimeRuntime)",
+						sc->policy);
 			return ab_error(err, errno, "process.scheduler: set policy %s", sc->policy);
+		}
 	}
 	if (!final && p->has_io_priority) {
 		/* IOPRIO_PRIO_VALUE(class, data) = class << 13 | data */

@@ -304,3 +304,35 @@ start_running() {
 	assert_one_error_line 'linux\.resources\.unified: unified\["memory\.min"\]: invalid configuration on this host: the memory controller is not on its cgroup2 hierarchy$'
 	assert_nothing_left
 }
+
+# bats test_tags=agentbox-only
+@test "realtimeRuntime below agentbox's own parent: /agentbox is given room, and SCHED_FIFO runs" {
+	# runc 1.1.5 ignores process.scheduler; its default parent is the root
+	requires agentbox
+	local parent=/sys/fs/cgroup/cpu/agentbox
+	[ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] || skip "no RT group scheduling in this kernel"
+	mkdir -p "$parent"
+	local orig
+	orig=$(cat "$parent/cpu.rt_runtime_us")
+	# given back after the container's cgroup is gone (the kernel frees a
+	# removed cgroup's share a moment later)
+	defer sh -c "for i in \$(seq 100); do echo $orig >$parent/cpu.rt_runtime_us && break; sleep 0.05; done"
+	update_config '.linux.cgroupsPath = "/agentbox/" + $n
+		| .process.capabilities.bounding += ["CAP_SYS_NICE"] | .process.capabilities.effective += ["CAP_SYS_NICE"]
+		| .process.capabilities.permitted += ["CAP_SYS_NICE"]
+		| .process.scheduler = {policy: "SCHED_FIFO", priority: 10}' --arg n "$CGROUP_NAME"
+	# /proc/self/sched: policy 1 is SCHED_FIFO, prio 89 is real-time priority 10
+	set_args sh -c 'grep -E "^(policy|prio) " /proc/self/sched | tr -s " "'
+	# without real-time time the kernel refuses the policy: the line says what is missing
+	if [ "$orig" = 0 ]; then
+		run_container ct
+		assert_failure 1
+		assert_one_error_line 'process\.scheduler: set policy SCHED_FIFO \(a real-time policy needs CAP_SYS_NICE and, on a kernel with cpu\.rt_runtime_us, real-time CPU time for the container.s cgroup: linux\.resources\.cpu\.realtimeRuntime\): Operation not permitted'
+		assert_nothing_left
+	fi
+	update_config '.linux.resources.cpu = {realtimeRuntime: 10000, realtimePeriod: 1000000}'
+	run_container ct
+	assert_success
+	[ "$stdout" = $'policy : 1\nprio : 89' ] || fail "$output"
+	[ "$(cat "$parent/cpu.rt_runtime_us")" -ge 10000 ] || fail "parent: $(cat "$parent/cpu.rt_runtime_us")"
+}
