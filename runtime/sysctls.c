@@ -20,7 +20,13 @@ static const struct {
 int sysctls_check_namespaces(const struct oci_config *c, struct ab_err *err)
 {
 	for (size_t i = 0; i < c->linux_.n_sysctl; i++) {
-		const char *key = c->linux_.sysctl[i].key;
+		const char *key = c->linux_.sysctl[i].key, *value = c->linux_.sysctl[i].value;
+		/* as runc: the OCI fields say these, and two sources could disagree */
+		if (streq(key, "kernel.hostname"))
+			return ab_error(err, 0, "config.json: linux.sysctl: \"kernel.hostname\" conflicts with the hostname field: set hostname instead");
+		if (streq(key, "kernel.domainname") && c->domainname && !streq(c->domainname, value ? value : ""))
+			return ab_error(err, 0, "config.json: linux.sysctl: \"kernel.domainname\" conflicts with the domainname field (\"%s\" and \"%s\")",
+					value ? value : "", c->domainname);
 		bool known = false;
 		for (size_t j = 0; j < ARRAY_SIZE(sysctl_ns); j++) {
 			if (strncmp(key, sysctl_ns[j].prefix, strlen(sysctl_ns[j].prefix)) != 0)

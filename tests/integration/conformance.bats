@@ -168,3 +168,25 @@ in_container() {
 	assert_failure 1
 	assert_one_error_line "bind mount source $hidden/none: "
 }
+
+# ---------------------------------------------------------------- sysctls
+
+# bats test_tags=agentbox-only
+@test "kernel.hostname as a sysctl is refused; kernel.domainname only agreeing with domainname" {
+	# runc refuses both the same way; runc 1.1.5 ignores domainname itself
+	requires agentbox
+	update_config '.linux.sysctl = {"kernel.hostname": "abc2"}'
+	in_container true
+	assert_failure 1
+	assert_one_error_line 'linux\.sysctl: "kernel\.hostname" conflicts with the hostname field: set hostname instead'
+	assert_nothing_left
+	update_config '.domainname = "abc2.example" | .linux.sysctl = {"kernel.domainname": "other.example"}'
+	in_container true
+	assert_failure 1
+	assert_one_error_line 'linux\.sysctl: "kernel\.domainname" conflicts with the domainname field \("other\.example" and "abc2\.example"\)'
+	assert_nothing_left
+	update_config '.linux.sysctl = {"kernel.domainname": "abc2.example"}'
+	in_container cat /proc/sys/kernel/domainname
+	assert_success
+	[ "$stdout" = abc2.example ]
+}
