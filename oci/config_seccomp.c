@@ -156,6 +156,16 @@ static int parse_syscall(struct walk *w, yajl_val v, struct oci_seccomp_syscall 
 		walk_push_key(w, "errnoRet");
 		return walk_fail(w, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE");
 	}
+	/* The runtime writes after the filter is in (its messages to the parent,
+	 * the log) and before a listener may answer: write must not wait on one,
+	 * as runc refuses too. */
+	for (size_t i = 0; s->action == SECCOMP_ACT_NOTIFY_ && i < s->n_names; i++) {
+		if (streq(s->names[i], "write")) {
+			walk_push_key(w, "names");
+			walk_push_index(w, i);
+			return walk_fail(w, "SCMP_ACT_NOTIFY cannot be used for the write syscall");
+		}
+	}
 	return 1;
 }
 

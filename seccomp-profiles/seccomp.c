@@ -22,6 +22,7 @@
 #include "json.h"
 #include "log.h"
 #include "seccomp.h"
+#include "seccomp_enosys.h"
 #include "util.h"
 
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
@@ -207,9 +208,14 @@ static int action_value(enum oci_seccomp_action act, bool has_errno, unsigned er
 	return 0;
 }
 
-static int add_architectures(scmp_filter_ctx ctx, const struct oci_seccomp *s, struct ab_err *err)
+/* The filter's architectures: the native one, and the listed ones that run here
+ * (each added to ctx and to arches, which holds ARRAY_SIZE(arch_table) + 1). */
+static int add_architectures(scmp_filter_ctx ctx, const struct oci_seccomp *s, uint32_t *arches,
+			     size_t *n_arches, struct ab_err *err)
 {
 	enum arch_family fam = native_family();
+	arches[0] = seccomp_arch_native();
+	*n_arches = 1;
 	for (size_t i = 0; i < s->n_architectures; i++) {
 		int k = arch_lookup(s->architectures[i]);
 		if (k < 0)
@@ -227,6 +233,8 @@ static int add_architectures(scmp_filter_ctx ctx, const struct oci_seccomp *s, s
 		if (r < 0 && r != -EEXIST)
 			return ab_error(err, -r, "linux.seccomp.architectures[%zu]: add %s",
 					i, arch_table[k].name);
+		if (r == 0)
+			arches[(*n_arches)++] = arch_table[k].token;
 	}
 	return 0;
 }
@@ -360,7 +368,9 @@ static int export_bpf(scmp_filter_ctx ctx, struct seccomp_prog *ret, struct ab_e
 	return 0;
 }
 
-int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
+/* libseccomp's program for s; arches receives the filter's architectures. */
+static int compile_raw(const struct oci_seccomp *s, struct seccomp_prog *ret, uint32_t *arches,
+		       size_t *n_arches, struct ab_err *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (!kernel_has_seccomp_filter())
@@ -388,7 +398,7 @@ int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog 
 	if (kernel_has_action(SECCOMP_RET_KILL_PROCESS))
 		(void)seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 
-	r = add_architectures(ctx, s, err);
+	r = add_architectures(ctx, s, arches, n_arches, err);
 	if (r < 0)
 		return r;
 
@@ -412,9 +422,38 @@ int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog 
 	return 0;
 }
 
+/* The ENOSYS stub (seccomp_enosys.c) goes in front last: bpf_shorten models
+ * libseccomp's programs. */
+static int add_enosys_stub(const struct oci_seccomp *s, const uint32_t *arches, size_t n_arches,
+			   struct seccomp_prog *ret, struct ab_err *err)
+{
+	if (!seccomp_enosys_wanted(s) || seccomp_enosys_prepend(s, arches, n_arches, ret, err) == 0)
+		return 0;
+	seccomp_prog_free(ret);
+	return -1;
+}
+
+int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
+{
+	uint32_t arches[ARRAY_SIZE(arch_table) + 1];
+	size_t n_arches = 0;
+	return compile_raw(s, ret, arches, &n_arches, err);
+}
+
+int seccomp_compile_unshortened(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
+{
+	uint32_t arches[ARRAY_SIZE(arch_table) + 1];
+	size_t n_arches = 0;
+	if (compile_raw(s, ret, arches, &n_arches, err) < 0)
+		return -1;
+	return add_enosys_stub(s, arches, n_arches, ret, err);
+}
+
 int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err)
 {
-	int r = seccomp_compile_libseccomp(s, ret, err);
+	uint32_t arches[ARRAY_SIZE(arch_table) + 1];
+	size_t n_arches = 0;
+	int r = compile_raw(s, ret, arches, &n_arches, err);
 	if (r < 0)
 		return r;
 	struct sock_filter *shorter;
@@ -426,7 +465,7 @@ int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struc
 		ret->filter = shorter;
 		ret->len = (unsigned short)shorter_len;
 	}
-	return 0;
+	return add_enosys_stub(s, arches, n_arches, ret, err);
 }
 
 int seccomp_prog_load(const struct seccomp_prog *prog, int *ret_notify_fd, struct ab_err *err)

@@ -20,9 +20,13 @@ struct seccomp_prog {
 };
 
 /* Compile s into a ready BPF program for the native architecture (+ the listed ones):
- * libseccomp's program, shortened by bpf_shorten where it can be. */
+ * libseccomp's program, shortened by bpf_shorten where it can be, behind the
+ * ENOSYS stub where the default action refuses (seccomp_enosys.h: a syscall
+ * newer than any the profile names gets ENOSYS, as with runc). */
 int seccomp_compile(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
-/* The program as libseccomp makes it, before bpf_shorten (tests compare the two). */
+/* The same without bpf_shorten (where no cache keeps the rewrite). */
+int seccomp_compile_unshortened(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
+/* The program as libseccomp makes it: no rewrite, no stub (tests compare). */
 int seccomp_compile_libseccomp(const struct oci_seccomp *s, struct seccomp_prog *ret, struct ab_err *err);
 /* The same through a cache of compiled programs in cache_dir (created 0700; NULL:
  * no cache). Where no cache can be used the program is libseccomp's, not

@@ -509,6 +509,16 @@ static int cmd_clone3(int argc, char **argv)
 	return 0;
 }
 
+/* syscall NR with no arguments: "ok" or its errno's name. */
+static int cmd_syscall(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage("syscall NR");
+	long r = syscall(strtol(argv[1], NULL, 0), 0, 0, 0, 0, 0, 0);
+	printf("%s\n", r < 0 ? errname(errno) : "ok");
+	return 0;
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct cmd {
@@ -547,6 +557,7 @@ static const struct cmd {
 	{ "tty-size", cmd_tty_size, "ROWS COLS of stdin's terminal" },
 	{ "exe-overwrite", cmd_exe_overwrite, "[PATH...]: can /proc/self/exe, /proc/1/exe be opened for writing" },
 	{ "hijack-write", cmd_hijack_write, "hijack-write FD: can the file behind FD be opened for writing (CVE-2019-5736 probe)" },
+	{ "syscall", cmd_syscall, "syscall NR: its errno's name, or ok" },
 	{ "clone3", cmd_clone3, "clone3(NULL, 0): EINVAL, or ENOSYS when seccomp hides it" },
 	{ "help", cmd_help, "this list" },
 };

@@ -190,3 +190,40 @@ in_container() {
 	assert_success
 	[ "$stdout" = abc2.example ]
 }
+
+# ---------------------------------------------------------------- seccomp
+
+# the engine's profile alone, as runc applies it: agentbox's own profile,
+# stacked on top, answers ENOSYS itself and would hide the engine's answer
+engine_seccomp_only() {
+	{ cat "$AGENT_CONFIG_PERMISSIVE"; printf 'seccomp:\n  profile: none\n'; } >"$TEST_DIR/abc2-nosec.yaml"
+	RUNTIME_ARGS=(--config "$TEST_DIR/abc2-nosec.yaml")
+}
+
+# bats test_tags=agentbox-only
+@test "a profile whose default refuses answers ENOSYS for syscalls newer than any it names (runc's -ENOSYS handling)" {
+	requires agentbox
+	engine_seccomp_only
+	# Docker's default profile: SCMP_ACT_ERRNO (EPERM) for what it does not name
+	update_config '.linux.seccomp = $p[0].linux.seccomp' --slurpfile p "$FIXTURES_DIR/docker-create-config.json"
+	in_container sh -c 'abtest syscall 1000; abtest syscall 200000'
+	assert_success
+	[ "$stdout" = $'ENOSYS\nENOSYS' ] || fail "$output"
+	# an older syscall it does not name still gets the profile's default
+	[ "$(uname -m)" = x86_64 ] || return 0
+	in_container abtest syscall 134   # uselib on x86-64
+	assert_success
+	[ "$stdout" = EPERM ] || fail "$output"
+}
+
+# bats test_tags=agentbox-only
+@test "SCMP_ACT_NOTIFY on write is refused: the runtime's own writes would wait on the listener" {
+	# as runc refuses it
+	requires agentbox
+	update_config '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: "/run/abc2-none.sock",
+		syscalls: [{names: ["mkdir", "write"], action: "SCMP_ACT_NOTIFY"}]}'
+	in_container true
+	assert_failure 1
+	assert_one_error_line 'linux\.seccomp\.syscalls\[0\]\.names\[1\]: SCMP_ACT_NOTIFY cannot be used for the write syscall'
+	assert_nothing_left
+}

@@ -328,6 +328,9 @@ static const struct {
 	const char *json;
 	const char *want;   /* the whole message, or a prefix ending in "..." */
 } bad[] = {
+	{ "{" BASE ",'linux':{'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'/run/l.sock',"
+	  "'syscalls':[{'names':['mkdir','write'],'action':'SCMP_ACT_NOTIFY'}]}}}",
+	  "config.json: linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot be used for the write syscall" },
 	/* linux.memoryPolicy (runtime-spec 1.3): what set_mempolicy(2) would refuse */
 	{ "{" BASE ",'linux':{'memoryPolicy':{}}}", "config.json: linux.memoryPolicy.mode: missing" },
 	{ "{" BASE ",'linux':{'memoryPolicy':{'mode':'BAD_MODE'}}}",

@@ -560,6 +560,54 @@ static void test_conditions(void)
 	}
 }
 
+/* A refusing default answers ENOSYS, not the refusal, for a syscall newer
+ * than any the profile names (runc's "seccomp -ENOSYS handling"): a program
+ * then falls back to the older call it knows. */
+static void test_enosys_stub(void)
+{
+	struct seccomp_prog prog = { 0 };
+	struct ab_err err;
+	static const char json[] = "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":[\"SCMP_ARCH_X86_64\","
+		"\"SCMP_ARCH_X86\",\"SCMP_ARCH_X32\",\"SCMP_ARCH_AARCH64\"],\"syscalls\":[{\"names\":"
+		"[\"getpid\",\"exit\",\"exit_group\",\"write\",\"read\",\"close\",\"umask\"],"
+		"\"action\":\"SCMP_ACT_ALLOW\"}]}";
+	int r = compile_json(json, &prog, &err);
+	ok(r == 0, "refusing default compiles (%s)", err.msg);
+	struct seccomp_prog raw = { 0 };
+	struct oci_config *c = parse_seccomp(json, &err);
+	ok(c && seccomp_compile_libseccomp(c->linux_.seccomp, &raw, &err) == 0, "libseccomp's program alone");
+	oci_config_free(c);
+	if (r == 0) {
+		const struct seccomp_prog *p[] = { &prog };
+		struct result x = run_under(p, 1, call_syscall, (long[]){ 1000 });
+		ok(x.ret == -1 && x.err == ENOSYS, "a number above every named one: ENOSYS (got %ld, %d)", x.ret, x.err);
+		x = run_under(p, 1, call_syscall, (long[]){ SYS_clone3, 0, 0 });
+		ok(x.ret == -1 && x.err == ENOSYS, "clone3, newer than the profile: ENOSYS, so libc falls back");
+		x = run_under(p, 1, call_syscall, (long[]){ SYS_mkdir, (long)"/nonexistent/x", 0700 });
+		ok(x.ret == -1 && x.err == EPERM, "an older syscall it does not name: the default, EPERM");
+		x = run_under(p, 1, call_syscall, (long[]){ SYS_getpid });
+		ok(x.ret > 0, "a named one: its action");
+	}
+	/* the stub is in front of libseccomp's program, and only for refusing defaults */
+	ok(prog.len > raw.len, "the stub adds instructions (%u over %u)", prog.len, raw.len);
+	seccomp_prog_free(&prog);
+	seccomp_prog_free(&raw);
+	static const char *const no_stub[] = {
+		"{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"mkdir\"],\"action\":\"SCMP_ACT_ERRNO\"}]}",
+		"{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,\"syscalls\":[{\"names\":[\"getpid\"],\"action\":\"SCMP_ACT_ALLOW\"}]}",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(no_stub); i++) {
+		struct seccomp_prog a = { 0 }, b = { 0 };
+		c = parse_seccomp(no_stub[i], &err);
+		ok(c && seccomp_compile_unshortened(c->linux_.seccomp, &a, &err) == 0 &&
+		   seccomp_compile_libseccomp(c->linux_.seccomp, &b, &err) == 0 && a.len == b.len,
+		   "no stub where unknown syscalls get ENOSYS anyway (%zu)", i);
+		oci_config_free(c);
+		seccomp_prog_free(&a);
+		seccomp_prog_free(&b);
+	}
+}
+
 static void test_flags(void)
 {
 	struct seccomp_prog prog = { 0 };
@@ -977,6 +1025,7 @@ int main(void)
 
 	test_compile_errors();
 	test_conditions();
+	test_enosys_stub();
 	test_flags();
 	test_notify();
 	test_features();
