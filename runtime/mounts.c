@@ -203,15 +203,14 @@ static int mount_cgroup(int rootfd, const struct init_ctx *ctx, const struct oci
 	return 0;
 }
 
-/* A read-only file system that later mounts or the device nodes go into
- * (/dev) is mounted writable and made read-only in mounts_finalize, once
- * they are in, as runc does for /dev. */
+/* A read-only tmpfs that later mounts or the device nodes go into (/dev) is
+ * mounted writable and made read-only in mounts_finalize, once their mount
+ * points are made in it, as runc does for /dev. (A tmpfs starts empty; the
+ * kernel's file systems have their directories already and take no mkdir.) */
 static bool read_only_later(const struct oci_config *c, size_t idx)
 {
 	const struct oci_mount *m = &c->mounts[idx];
-	const char *type = m->type ? m->type : "";
-	if (!(m->flags & MS_RDONLY) || (m->flags & MS_BIND) || streq(type, "bind") || streq(type, "cgroup") ||
-	    streq(type, "cgroup2"))
+	if (!(m->flags & MS_RDONLY) || (m->flags & MS_BIND) || !m->type || !streq(m->type, "tmpfs"))
 		return false;
 	if (streq(m->destination, "/dev"))
 		return true;
