@@ -580,6 +580,8 @@ int cgroup_destroy(const struct cgroup_ref *cg, struct ab_err *err)
 		if (r < 0)
 			return ab_error(err, -r, "remove cgroup %s", ds.d[i].path);
 	}
+	if (cg->mode == CGROUP_MODE_V1 || cg->mode == CGROUP_MODE_HYBRID)
+		cg_v1_rt_release(cg->path);
 	return 0;
 }
 

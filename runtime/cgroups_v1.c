@@ -120,6 +120,12 @@ static int v1_memory(const char *dir, const struct oci_resources *r, struct ab_e
 	return 0;
 }
 
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
 /* ------------------------------------------------------------------ real-time CPU */
 
 /* With RT group scheduling (cpu.rt_runtime_us), a cgroup's real-time share is
@@ -197,6 +203,46 @@ static int v1_rt_make_room(const char *dir, const struct oci_resources *r, struc
 			return ab_wrap(err, "give the parent cgroup room for realtimeRuntime");
 	}
 	return 0;
+}
+
+/* The levels of /agentbox above cgroup path hold, once it is gone, no more
+ * real-time time than their remaining children: what v1_rt_make_room gave
+ * goes back (a parent outside /agentbox is never touched). The kernel counts
+ * a removed cgroup's share until it has freed the cgroup, which takes up to
+ * about 1.5 s after a kill here (the parent refuses the lower value until
+ * then): retried for up to 3 s, only when there is time to give back, then
+ * left with a debug line. */
+void cg_v1_rt_release(const char *path)
+{
+	static const char own[] = "/agentbox/";
+	char dir[PATH_MAX];
+	uint64_t runtime = 0;
+	if (strncmp(path, own, sizeof own - 1) != 0 || cg_v1_dir("cpu", path, dir, sizeof dir) < 0)
+		return;
+	const struct cg_hier *h = cg_v1_hier("cpu");
+	size_t root = strlen(h->mnt);
+	for (char *slash; (slash = strrchr(dir, '/')) && (size_t)(slash - dir) > root;) {
+		*slash = 0;
+		if (cg_read_u64(dir, "cpu.rt_runtime_us", &runtime) < 0 || runtime == 0 || runtime == UINT64_MAX)
+			return;         /* nothing (more) was given here */
+		uint64_t period = 0;
+		if (cg_read_u64(dir, "cpu.rt_period_us", &period) < 0 || !period)
+			return;
+		uint64_t keep = (rt_children(dir, "") * period + (1u << RT_SHIFT) - 1) >> RT_SHIFT;
+		if (keep >= runtime)
+			return;
+		struct ab_err e;
+		int r = -EBUSY;
+		for (int i = 0; i < 300 && (r == -EBUSY || r == -EINVAL); i++) {
+			if (i)
+				sleep_ms(10);
+			r = cg_writef(dir, "cpu.rt_runtime_us", &e, "%" PRIu64, keep);
+		}
+		if (r < 0) {
+			log_debug("cgroups: give back real-time time of %s: %s", dir, e.msg);
+			return;
+		}
+	}
 }
 
 static int v1_cpu(const char *dir, const struct oci_resources *r, struct ab_err *err)
@@ -414,12 +460,6 @@ int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, 
 }
 
 /* ------------------------------------------------------------------ freezer */
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 static int read_state(const char *dir, char *buf, size_t len, struct ab_err *err)
 {

@@ -306,7 +306,7 @@ start_running() {
 }
 
 # bats test_tags=agentbox-only
-@test "realtimeRuntime below agentbox's own parent: /agentbox is given room, and SCHED_FIFO runs" {
+@test "realtimeRuntime below agentbox's own parent: /agentbox is given room while it runs, and SCHED_FIFO runs" {
 	# runc 1.1.5 ignores process.scheduler; its default parent is the root
 	requires agentbox
 	local parent=/sys/fs/cgroup/cpu/agentbox
@@ -334,5 +334,14 @@ start_running() {
 	run_container ct
 	assert_success
 	[ "$stdout" = $'policy : 1\nprio : 89' ] || fail "$output"
+	# while it ran, /agentbox held its time; once it is gone, the time goes back
+	[ "$(cat "$parent/cpu.rt_runtime_us")" = "$orig" ] || fail "parent kept $(cat "$parent/cpu.rt_runtime_us") (had $orig)"
+	update_config '.process.args = ["abtest", "pause", "ready"]'
+	run_container ct2 --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
 	[ "$(cat "$parent/cpu.rt_runtime_us")" -ge 10000 ] || fail "parent: $(cat "$parent/cpu.rt_runtime_us")"
+	runtime delete --force ct2
+	assert_success
+	[ "$(cat "$parent/cpu.rt_runtime_us")" = "$orig" ] || fail "parent kept $(cat "$parent/cpu.rt_runtime_us") (had $orig)"
 }
