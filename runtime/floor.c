@@ -136,7 +136,7 @@ int policy_floor_create(const struct agent_policy *p, const struct oci_config *c
 {
 	const struct agent_config *cfg = &p->config;
 	if (no_pivot && cfg->refuse_no_pivot)
-		return ab_error(err, 0, "floor: --no-pivot is refused: without pivot_root the host's mounts (its /proc among them) stay in the container's mount namespace (or set floor.refuse_no_pivot: false in %s)",
+		return ab_error(err, 0, "floor: --no-pivot is refused: without pivot_root the host's mounts stay in the container's mount namespace, behind a chroot (or set floor.refuse_no_pivot: false in %s)",
 				agent_config_name(cfg));
 	return 0;
 }

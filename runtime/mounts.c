@@ -533,11 +533,69 @@ int mounts_bind_console(const char *rootfs, const char *slave_path, struct ab_er
 	return 0;
 }
 
+/* mountinfo's octal escapes (\040 for a space) undone, in place. */
+static void unescape_mountinfo(char *s)
+{
+	char *o = s;
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+		    p[3] <= '7') {
+			*o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = 0;
+}
+
+/* Without pivot_root the host's mounts stay in the container's mount
+ * namespace, out of the chroot's reach but still "fully visible" to the
+ * kernel: a procfs or sysfs whole of it lets a nested user namespace mount a
+ * fresh one, unmasked. As runc does, each such mount outside the rootfs is
+ * detached (or, where that is refused, covered with a tmpfs) first. */
+static int hide_host_kernel_fs(const char *rootfs, struct ab_err *err)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return ab_error(err, errno, "--no-pivot: read /proc/self/mountinfo");
+	size_t rlen = strlen(rootfs);
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+		char *sep = strstr(line, " - ");
+		char fstype[32] = "";
+		if (!sep || sscanf(sep + 3, "%31s", fstype) != 1 || (!streq(fstype, "proc") && !streq(fstype, "sysfs")))
+			continue;
+		*sep = 0;
+		char *save = NULL, *field[5];
+		size_t n = 0;
+		for (char *t = strtok_r(line, " ", &save); t && n < 5; t = n < 5 ? strtok_r(NULL, " ", &save) : NULL)
+			field[n++] = t;
+		if (n < 5 || !streq(field[3], "/"))
+			continue;
+		char *mp = field[4];
+		unescape_mountinfo(mp);
+		if (strncmp(mp, rootfs, rlen) == 0 && (mp[rlen] == '/' || mp[rlen] == 0))
+			continue;
+		if (mount(NULL, mp, NULL, MS_SLAVE | MS_REC, NULL) < 0 && errno != EINVAL && errno != ENOENT)
+			return ab_error(err, errno, "--no-pivot: make %s slave", mp);
+		if (umount2(mp, MNT_DETACH) == 0 || errno == ENOENT)
+			continue;
+		if ((errno != EINVAL && errno != EPERM) || mount("tmpfs", mp, "tmpfs", MS_RDONLY, "size=0") < 0)
+			return ab_error(err, errno, "--no-pivot: hide the host's %s at %s", fstype, mp);
+	}
+	return 0;
+}
+
 int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err)
 {
 	if (chdir(rootfs) < 0)
 		return ab_error(err, errno, "chdir %s", rootfs);
 	if (no_pivot) {
+		if (hide_host_kernel_fs(rootfs, err) < 0)
+			return -1;
 		if (mount(rootfs, "/", NULL, MS_MOVE, NULL) < 0)
 			return ab_error(err, errno, "move %s to /", rootfs);
 		if (chroot(".") < 0)

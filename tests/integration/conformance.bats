@@ -227,3 +227,25 @@ engine_seccomp_only() {
 	assert_one_error_line 'linux\.seccomp\.syscalls\[0\]\.names\[1\]: SCMP_ACT_NOTIFY cannot be used for the write syscall'
 	assert_nothing_left
 }
+
+# ---------------------------------------------------------------- --no-pivot
+
+@test "--no-pivot (floor relaxed) leaves no host procfs a nested user namespace could remount, as runc" {
+	# runc's "run --no-pivot must not expose bare /proc": without pivot_root
+	# the host's /proc stays in the mount namespace, out of the chroot, and
+	# lets the kernel grant a fresh, unmasked procfs to a nested user namespace
+	requires userns
+	# agentbox's agent profile refuses unshare already: seen without it
+	is_agentbox && engine_seccomp_only
+	update_config '.process.args = ["unshare", "-mrpf", "sh", "-c", "mount -t proc none /proc && echo mounted"]
+		| .process.capabilities.bounding += ["CAP_SETFCAP"] | .process.capabilities.permitted += ["CAP_SETFCAP"]'
+	run_container abc2-nopivot --no-pivot
+	assert_failure
+	[[ "$output" == *"mount: permission denied"* ]] || fail "$output"
+	refute_output_contains mounted
+	# and an ordinary container still runs without pivot_root
+	set_args sh -c 'test -r /proc/self/status && echo proc'
+	run_container abc2-nopivot2 --no-pivot
+	assert_success
+	[ "$stdout" = proc ]
+}

@@ -77,13 +77,22 @@ WRITE_BACK='v=$(cat "$1/sys/kernel/core_pattern") && { printf "%s\n" "$v" > "$1/
 	[ "$stdout" = ro ] || fail "/sys is $output"
 }
 
-@test "no-pivot: refused; relaxed, a nested user namespace mounts a fresh, unmasked, writable procfs" {
+@test "no-pivot: refused; relaxed, the host's procfs is detached first, so a nested user namespace mounts no fresh, unmasked procfs" {
 	requires userns
 	local attack="unshare -U -r -m -p -f sh -c 'mount -t proc proc /mnt 2>&1 && { set -- /mnt; $WRITE_BACK; }'"
+	# unprotected: a chroot without pivot_root that keeps the host's /proc in
+	# its mount namespace, as --no-pivot did (runc is no reference: its
+	# --no-pivot detaches the host's procfs and sysfs too)
+	# and a container /proc with a mask over a file, as the container's has
+	printf '%s\n' "$attack" >"$BUNDLE/rootfs/abfl-attack.sh"
+	local r=$BUNDLE/rootfs
+	run unshare -m sh -c "mount --make-rprivate / && mount --bind '$r' '$r' && mount -t proc proc '$r/proc' &&
+		mount --bind /dev/null '$r/proc/timer_list' && cd '$r' && mount --move . / && chroot . /bin/sh /abfl-attack.sh"
+	rm -f "$BUNDLE/rootfs/abfl-attack.sh"
+	[[ "$output" == *WROTE* ]] || unprotected_failed "a chroot keeping the host's /proc: $output"
+
 	set_args sh -c "$attack"
 	update_config 'del(.linux.seccomp)'
-	# (runc is no reference here: its --no-pivot covers the host's procfs and
-	# sysfs mounts before chroot, so the kernel refuses the fresh one)
 	RUNTIME_ARGS+=(--seccomp-profile none)
 	run_container abfl-np --no-pivot
 	assert_failure 1
@@ -93,8 +102,8 @@ WRITE_BACK='v=$(cat "$1/sys/kernel/core_pattern") && { printf "%s\n" "$v" > "$1/
 	floor_config 'floor: {refuse_no_pivot: false}'
 	RUNTIME_ARGS+=(--seccomp-profile none)
 	run_container abfl-np-relaxed --no-pivot
-	assert_success
-	[[ "$output" == *WROTE* ]] || unprotected_failed "relaxed --no-pivot: $output"
+	[[ "$output" != *WROTE* ]] || fail "relaxed --no-pivot let a fresh procfs write: $output"
+	assert_output_contains "mount: permission denied"
 
 	# pivot_root (the default): the container's procfs has locked mounts over
 	# /proc/sys and the masks, so the kernel refuses a fresh one
