@@ -9,15 +9,10 @@
 
 #include "config.h"
 #include "error.h"
+#include "seccomp_types.h"
 
 struct json_out;
 
-struct seccomp_prog {
-	struct sock_filter *filter;     /* malloc'd */
-	unsigned short len;
-	unsigned int flags;             /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
-	bool notify;                    /* has a NOTIFY action: load returns a listener fd */
-};
 
 /* Compile s into a ready BPF program for the native architecture (+ the listed ones):
  * libseccomp's program, shortened by bpf_shorten where it can be, behind the

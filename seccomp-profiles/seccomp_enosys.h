@@ -3,12 +3,13 @@
 #ifndef AGENTBOX_SECCOMP_ENOSYS_H
 #define AGENTBOX_SECCOMP_ENOSYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config_types.h"
 #include "error.h"
-#include "seccomp.h"
+#include "seccomp_types.h"
 
 /* Does s need the stub: a default action that refuses (kill, trap, trace,
  * an errno other than ENOSYS)? */
