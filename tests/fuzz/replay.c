@@ -33,6 +33,7 @@
 #include "fuzz_process.c"
 #include "fuzz_resources.c"
 #include "fuzz_state.c"
+#include "fuzz_tls_hello.c"
 #include "fuzz_yaml.c"
 
 static int replay_no_init(void) { return 0; }
@@ -55,6 +56,7 @@ static const struct replay_target {
 	{"process", fuzz_one_process, replay_no_init},
 	{"resources", fuzz_one_resources, replay_no_init},
 	{"state", fuzz_one_state, fuzz_init_state},
+	{"tls_hello", fuzz_one_tls_hello, replay_no_init},
 	{"yaml", fuzz_one_yaml, replay_no_init},
 };
 
