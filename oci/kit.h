@@ -32,7 +32,7 @@ struct kit_mount {
 };
 
 enum kit_cred_from { KIT_FROM_ENV, KIT_FROM_FILE };
-enum kit_cred_to { KIT_TO_ENV, KIT_TO_FILE };
+enum kit_cred_to { KIT_TO_ENV, KIT_TO_FILE, KIT_TO_HEADER };
 
 struct kit_credential {
 	char *name;
@@ -40,6 +40,12 @@ struct kit_credential {
 	char *from_ref;         /* the variable name, or an absolute host path */
 	enum kit_cred_to to;
 	char *to_path;          /* KIT_TO_FILE: absolute path in the box */
+	/* KIT_TO_HEADER: the gateway puts it into requests to these hosts
+	 * (netfilter/credential.h); the box never sees it */
+	char **hosts;           /* "api.github.com", "*.example.com" (lowercase) */
+	size_t n_hosts;
+	char *header;           /* "Authorization: Bearer {}" */
+	char *placeholder_env;  /* a variable the box gets with a placeholder, or NULL */
 };
 
 struct kit_file {
@@ -70,6 +76,7 @@ struct kit {
 	char **ws_writable;     /* workspace_writable: default protections opened */
 	size_t n_ws_writable;
 	bool ws_allow_sensitive; /* workspace_allow_sensitive: home, "/" or secrets allowed */
+	char *upstream_ca;      /* PEM file: more CAs the gateway trusts upstream, or NULL */
 	struct kit_mount *mounts;
 	size_t n_mounts;
 	struct oci_kv *env;     /* in order; later entries of the same name never occur */
@@ -127,6 +134,9 @@ int kit_parse_duration_ms(const char *s, int64_t *ret);
 int kit_parse_cpus(const char *s, uint64_t *ret);
 
 /* ---- building (kit_build.c) ---- */
+
+/* Does the kit have a credential the gateway injects (to: header)? */
+bool kit_has_header_credentials(const struct kit *k);
 
 /* A credential's value, read at start time by kit run and never written out. */
 struct kit_secret {

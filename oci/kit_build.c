@@ -1,6 +1,7 @@
 /* Kits to OCI bundles: config.json with hardened defaults, and the rootfs
  * arrangement (for a `host` rootfs: a skeleton with the host's /usr and /lib*
  * bound read-only, the /bin-style symlinks recreated, and a curated /etc). */
+#include "credential.h"
 #include "kit.h"
 #include "config_defaults.h"
 #include "image.h"
@@ -332,7 +333,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	json_arr_end(j);
 
 	/* env: defaults, then the kit's, then credentials; a later name replaces */
-	size_t n_env = 0, cap_env = 8 + k->n_env + o->n_secrets + (img ? img->n_env : 0);
+	size_t n_env = 0, cap_env = 8 + k->n_env + o->n_secrets + k->n_credentials + (img ? img->n_env : 0);
 	struct oci_kv *env = arena_alloc(&a, cap_env * sizeof *env);
 #define SETENV(K, V) do { \
 		const char *_k = (K), *_v = (V); size_t _i; \
@@ -359,6 +360,12 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	for (size_t i = 0; i < o->n_secrets; i++)
 		if (o->secrets[i].cred->to == KIT_TO_ENV)
 			SETENV(o->secrets[i].cred->name, o->secrets[i].value);
+	/* a header credential's variable holds a placeholder: the secret stays
+	 * with the gateway */
+	for (size_t i = 0; i < k->n_credentials; i++)
+		if (k->credentials[i].to == KIT_TO_HEADER && k->credentials[i].placeholder_env)
+			SETENV(k->credentials[i].placeholder_env,
+			       arena_printf(&a, CRED_PLACEHOLDER_PREFIX "%s", k->credentials[i].name));
 #undef SETENV
 	json_key(j, "env");
 	json_arr_begin(j);
@@ -470,7 +477,7 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 			json_obj_begin(c);
 			json_kv_str(c, "name", cr->name);
 			json_kv_str(c, "from", arena_printf(&a, "%s:%s", cr->from == KIT_FROM_ENV ? "env" : "file", cr->from_ref));
-			json_kv_str(c, "to", cr->to == KIT_TO_ENV ? "env" : arena_printf(&a, "file:%s", cr->to_path));
+			json_kv_str(c, "to", cr->to == KIT_TO_ENV ? "env" : cr->to == KIT_TO_HEADER ? "header" : arena_printf(&a, "file:%s", cr->to_path));
 			json_obj_end(c);
 		}
 		json_arr_end(c);

@@ -14,7 +14,7 @@
 
 static const char *const top_fields[] = {
 	"name", "extends", "rootfs", "workspace", "workspace_protect", "workspace_writable",
-	"workspace_allow_sensitive", "mounts", "env", "credentials", "files", "network", "resources",
+	"workspace_allow_sensitive", "mounts", "env", "credentials", "files", "upstream_ca", "network", "resources",
 	"user", "security", "startup", "command", NULL,
 };
 
@@ -230,7 +230,7 @@ static int read_env(struct kit *k, const struct yml_node *n, struct ab_err *err)
 static int read_credentials(struct kit *k, const struct yml_node *n, struct ab_err *err)
 {
 	struct arena *a = &k->arena;
-	static const char *const fields[] = {"name", "from", "to", NULL};
+	static const char *const fields[] = {"name", "from", "to", "hosts", "header", "env", NULL};
 	if (yml_expect(n, YML_SEQ, "credentials", err) < 0)
 		return -1;
 	if (n->n_items > KIT_MAX_ITEMS)
@@ -298,10 +298,14 @@ static int read_credentials(struct kit *k, const struct yml_node *n, struct ab_e
 				for (size_t j = 0; j < i; j++)
 					if (k->credentials[j].to == KIT_TO_FILE && streq(k->credentials[j].to_path, kc->to_path))
 						return yml_error(err, v, fp, "%s is the file of credential \"%s\" already", kc->to_path, k->credentials[j].name);
+			} else if (streq(s, "header")) {
+				kc->to = KIT_TO_HEADER;
 			} else {
-				return yml_error(err, v, fp, "\"%s\": expected env or file:/PATH", s);
+				return yml_error(err, v, fp, "\"%s\": expected env, file:/PATH or header", s);
 			}
 		}
+		if (kit_read_header_credential(k, c, p, kc, err) < 0)
+			return -1;
 	}
 	k->n_credentials = n->n_items;
 	return 0;
@@ -563,6 +567,9 @@ int kit_from_tree(struct kit *k, const struct yml_node *root, struct ab_err *err
 			r = read_credentials(k, v, err);
 		} else if (streq(key, "files")) {
 			r = read_files(k, v, err);
+		} else if (streq(key, "upstream_ca")) {
+			if ((r = yml_get_str(v, "upstream_ca", &s, err)) == 0)
+				k->upstream_ca = kit_host_path(a, v, s);
 		} else if (streq(key, "network")) {
 			r = read_network(k, v, err);
 		} else if (streq(key, "resources")) {

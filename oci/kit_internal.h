@@ -35,6 +35,14 @@ int kit_str_list_copy(struct arena *a, const struct yml_node *n, const char *pat
 /* Fill k from a mapping (after extends). Absent and null fields keep defaults. */
 int kit_from_tree(struct kit *k, const struct yml_node *root, struct ab_err *err);
 
+/* ---- kit_credentials.c: a `to: header` credential's fields ---- */
+
+/* hosts, header and env of kc at path p (and none of them unless it is to: header) */
+int kit_read_header_credential(struct kit *k, const struct yml_node *c, const char *p, struct kit_credential *kc,
+			       struct ab_err *err);
+/* kit show: those fields into the credential's mapping e */
+void kit_show_header_credential(struct arena *a, struct yml_node *e, const struct kit_credential *c);
+
 /* ---- kit_load.c ---- */
 
 /* An empty kit with the defaults. */

@@ -41,6 +41,8 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	}
 	if (k->workspace)
 		yml_map_add(a, root, "workspace", yml_new_str(a, k->workspace));
+	if (k->upstream_ca)
+		yml_map_add(a, root, "upstream_ca", yml_new_str(a, k->upstream_ca));
 	if (k->n_ws_protect)
 		yml_map_add(a, root, "workspace_protect", str_list(a, k->ws_protect, k->n_ws_protect));
 	if (k->n_ws_writable)
@@ -76,7 +78,8 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 			struct yml_node *e = yml_new_map(a);
 			yml_map_add(a, e, "name", yml_new_str(a, c->name));
 			yml_map_add(a, e, "from", yml_new_str(a, arena_printf(a, "%s:%s", c->from == KIT_FROM_ENV ? "env" : "file", c->from_ref)));
-			yml_map_add(a, e, "to", yml_new_str(a, c->to == KIT_TO_ENV ? "env" : arena_printf(a, "file:%s", c->to_path)));
+			yml_map_add(a, e, "to", yml_new_str(a, c->to == KIT_TO_ENV ? "env" : c->to == KIT_TO_HEADER ? "header" : arena_printf(a, "file:%s", c->to_path)));
+			kit_show_header_credential(a, e, c);
 			yml_seq_add(a, s, e);
 		}
 		yml_map_add(a, root, "credentials", s);

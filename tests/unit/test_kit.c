@@ -510,7 +510,7 @@ static void test_errors(void)
 		{"credentials:\n  - name: X\n", "kit.yaml:2:5: credentials[0].from: missing"},
 		{"credentials:\n  - name: X\n    from: vault:x\n", "kit.yaml:3:11: credentials[0].from: \"vault:x\": expected env:VARIABLE or file:PATH"},
 		{"credentials:\n  - name: X\n    from: env:1X\n", "kit.yaml:3:11: credentials[0].from: \"1X\": not a valid variable name"},
-		{"credentials:\n  - name: X\n    from: env:Y\n    to: disk\n", "kit.yaml:4:9: credentials[0].to: \"disk\": expected env or file:/PATH"},
+		{"credentials:\n  - name: X\n    from: env:Y\n    to: disk\n", "kit.yaml:4:9: credentials[0].to: \"disk\": expected env, file:/PATH or header"},
 		{"credentials:\n  - name: X\n    from: env:Y\n    to: file:/token\n", "kit.yaml:4:9: credentials[0].to: /token: a credential file needs a directory of its own"},
 		{"credentials:\n  - name: X\n    from: env:Y\n    to: file:/workspace/.token\n", "kit.yaml:4:9: credentials[0].to: /workspace/.token is in the workspace"},
 		{"credentials:\n  - name: X\n    from: env:Y\n  - name: X\n    from: env:Z\n", "kit.yaml:4:11: credentials[1].name: credential \"X\" is defined twice"},
