@@ -59,7 +59,25 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:.c=)
 
 .PHONY: all clean check demo unit integration install man helper fuzz bench
-all: agentbox tests/helper/abtest tests/helper/prober tests/helper/netprobe
+all: agentbox agentbox-gateway tests/helper/abtest tests/helper/prober tests/helper/netprobe
+
+# The credential gateway (gateway/gateway.h): its own executable, exec'd only
+# for boxes with header credentials, so the runtime itself never maps OpenSSL
+# or nghttp2. Linked statically where Debian ships archives: a gateway per
+# box shares nothing and maps only the pages it uses.
+INC_gateway := $(INC_netfilter) -Igateway
+GW_SRCS  := $(wildcard gateway/*.c)
+GW_OBJS  := $(GW_SRCS:.c=.o)
+GW_DEPS  := lib/error.o lib/log.o lib/util.o netfilter/credential.o netfilter/policy.o
+GW_PKGS  := openssl libnghttp2
+ifeq ($(STATIC_DEPS),yes)
+GW_LIBS  := -Wl,-Bstatic -lssl -lcrypto -lnghttp2 -lhttp_parser -Wl,-Bdynamic
+else
+GW_LIBS  := $(shell pkg-config --libs $(GW_PKGS)) -lhttp_parser
+endif
+$(GW_OBJS): $(wildcard gateway/*.h) netfilter/gateway_proto.h netfilter/credential.h
+agentbox-gateway: $(GW_OBJS) $(GW_DEPS)
+	$(CC) -o $@ $(GW_OBJS) $(GW_DEPS) $(ALL_LDFLAGS) $(GW_LIBS)
 
 agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
@@ -85,6 +103,9 @@ tests/helper/netprobe: tests/helper/netprobe.c
 tests/netfilter/egress-driver: tests/netfilter/egress-driver.c $(LIB_OBJS)
 	$(CC) $(INC_ALL) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+tests/netfilter/gateway-driver: tests/netfilter/gateway-driver.c $(LIB_OBJS) agentbox-gateway
+	$(CC) $(INC_ALL) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
+
 tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 	$(CC) $(INC_ALL) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 
@@ -107,14 +128,15 @@ demo:
 	$(MAKE) all
 	scripts/demo.sh
 
-install: agentbox
+install: agentbox agentbox-gateway
 	install -D -m 0755 agentbox $(DESTDIR)$(SBINDIR)/agentbox
+	install -D -m 0755 agentbox-gateway $(DESTDIR)$(SBINDIR)/agentbox-gateway
 	install -d $(DESTDIR)$(DATADIR)/seccomp
 	for p in $(PROFILES); do install -m 0644 $$p $(DESTDIR)$(DATADIR)/seccomp/; done
 	for m in man/*.[0-9]; do sec=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$$(basename $$m); done
 
 clean:
-	rm -f agentbox $(OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe
+	rm -f agentbox agentbox-gateway $(OBJS) $(GW_OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe
 
 # ---- build flags --------------------------------------------------------------
 # Objects remember what they were built with: `make SANITIZE=address,undefined`
@@ -122,7 +144,7 @@ clean:
 FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_DEPS) | $(TEST_HOOKS)
 FLAGS_STAMP := build/flags
 $(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
-$(OBJS) agentbox $(UNIT_BINS) tests/netfilter/egress-driver: $(FLAGS_STAMP)
+$(OBJS) $(GW_OBJS) agentbox agentbox-gateway $(UNIT_BINS) tests/netfilter/egress-driver tests/netfilter/gateway-driver: $(FLAGS_STAMP)
 # `agentbox --version` names the commit it was built from: main.o follows HEAD.
 COMMIT_STAMP := build/commit
 $(shell echo "$(COMMIT)" | cmp -s - $(COMMIT_STAMP) || echo "$(COMMIT)" > $(COMMIT_STAMP))

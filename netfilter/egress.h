@@ -123,6 +123,10 @@ int egress_netns_join(int netns_fd, struct ab_err *err);
  * redirect skips them and the filter lets them reach the upstream resolver. */
 #define EGRESS_TABLE "agentbox"
 #define EGRESS_SENTRY_MARK 0x0ab0d053u
+/* The SNI proxy's and the credential gateway's connections to the original
+ * destination (netfilter/sni_proxy.h): the TCP/443 redirect skips them, the
+ * filter judges them like any other packet of the box. */
+#define EGRESS_PROXY_MARK 0x0ab0d443u
 /* Why a packet was refused: its mark in chain refused, and so in the log. */
 enum egress_refusal {
 	EGRESS_REFUSED_NOT_ALLOWED,  /* no allow entry covers it */

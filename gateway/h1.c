@@ -1,0 +1,388 @@
+/* HTTP/1.1 through the gateway. Requests are parsed (http_parser): each head
+ * is rebuilt with the credential's header replaced and checked to be for the
+ * connection's host; bodies (lengths and chunks alike) pass through byte for
+ * byte as they arrive. Responses pass through unchanged and are parsed only
+ * to follow the exchange: a 101 to an Upgrade request (WebSocket) turns the
+ * connection into a plain tunnel, anything else keeps it HTTP. */
+#include <http_parser.h>
+#include <string.h>
+#include <strings.h>
+
+#include "relay.h"
+#include "util.h"
+
+#define HEAD_MAX (64u * 1024)   /* bytes of one request head */
+#define HEADERS_MAX 256
+#define PENDING_MAX 64          /* requests sent and not answered (pipelining) */
+
+enum req_phase { REQ_HEAD, REQ_BODY, REQ_WAIT_UPGRADE };
+
+struct field {
+	uint32_t name, name_len, value, value_len;   /* offsets into text */
+};
+
+struct h1 {
+	struct gw_pair *p;
+	http_parser req, resp;
+	enum req_phase phase;
+	bool tunnel;
+	/* the head being read */
+	char *text;                 /* url, then names and values, back to back */
+	size_t text_len;
+	uint32_t url_len;
+	struct field f[HEADERS_MAX];
+	size_t n_f;
+	bool in_value, head_bad, head_done, msg_done;
+	/* methods of the requests sent, oldest first, for their responses */
+	uint8_t pending[PENDING_MAX];
+	size_t n_pending;
+	bool upgrade_sent;          /* the last request asked for an upgrade */
+	bool resp_head_done, resp_msg_done;
+};
+
+static http_parser_settings req_settings, resp_settings;
+
+/* ---- the request head, collected ---- */
+
+static int append(struct h1 *h, const char *at, size_t len)
+{
+	if (h->text_len + len > HEAD_MAX) {
+		h->head_bad = true;
+		return -1;
+	}
+	memcpy(h->text + h->text_len, at, len);
+	h->text_len += len;
+	return 0;
+}
+
+static int on_url(http_parser *hp, const char *at, size_t len)
+{
+	struct h1 *h = hp->data;
+	h->url_len += (uint32_t)len;
+	return append(h, at, len);
+}
+
+static int on_header_field(http_parser *hp, const char *at, size_t len)
+{
+	struct h1 *h = hp->data;
+	if (h->in_value || h->n_f == 0) {
+		if (h->n_f == HEADERS_MAX) {
+			h->head_bad = true;
+			return -1;
+		}
+		h->f[h->n_f++] = (struct field){ .name = (uint32_t)h->text_len };
+		h->in_value = false;
+	}
+	h->f[h->n_f - 1].name_len += (uint32_t)len;
+	return append(h, at, len);
+}
+
+static int on_header_value(http_parser *hp, const char *at, size_t len)
+{
+	struct h1 *h = hp->data;
+	struct field *f = &h->f[h->n_f - 1];
+	if (!h->in_value) {
+		h->in_value = true;
+		f->value = (uint32_t)h->text_len;
+	}
+	f->value_len += (uint32_t)len;
+	return append(h, at, len);
+}
+
+static int on_req_headers_complete(http_parser *hp)
+{
+	struct h1 *h = hp->data;
+	h->head_done = true;
+	http_parser_pause(hp, 1);   /* the head ends here: rebuild it before any body byte */
+	return 0;
+}
+
+static int on_req_message_complete(http_parser *hp)
+{
+	struct h1 *h = hp->data;
+	h->msg_done = true;
+	http_parser_pause(hp, 1);
+	return 0;
+}
+
+/* ---- responses, watched ---- */
+
+static int on_resp_headers_complete(http_parser *hp)
+{
+	struct h1 *h = hp->data;
+	h->resp_head_done = true;
+	/* a response to HEAD has no body, whatever it says */
+	if (hp->status_code >= 200 && h->n_pending && h->pending[0] == HTTP_HEAD)
+		return 1;
+	return 0;
+}
+
+static int on_resp_message_complete(http_parser *hp)
+{
+	struct h1 *h = hp->data;
+	h->resp_msg_done = true;
+	http_parser_pause(hp, 1);
+	return 0;
+}
+
+int gw_h1_init(struct gw_pair *p)
+{
+	if (!req_settings.on_url) {
+		req_settings.on_url = on_url;
+		req_settings.on_header_field = on_header_field;
+		req_settings.on_header_value = on_header_value;
+		req_settings.on_headers_complete = on_req_headers_complete;
+		req_settings.on_message_complete = on_req_message_complete;
+		resp_settings.on_headers_complete = on_resp_headers_complete;
+		resp_settings.on_message_complete = on_resp_message_complete;
+	}
+	struct h1 *h = xcalloc(1, sizeof *h);
+	h->p = p;
+	h->text = xmalloc(HEAD_MAX);
+	http_parser_init(&h->req, HTTP_REQUEST);
+	http_parser_init(&h->resp, HTTP_RESPONSE);
+	h->req.data = h->resp.data = h;
+	p->ps = h;
+	return 0;
+}
+
+void gw_h1_free(struct gw_pair *p)
+{
+	struct h1 *h = p->ps;
+	explicit_bzero(h->text, HEAD_MAX);
+	free(h->text);
+	free(h);
+	p->ps = NULL;
+}
+
+/* A refusal the box can read: a short response, then the end. */
+static void refuse(struct gw_pair *p, int code, const char *reason, const char *detail)
+{
+	static const char body[] = "refused by the agentbox credential gateway\n";
+	(void)gw_buf_printf(&p->c.out,
+			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			    code, code == 421 ? "Misdirected Request" : code == 431 ? "Request Header Fields Too Large" : "Bad Request",
+			    sizeof body - 1, body);
+	gw_log_record("deny", "\"proto\":\"https\",\"name\":\"%s\",\"reason\":\"%s\",\"detail\":\"%.*s\"", p->host, reason,
+		      64, detail);
+	/* nothing more from the box, nothing more to the server */
+	p->c.eof = true;
+	p->c.in.len = 0;
+	p->u.eof = p->u.shut = true;
+	p->u.in.len = p->u.out.len = 0;
+}
+
+static bool printable(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 && s[i] != '\t')
+			return false;
+	return true;
+}
+
+/* the json-safe first part of s, for a log detail */
+static const char *safe(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 1 < cap; i++)
+		out[o++] = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' ? s[i] : '?';
+	out[o] = 0;
+	return out;
+}
+
+/* The head as it goes to the server: request line, the box's headers but the
+ * credentials' own, then each credential of this host. Refused (and false)
+ * when it is not for this host. */
+static bool emit_head(struct h1 *h)
+{
+	struct gw_pair *p = h->p;
+	char tmp[80];
+	const char *url = h->text;
+	size_t n_host = 0;
+	const struct field *host = NULL;
+	for (size_t i = 0; i < h->n_f; i++) {
+		const struct field *f = &h->f[i];
+		if (!printable(h->text + f->name, f->name_len) || !printable(h->text + f->value, f->value_len)) {
+			refuse(p, 400, "bad-header", "a control character in a header");
+			return false;
+		}
+		if (cred_header_name_eq("host", h->text + f->name, f->name_len)) {
+			n_host++;
+			host = f;
+		}
+	}
+	/* the Host (and an absolute URL's authority) must be the name the TLS
+	 * connection was made for: nothing reaches another name on the same
+	 * server, with or without the credential */
+	if (n_host != 1 || !gw_pair_authority_ok(p, h->text + host->value, host->value_len)) {
+		refuse(p, 421, "host-mismatch",
+		       n_host == 1 ? safe(h->text + host->value, host->value_len, tmp, sizeof tmp) : "no single Host header");
+		return false;
+	}
+	if (h->url_len && url[0] != '/' && url[0] != '*') {
+		struct http_parser_url u;
+		http_parser_url_init(&u);
+		if (http_parser_parse_url(url, h->url_len, h->req.method == HTTP_CONNECT, &u) != 0 ||
+		    !(u.field_set & (1 << UF_HOST)) ||
+		    !gw_pair_authority_ok(p, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len)) {
+			refuse(p, 421, "host-mismatch", safe(url, h->url_len, tmp, sizeof tmp));
+			return false;
+		}
+	}
+	if (h->req.method == HTTP_CONNECT) {
+		refuse(p, 400, "connect", "CONNECT inside a terminated connection");
+		return false;
+	}
+	struct gw_buf *o = &p->u.out;
+	bool ok = gw_buf_printf(o, "%s ", http_method_str((enum http_method)h->req.method)) &&
+		  gw_buf_put(o, url, h->url_len) &&
+		  gw_buf_printf(o, " HTTP/%u.%u\r\n", h->req.http_major, h->req.http_minor);
+	for (size_t i = 0; ok && i < h->n_f; i++) {
+		const struct field *f = &h->f[i];
+		bool replaced = false;
+		for (size_t k = 0; k < p->n_creds; k++)
+			replaced |= cred_header_name_eq(gw_cfg->creds[p->creds[k]].header.name, h->text + f->name, f->name_len);
+		if (replaced)
+			continue;
+		ok = gw_buf_put(o, h->text + f->name, f->name_len) && gw_buf_put(o, ": ", 2) &&
+		     gw_buf_put(o, h->text + f->value, f->value_len) && gw_buf_put(o, "\r\n", 2);
+	}
+	for (size_t k = 0; ok && k < p->n_creds; k++) {
+		const struct gw_cred *c = &gw_cfg->creds[p->creds[k]];
+		ok = gw_buf_printf(o, "%s: ", c->header.name) && gw_buf_put(o, c->value, c->value_len) &&
+		     gw_buf_put(o, "\r\n", 2);
+		if (ok)
+			gw_pair_log_use(p, p->creds[k]);
+	}
+	if (!ok || !gw_buf_put(o, "\r\n", 2)) {
+		refuse(p, 431, "head-too-large", "the request head");
+		return false;
+	}
+	return true;
+}
+
+static void head_reset(struct h1 *h)
+{
+	explicit_bzero(h->text, h->text_len);
+	h->text_len = 0;
+	h->url_len = 0;
+	h->n_f = 0;
+	h->in_value = h->head_done = h->msg_done = false;
+}
+
+/* the box's bytes toward the server */
+static int requests(struct h1 *h, bool *progress)
+{
+	struct gw_pair *p = h->p;
+	struct gw_buf *in = &p->c.in, *out = &p->u.out;
+	while (in->len && gw_buf_room(out)) {
+		if (h->tunnel) {
+			size_t n = in->len < gw_buf_room(out) ? in->len : gw_buf_room(out);
+			gw_buf_put(out, gw_buf_data(in), n);
+			gw_buf_drop(in, n);
+			*progress = true;
+			continue;
+		}
+		if (h->phase == REQ_WAIT_UPGRADE)
+			return 0;   /* held until the server says whether it switched */
+		size_t avail = in->len;
+		if (h->phase == REQ_BODY && avail > gw_buf_room(out))
+			avail = gw_buf_room(out);
+		size_t n = http_parser_execute(&h->req, &req_settings, (const char *)gw_buf_data(in), avail);
+		enum http_errno e = HTTP_PARSER_ERRNO(&h->req);
+		if (e != HPE_OK && e != HPE_PAUSED) {
+			if (h->head_bad)
+				refuse(p, 431, "head-too-large", "the request head");
+			else
+				refuse(p, 400, "bad-request", http_errno_name(e));
+			*progress = true;
+			return 0;
+		}
+		if (h->phase == REQ_BODY && n)
+			gw_buf_put(out, gw_buf_data(in), n);   /* body bytes, as they came */
+		gw_buf_drop(in, n);
+		*progress |= n > 0;
+		if (e == HPE_PAUSED)
+			http_parser_pause(&h->req, 0);
+		if (h->phase == REQ_HEAD && h->head_done) {
+			if (!emit_head(h)) {
+				*progress = true;
+				return 0;
+			}
+			if (h->n_pending < PENDING_MAX)
+				h->pending[h->n_pending++] = (uint8_t)h->req.method;
+			h->upgrade_sent = h->req.upgrade;
+			h->phase = REQ_BODY;
+			h->head_done = false;
+			*progress = true;
+		}
+		if (h->phase == REQ_BODY && h->msg_done) {
+			bool upgrade = h->upgrade_sent;
+			head_reset(h);
+			h->phase = upgrade ? REQ_WAIT_UPGRADE : REQ_HEAD;
+			*progress = true;
+		} else if (!n && e != HPE_PAUSED) {
+			break;
+		}
+	}
+	return 0;
+}
+
+/* the server's bytes toward the box: as they are, watched */
+static int responses(struct h1 *h, bool *progress)
+{
+	struct gw_pair *p = h->p;
+	struct gw_buf *in = &p->u.in, *out = &p->c.out;
+	while (in->len && gw_buf_room(out)) {
+		size_t avail = in->len < gw_buf_room(out) ? in->len : gw_buf_room(out);
+		if (h->tunnel) {
+			gw_buf_put(out, gw_buf_data(in), avail);
+			gw_buf_drop(in, avail);
+			*progress = true;
+			continue;
+		}
+		size_t n = http_parser_execute(&h->resp, &resp_settings, (const char *)gw_buf_data(in), avail);
+		enum http_errno e = HTTP_PARSER_ERRNO(&h->resp);
+		if (e != HPE_OK && e != HPE_PAUSED)
+			return -1;   /* a server we cannot follow: end it rather than guess */
+		gw_buf_put(out, gw_buf_data(in), n);
+		gw_buf_drop(in, n);
+		*progress |= n > 0;
+		if (e == HPE_PAUSED)
+			http_parser_pause(&h->resp, 0);
+		if (h->resp_msg_done) {
+			h->resp_msg_done = h->resp_head_done = false;
+			int status = h->resp.status_code;
+			if (status == 101 && h->phase == REQ_WAIT_UPGRADE) {
+				h->tunnel = true;     /* WebSocket and the like: bytes both ways from here */
+			} else if (status >= 200) {
+				if (h->n_pending) {
+					memmove(h->pending, h->pending + 1, --h->n_pending);
+				}
+				if (h->phase == REQ_WAIT_UPGRADE) {
+					/* not switched: HTTP goes on */
+					http_parser_init(&h->req, HTTP_REQUEST);
+					h->req.data = h;
+					h->phase = REQ_HEAD;
+				}
+			}
+			/* the next response starts afresh (after a 101 the parser is done) */
+			if (!h->tunnel) {
+				http_parser_init(&h->resp, HTTP_RESPONSE);
+				h->resp.data = h;
+			}
+			*progress = true;
+		} else if (!n && e != HPE_PAUSED) {
+			break;
+		}
+	}
+	return 0;
+}
+
+int gw_h1_process(struct gw_pair *p, bool *progress)
+{
+	struct h1 *h = p->ps;
+	if (requests(h, progress) < 0 || responses(h, progress) < 0)
+		return -1;
+	return 0;
+}

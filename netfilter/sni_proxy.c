@@ -1,0 +1,525 @@
+/* The SNI check (sni_proxy.h). One epoll set, edge-triggered: each event
+ * runs its flow's step until nothing moves. Bytes never pass through this
+ * process's memory once a flow is allowed: splice(2) moves them from socket
+ * to pipe to socket in the kernel. */
+#include <netinet/in.h> /* before the linux/ headers */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway_proto.h"
+#include "sni_proxy.h"
+#include "tls_hello.h"
+#include "util.h"
+
+#define PIPE_BYTES (64u * 1024)
+
+enum flow_state { F_HELLO, F_CONNECTING, F_SPLICE };
+
+struct flow {
+	int c, u;                      /* the box's socket, the server's */
+	int cu[2], uc[2];              /* pipes: box -> server, server -> box */
+	size_t in_cu, in_uc;           /* bytes in them */
+	bool c_eof, u_eof, c_shut, u_shut;
+	enum flow_state st;
+	struct sockaddr_storage dst;
+	socklen_t dst_len;
+	uint64_t deadline;
+	bool zombie;
+	struct flow *prev, *next;
+};
+
+struct sni_proxy {
+	struct sni_proxy_params prm;
+	int ep;
+	struct flow *flows, *zombies;
+	size_t n_flows;
+	uint8_t *peek;                 /* TLS_HELLO_MAX_BYTES, mapped when first needed */
+	int listen_tag[2];             /* epoll data for the listeners: &listen_tag[i] */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the verdicts ---- */
+
+static bool covers(const struct egress_entry *e, uint16_t port)
+{
+	return (e->proto == 0 || e->proto == IPPROTO_TCP) && (e->port == 0 || e->port == port);
+}
+
+bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port)
+{
+	for (size_t i = 0; i < p->deny.n; i++) {
+		const struct egress_entry *e = &p->deny.v[i];
+		if ((e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD) && covers(e, port) &&
+		    egress_entry_matches_name(e, name))
+			return false;
+	}
+	for (size_t i = 0; i < p->allow.n; i++) {
+		const struct egress_entry *e = &p->allow.v[i];
+		if ((e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD) && covers(e, port) &&
+		    egress_entry_matches_name(e, name))
+			return true;
+	}
+	return false;
+}
+
+static bool in_cidr(const struct egress_entry *e, int family, const uint8_t *addr)
+{
+	if (e->kind != (family == AF_INET ? EGRESS_CIDR4 : EGRESS_CIDR6))
+		return false;
+	unsigned bits = e->prefix;
+	for (unsigned i = 0; i < bits / 8; i++)
+		if (addr[i] != e->addr[i])
+			return false;
+	if (bits % 8) {
+		uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
+		if ((addr[bits / 8] & mask) != (e->addr[bits / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
+bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port)
+{
+	for (size_t i = 0; i < p->deny.n; i++)
+		if (covers(&p->deny.v[i], port) && in_cidr(&p->deny.v[i], family, addr))
+			return false;
+	for (size_t i = 0; i < p->allow.n; i++)
+		if (covers(&p->allow.v[i], port) && in_cidr(&p->allow.v[i], family, addr))
+			return true;
+	return false;
+}
+
+static bool cred_host(const struct sni_proxy *p, const char *name)
+{
+	const struct egress_list *l = p->prm.cred_hosts;
+	for (size_t i = 0; l && i < l->n; i++)
+		if (egress_entry_matches_name(&l->v[i], name))
+			return true;
+	return false;
+}
+
+/* ---- flows ---- */
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void reset_fd(int fd)
+{
+	struct linger l = {1, 0};
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+static void flow_end(struct sni_proxy *p, struct flow *f, bool reset)
+{
+	if (f->zombie)
+		return;
+	if (reset) {
+		reset_fd(f->c);
+		reset_fd(f->u);
+	}
+	close_fd(&f->c);
+	close_fd(&f->u);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&f->cu[i]);
+		close_fd(&f->uc[i]);
+	}
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		p->flows = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	p->n_flows--;
+	f->zombie = true;
+	f->next = p->zombies;   /* freed after this batch of events */
+	p->zombies = f;
+}
+
+static const char *addr_text(const struct flow *f, char *buf, size_t len, uint16_t *port)
+{
+	if (f->dst.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&f->dst;
+		*port = ntohs(in->sin_port);
+		return inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len);
+	}
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&f->dst;
+	*port = ntohs(in6->sin6_port);
+	return inet_ntop(AF_INET6, &in6->sin6_addr, buf, (socklen_t)len);
+}
+
+/* a refusal, logged: the name asked for (JSON-safe: printable, no quotes) */
+static void refuse(struct sni_proxy *p, struct flow *f, const char *reason, const char *name)
+{
+	char a[INET6_ADDRSTRLEN] = "?", fields[600], safe[TLS_SNI_MAX];
+	uint16_t port = 0;
+	addr_text(f, a, sizeof a, &port);
+	size_t o = 0;
+	for (; name && name[o] && o + 1 < sizeof safe; o++)
+		safe[o] = name[o] == '"' || name[o] == '\\' ? '?' : name[o];
+	safe[o] = 0;
+	snprintf(fields, sizeof fields, "\"proto\":\"tls\",\"dst\":\"%s\",\"port\":%u%s%s%s,\"reason\":\"%s\"", a, port,
+		 o ? ",\"name\":\"" : "", safe, o ? "\"" : "", reason);
+	if (p->prm.log)
+		p->prm.log(p->prm.ctx, "deny", fields);
+	flow_end(p, f, true);
+}
+
+static int original_dst(int fd, int family, struct sockaddr_storage *ss, socklen_t *len)
+{
+	*len = sizeof *ss;
+	if (family == AF_INET)
+		return getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, ss, len);
+	return getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, ss, len);
+}
+
+static void accept_all(struct sni_proxy *p, int lfd, int family)
+{
+	for (;;) {
+		int c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (c < 0)
+			return;
+		struct flow *f = calloc(1, sizeof *f);
+		if (!f || p->n_flows >= SNI_PROXY_MAX_FLOWS) {
+			reset_fd(c);
+			close(c);
+			free(f);
+			if (p->prm.log)
+				p->prm.log(p->prm.ctx, "deny", "\"proto\":\"tls\",\"reason\":\"too-many-connections\"");
+			continue;
+		}
+		f->c = c;
+		f->u = -1;
+		f->cu[0] = f->cu[1] = f->uc[0] = f->uc[1] = -1;
+		f->next = p->flows;
+		if (p->flows)
+			p->flows->prev = f;
+		p->flows = f;
+		p->n_flows++;
+		f->deadline = now_ms() + SNI_PROXY_HELLO_MS;
+		/* only a redirected connection has an original destination; one made
+		 * to the listener itself is closed */
+		if (original_dst(c, family, &f->dst, &f->dst_len) < 0 || f->dst.ss_family != family) {
+			flow_end(p, f, true);
+			continue;
+		}
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = f};
+		if (epoll_ctl(p->ep, EPOLL_CTL_ADD, c, &ev) < 0)
+			flow_end(p, f, true);
+	}
+}
+
+static bool handoff(struct sni_proxy *p, struct flow *f, const char *sni)
+{
+	int u = p->prm.upstream_socket(p->prm.ctx, f->dst.ss_family);
+	if (u < 0)
+		return false;
+	struct gw_handoff h = {.magic = GW_HANDOFF_MAGIC, .family = f->dst.ss_family};
+	if (f->dst.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&f->dst;
+		memcpy(h.addr, &in->sin_addr, 4);
+		h.port = ntohs(in->sin_port);
+	} else {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&f->dst;
+		memcpy(h.addr, &in6->sin6_addr, 16);
+		h.port = ntohs(in6->sin6_port);
+	}
+	snprintf(h.sni, sizeof h.sni, "%s", sni);
+	int fds[2] = {f->c, u};
+	union {
+		char buf[CMSG_SPACE(sizeof fds)];
+		struct cmsghdr align;
+	} cm;
+	memset(&cm, 0, sizeof cm);
+	struct iovec iov = {&h, sizeof h};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(c), fds, sizeof fds);
+	ssize_t n = sendmsg(p->prm.gateway_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(u);
+	if (n != (ssize_t)sizeof h)
+		return false;
+	/* the gateway has the box's socket now; ours goes without a reset */
+	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, f->c, NULL);
+	flow_end(p, f, false);
+	return true;
+}
+
+static void start_upstream(struct sni_proxy *p, struct flow *f)
+{
+	f->u = p->prm.upstream_socket(p->prm.ctx, f->dst.ss_family);
+	if (f->u < 0) {
+		f->u = -1;
+		refuse(p, f, "proxy-socket", NULL);
+		return;
+	}
+	(void)fcntl(f->u, F_SETFL, O_NONBLOCK);
+	(void)fcntl(f->u, F_SETFD, FD_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = f};
+	if (epoll_ctl(p->ep, EPOLL_CTL_ADD, f->u, &ev) < 0 ||
+	    (connect(f->u, (struct sockaddr *)&f->dst, f->dst_len) < 0 && errno != EINPROGRESS)) {
+		flow_end(p, f, true);
+		return;
+	}
+	f->st = F_CONNECTING;
+	f->deadline = now_ms() + SNI_PROXY_CONNECT_MS;
+}
+
+/* The ClientHello, peeked: wait for all of it, then the verdict. */
+static void step_hello(struct sni_proxy *p, struct flow *f)
+{
+	if (!p->peek) {
+		p->peek = mmap(NULL, TLS_HELLO_MAX_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p->peek == MAP_FAILED) {
+			p->peek = NULL;
+			flow_end(p, f, true);
+			return;
+		}
+	}
+	ssize_t n = recv(f->c, p->peek, TLS_HELLO_MAX_BYTES, MSG_PEEK);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		flow_end(p, f, n < 0);
+		return;
+	}
+	struct tls_hello h;
+	enum tls_hello_status s = tls_hello_parse(p->peek, (size_t)n, &h);
+	if (s == TLS_HELLO_MORE) {
+		/* wake again only once that much is here (poll honours SO_RCVLOWAT) */
+		int low = (int)h.need;
+		(void)setsockopt(f->c, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof low);
+		return;
+	}
+	int one = 1;
+	(void)setsockopt(f->c, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+	if (s != TLS_HELLO_DONE) {
+		refuse(p, f, s == TLS_HELLO_NOT_TLS ? "not-tls" : s == TLS_HELLO_TOO_BIG ? "hello-too-big" : "bad-hello", NULL);
+		return;
+	}
+	uint16_t port;
+	char a[INET6_ADDRSTRLEN];
+	addr_text(f, a, sizeof a, &port);
+	const uint8_t *addr = f->dst.ss_family == AF_INET
+				      ? (const uint8_t *)&((struct sockaddr_in *)&f->dst)->sin_addr
+				      : (const uint8_t *)&((struct sockaddr_in6 *)&f->dst)->sin6_addr;
+	uint8_t literal[16];
+	bool is_literal = h.has_sni && (inet_pton(AF_INET, h.sni, literal) == 1 || inet_pton(AF_INET6, h.sni, literal) == 1);
+	if (h.has_sni && !is_literal) {
+		if (!h.sni_valid) {
+			refuse(p, f, "bad-name", h.sni);
+			return;
+		}
+		if (!sni_name_allowed(p->prm.policy, h.sni, port)) {
+			refuse(p, f, "name-not-allowed", h.sni);
+			return;
+		}
+		if (cred_host(p, h.sni)) {
+			if (p->prm.gateway_fd < 0 || !handoff(p, f, h.sni))
+				refuse(p, f, "gateway-unavailable", h.sni);   /* fails closed */
+			return;
+		}
+	} else if (!sni_addr_allowed(p->prm.policy, f->dst.ss_family, addr, port)) {
+		/* no name (or an address for one): only an address a CIDR entry allows */
+		refuse(p, f, "no-name", h.has_sni ? h.sni : NULL);
+		return;
+	}
+	start_upstream(p, f);
+}
+
+/* one direction: src -> pipe -> dst; <0 error, else whether bytes moved */
+static int move(int src, int pipe[2], int dst, size_t *in_pipe, bool *src_eof, bool *dst_shut)
+{
+	int moved = 0;
+	for (;;) {
+		bool any = false;
+		if (!*src_eof && *in_pipe < PIPE_BYTES) {
+			ssize_t n = splice(src, NULL, pipe[1], NULL, PIPE_BYTES - *in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			if (n > 0) {
+				*in_pipe += (size_t)n;
+				any = true;
+			} else if (n == 0) {
+				*src_eof = true;
+				any = true;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				return -1;
+			}
+		}
+		if (*in_pipe) {
+			ssize_t n = splice(pipe[0], NULL, dst, NULL, *in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			if (n > 0) {
+				*in_pipe -= (size_t)n;
+				any = true;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				return -1;
+			}
+		}
+		if (*src_eof && !*in_pipe && !*dst_shut) {
+			(void)shutdown(dst, SHUT_WR);
+			*dst_shut = true;
+			any = true;
+		}
+		if (!any)
+			return moved;
+		moved = 1;
+	}
+}
+
+static void step_splice(struct sni_proxy *p, struct flow *f)
+{
+	int a = move(f->c, f->cu, f->u, &f->in_cu, &f->c_eof, &f->u_shut);
+	int b = move(f->u, f->uc, f->c, &f->in_uc, &f->u_eof, &f->c_shut);
+	if (a < 0 || b < 0) {
+		flow_end(p, f, true);
+		return;
+	}
+	if (f->c_shut && f->u_shut)
+		flow_end(p, f, false);
+}
+
+static void step(struct sni_proxy *p, struct flow *f)
+{
+	if (f->st == F_HELLO) {
+		step_hello(p, f);
+		return;
+	}
+	if (f->st == F_CONNECTING) {
+		int e = 0;
+		socklen_t l = sizeof e;
+		if (getsockopt(f->u, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || (e && e != EINPROGRESS)) {
+			flow_end(p, f, true);   /* the filter dropped it (logged there), or no server */
+			return;
+		}
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		if (e == EINPROGRESS || getpeername(f->u, (struct sockaddr *)&ss, &sl) < 0)
+			return;
+		if (pipe2(f->cu, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(f->uc, O_NONBLOCK | O_CLOEXEC) < 0) {
+			flow_end(p, f, true);
+			return;
+		}
+		f->st = F_SPLICE;
+	}
+	step_splice(p, f);
+}
+
+int sni_proxy_run(struct sni_proxy *p)
+{
+	struct epoll_event evs[32];
+	int n;
+	while ((n = epoll_wait(p->ep, evs, 32, 0)) > 0) {
+		for (int i = 0; i < n; i++) {
+			void *d = evs[i].data.ptr;
+			if (d == &p->listen_tag[0] || d == &p->listen_tag[1]) {
+				int k = d == &p->listen_tag[0] ? 0 : 1;
+				accept_all(p, p->prm.listen_fd[k], k == 0 ? AF_INET : AF_INET6);
+				continue;
+			}
+			struct flow *f = d;
+			if (!f->zombie)
+				step(p, f);
+		}
+		while (p->zombies) {
+			struct flow *z = p->zombies;
+			p->zombies = z->next;
+			free(z);
+		}
+		if (n < 32)
+			break;
+	}
+	uint64_t now = now_ms(), next = UINT64_MAX;
+	for (struct flow *f = p->flows, *nx; f; f = nx) {
+		nx = f->next;
+		if (f->st == F_SPLICE)
+			continue;
+		if (f->deadline <= now) {
+			if (f->st == F_HELLO)
+				refuse(p, f, "hello-timeout", NULL);
+			else
+				flow_end(p, f, true);
+			continue;
+		}
+		if (f->deadline < next)
+			next = f->deadline;
+	}
+	while (p->zombies) {
+		struct flow *z = p->zombies;
+		p->zombies = z->next;
+		free(z);
+	}
+	return next == UINT64_MAX ? -1 : (int)(next - now);
+}
+
+int sni_proxy_new(const struct sni_proxy_params *prm, struct sni_proxy **ret, struct ab_err *err)
+{
+	struct sni_proxy *p = calloc(1, sizeof *p);
+	if (!p)
+		return ab_error(err, ENOMEM, "SNI proxy");
+	p->prm = *prm;
+	p->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (p->ep < 0) {
+		int e = errno;
+		free(p);
+		return ab_error(err, e, "SNI proxy: epoll");
+	}
+	for (int i = 0; i < 2; i++) {
+		if (prm->listen_fd[i] < 0)
+			continue;
+		(void)fcntl(prm->listen_fd[i], F_SETFL, O_NONBLOCK);
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p->listen_tag[i]};
+		if (epoll_ctl(p->ep, EPOLL_CTL_ADD, prm->listen_fd[i], &ev) < 0) {
+			int e = errno;
+			sni_proxy_free(p);
+			return ab_error(err, e, "SNI proxy: epoll");
+		}
+	}
+	*ret = p;
+	return 0;
+}
+
+int sni_proxy_fd(const struct sni_proxy *p)
+{
+	return p->ep;
+}
+
+void sni_proxy_free(struct sni_proxy *p)
+{
+	if (!p)
+		return;
+	while (p->flows)
+		flow_end(p, p->flows, true);
+	while (p->zombies) {
+		struct flow *z = p->zombies;
+		p->zombies = z->next;
+		free(z);
+	}
+	if (p->peek)
+		munmap(p->peek, TLS_HELLO_MAX_BYTES);
+	close(p->ep);
+	free(p);
+}

@@ -1,0 +1,50 @@
+/* The SNI check, in the sentry: every TCP/443 connection the box opens to an
+ * allowed destination is redirected (nftables, in its network namespace) to
+ * this proxy, which reads the ClientHello without taking it off the socket,
+ * judges the server name it asks for against the policy, and then either
+ * refuses the connection (logged with the name), hands it to the credential
+ * gateway (a name with a header credential), or connects to the original
+ * destination itself and splices the two sockets together in the kernel.
+ * The upstream socket carries EGRESS_PROXY_MARK so the redirect skips it;
+ * the filter judges it like any other packet of the box. */
+#ifndef AGENTBOX_SNI_PROXY_H
+#define AGENTBOX_SNI_PROXY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "egress.h"
+#include "error.h"
+
+#define SNI_PROXY_MAX_FLOWS 256
+#define SNI_PROXY_HELLO_MS 10000    /* a ClientHello must be whole within this */
+#define SNI_PROXY_CONNECT_MS 15000
+
+struct sni_proxy_params {
+	const struct egress_policy *policy;
+	const struct egress_list *cred_hosts;   /* names whose flows go to the gateway; NULL none */
+	int gateway_fd;                         /* seqpacket to the gateway (gateway_proto.h), -1 none */
+	int listen_fd[2];                       /* the redirect's target on 127.0.0.1 and ::1 (-1: none) */
+	/* an unconnected TCP socket of family carrying EGRESS_PROXY_MARK, or -errno */
+	int (*upstream_socket)(void *ctx, int family);
+	/* one deny-log record: verdict and the rest of its JSON fields */
+	void (*log)(void *ctx, const char *verdict, const char *fields);
+	void *ctx;
+};
+
+struct sni_proxy;
+int sni_proxy_new(const struct sni_proxy_params *prm, struct sni_proxy **ret, struct ab_err *err);
+/* The fd to poll for POLLIN: something to do for sni_proxy_run */
+int sni_proxy_fd(const struct sni_proxy *p);
+/* Do what is ready (never blocks); returns the ms until the next deadline, -1 none */
+int sni_proxy_run(struct sni_proxy *p);
+void sni_proxy_free(struct sni_proxy *p);
+
+/* The verdict on a server name for a TCP connection to port: a name the
+ * policy allows there (a name or wildcard entry covering tcp/port, no deny
+ * entry covering it). */
+bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port);
+/* ... and on a connection without a name: its address allowed there by a CIDR entry */
+bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
+
+#endif
