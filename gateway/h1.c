@@ -33,6 +33,7 @@ struct h1 {
 	struct field f[HEADERS_MAX];
 	size_t n_f;
 	bool in_value, head_bad, head_done, msg_done;
+	size_t head_tail;           /* bytes of the head the parser reads again (its final LF) */
 	/* methods of the requests sent, oldest first, for their responses */
 	uint8_t pending[PENDING_MAX];
 	size_t n_pending;
@@ -298,8 +299,13 @@ static int requests(struct h1 *h, bool *progress)
 			*progress = true;
 			return 0;
 		}
-		if (h->phase == REQ_BODY && n)
-			gw_buf_put(out, gw_buf_data(in), n);   /* body bytes, as they came */
+		if (h->phase == REQ_BODY && n) {
+			/* body bytes, as they came; a pause at the end of the head leaves
+			 * its final LF to the next call, which is no body byte */
+			size_t skip = h->head_tail < n ? h->head_tail : n;
+			h->head_tail -= skip;
+			gw_buf_put(out, gw_buf_data(in) + skip, n - skip);
+		}
 		gw_buf_drop(in, n);
 		*progress |= n > 0;
 		if (e == HPE_PAUSED)
@@ -312,6 +318,7 @@ static int requests(struct h1 *h, bool *progress)
 			if (h->n_pending < PENDING_MAX)
 				h->pending[h->n_pending++] = (uint8_t)h->req.method;
 			h->upgrade_sent = h->req.upgrade;
+			h->head_tail = in->len && gw_buf_data(in)[0] == '\n' ? 1 : 0;
 			h->phase = REQ_BODY;
 			h->head_done = false;
 			*progress = true;
