@@ -88,11 +88,15 @@ static int drop_privileges(struct ab_err *err)
 		    mount("tmpfs", "/tmp", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") < 0 ||
 		    chdir("/tmp") < 0 || chroot(".") < 0 || chdir("/") < 0)
 			return ab_error(err, errno, "an empty root");
-		if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
-			return ab_error(err, errno, "become uid %d", NOBODY);
 	}
+	/* the bounding set first: dropping from it needs CAP_SETPCAP, which the
+	 * change of uid takes away */
 	for (int c = 0; c <= CAP_LAST_CAP; c++)
-		(void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL && geteuid() == 0)
+			return ab_error(err, errno, "drop capability %d from the bounding set", c);
+	if (geteuid() == 0 &&
+	    (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0))
+		return ab_error(err, errno, "become uid %d", NOBODY);
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {{0}};
 	if (syscall(SYS_capset, &h, d) < 0)

@@ -41,7 +41,7 @@ tally() {
 
 run_unit() {
 	local log=$logdir/unit.log
-	make -s all tests/netfilter/egress-driver >/dev/null || { echo "not ok 1 build" >"$log"; return; }
+	make -s all tests/netfilter/egress-driver tests/netfilter/gateway-driver >/dev/null || { echo "not ok 1 build" >"$log"; return; }
 	: >"$log"
 	for t in tests/unit/test_*.c; do
 		t=${t%.c}
