@@ -1,4 +1,5 @@
 #include "agent_config.h"
+#include "agent_credentials.h"
 #include "netns_pool.h"
 #include "yml.h"
 
@@ -266,7 +267,7 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 	ret->path = arena_strdup(a, file);
 	if (!root)
 		return 0;
-	static const char *const keys[] = {"seccomp", "egress", "floor", "runtime", NULL};
+	static const char *const keys[] = {"seccomp", "egress", "floor", "runtime", "credentials", "gateway", NULL};
 	if (yml_check_map(root, NULL, keys, err) < 0)
 		return -1;
 	const struct yml_node *n;
@@ -277,6 +278,8 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 	if ((n = yml_map_get(root, "floor")) && load_floor(a, n, ret, err) < 0)
 		return -1;
 	if ((n = yml_map_get(root, "runtime")) && load_runtime(n, ret, err) < 0)
+		return -1;
+	if (agent_credentials_load(a, yml_map_get(root, "credentials"), yml_map_get(root, "gateway"), ret, err) < 0)
 		return -1;
 	return 0;
 }

@@ -46,6 +46,11 @@ struct agent_config {
 	size_t n_allow_devices;
 	/* runtime */
 	unsigned netns_pool;              /* network namespaces made ahead (runtime/netns_pool.h) */
+	/* header credentials and their gateway (agent_credentials.h) */
+	struct agent_credential *credentials;
+	size_t n_credentials;
+	const char *gateway_upstream_ca;  /* a PEM file, or NULL */
+	bool credentials_annotations_may_select;
 };
 
 /* Built-in defaults, then the file on top. path NULL: the default path, which may

@@ -73,6 +73,7 @@ static const char global_usage[] =
 	"  --egress-allow LIST       comma-separated egress allow entries\n"
 	"  --egress-deny LIST        comma-separated egress deny entries\n"
 	"  --egress-internal LIST    address ranges allowed names may resolve into\n"
+	"  --credentials LIST        header credentials of the config file to inject (or none)\n"
 	"  -v, --version             print the version\n"
 	"  -h, --help                print this help\n"
 	"\n"
@@ -99,6 +100,7 @@ int command_help(const char *name)
 enum {
 	OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CGMGR, OPT_CONFIG,
 	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY, OPT_EGRESS_INTERNAL, OPT_ROOTLESS,
+	OPT_CREDENTIALS,
 };
 
 static const struct option global_options[] = {
@@ -114,6 +116,7 @@ static const struct option global_options[] = {
 	{"egress-deny", required_argument, NULL, OPT_EGRESS_DENY},
 	{"egress-internal", required_argument, NULL, OPT_EGRESS_INTERNAL},
 	{"rootless", required_argument, NULL, OPT_ROOTLESS},
+	{"credentials", required_argument, NULL, OPT_CREDENTIALS},
 	{"version", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
@@ -182,6 +185,7 @@ int main(int argc, char **argv)
 			}
 			rootless = optarg;
 			break;
+		case OPT_CREDENTIALS: g.credentials = optarg; break;
 		case 'v':
 			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
 #ifdef AGENTBOX_TEST_HOOKS

@@ -16,6 +16,7 @@ struct global_opts {
 	const char *egress_deny;        /* --egress-deny LIST */
 	const char *egress_internal;    /* --egress-internal LIST */
 	const char *seccomp_profile;    /* --seccomp-profile NAME */
+	const char *credentials;        /* --credentials LIST (config.yaml's header credentials) */
 };
 
 #endif
