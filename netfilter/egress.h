@@ -141,6 +141,10 @@ enum egress_refusal {
 #define EGRESS_NFLOG_REPEAT_GROUP 172
 /* Default DNS port of the sentry on 127.0.0.1 and ::1 inside the netns. */
 #define EGRESS_SENTRY_PORT 53
+/* The sentry's SNI proxy on 127.0.0.1 and ::1: where the ruleset redirects
+ * every allowed TCP/443 connection (sni_proxy.h). Above the ephemeral range,
+ * so no connection of the box ever has it as its own port. */
+#define EGRESS_SNI_PORT 61443
 
 /* Install (atomically replacing any previous one) the ruleset for p inside the
  * network namespace netns_fd. Either the whole ruleset is in place afterwards
@@ -222,13 +226,20 @@ struct egress_sentry_params {
 	uintptr_t dead_stack_hi;          /* runs on a stack of its own: everything of the
 					   * original stack below this is dead (0: it
 					   * runs on that stack, below its caller's frames) */
+	/* the SNI check (sni_proxy.h): its listeners from egress_sentry_sockets_open
+	 * (-1: none, when the policy allows no TCP/443), and the credential
+	 * gateway's hand-off socket with the hosts whose flows go there */
+	int sni_fd[2];
+	int gateway_fd;
+	const struct egress_list *cred_hosts;
 };
 
 /* The sentry's sockets, made in the netns NETNS_FD for the caller to hand to
- * the sentry (sp->listen_fd, sp->nflog_fd, sp->nflog_repeat_fd): with DNS, its
- * listeners (UDP and TCP on 127.0.0.1 and ::1, port PORT; loopback brought up
- * first; udp4, tcp4, udp6, tcp6, the IPv6 pair -1 when the netns has IPv6
- * disabled), and always its sockets on the ruleset's two log groups. Made before the container's program
+ * the sentry (sp->listen_fd, sp->nflog_fd, sp->nflog_repeat_fd, and sp->sni_fd
+ * when sp->policy allows some TCP/443): with DNS, its listeners (UDP and TCP
+ * on 127.0.0.1 and ::1, port PORT; loopback brought up first; udp4, tcp4,
+ * udp6, tcp6, the IPv6 pair -1 when the netns has IPv6 disabled), and always
+ * its sockets on the ruleset's two log groups. Made before the container's program
  * can run, they hold its first queries and log records until the sentry serves.
  * With DNS, the upstream resolvers of sp->upstream go into the ruleset's sets
  * too (loopback ones guarded from everyone but the sentry). */

@@ -167,11 +167,15 @@ void x_l4proto(struct rule *r, uint8_t proto)
 	x_cmp8(r, NFT_CMP_EQ, proto);
 }
 
-void x_mark(struct rule *r, uint32_t op)
+void x_mark_is(struct rule *r, uint32_t op, uint32_t mark)
 {
-	uint32_t mark = EGRESS_SENTRY_MARK;
 	x_meta(r, NFT_META_MARK, NFT_REG_1);
 	x_cmp(r, NFT_REG_1, op, &mark, sizeof mark);
+}
+
+void x_mark(struct rule *r, uint32_t op)
+{
+	x_mark_is(r, op, EGRESS_SENTRY_MARK);
 }
 
 void x_dport(struct rule *r, uint16_t port)

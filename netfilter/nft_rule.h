@@ -49,6 +49,8 @@ void x_nfproto(struct rule *r, int family);
 void x_l4proto(struct rule *r, uint8_t proto);
 /* meta mark OP EGRESS_SENTRY_MARK */
 void x_mark(struct rule *r, uint32_t op);
+/* meta mark OP mark */
+void x_mark_is(struct rule *r, uint32_t op, uint32_t mark);
 void x_dport(struct rule *r, uint16_t port);
 /* ct state & mask into NFT_REG_1 */
 void x_ct_state(struct rule *r, uint32_t mask);

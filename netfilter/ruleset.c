@@ -14,6 +14,8 @@
  *     -> refuse (not allowed)
  *   chain dns (nat, hook output, priority -150)
  *     unmarked udp/tcp dport 53 -> redirect to :sentry_port
+ *     tcp dport 443 not from the SNI proxy, to what the allow sets (and no
+ *     deny set) hold -> redirect to :EGRESS_SNI_PORT (the SNI check)
  *   chain refused (ruleset_log.c): the reason in the mark; counted,
  *     deduplicated for the deny log, logged, dropped
  */
@@ -36,6 +38,7 @@
 
 #include "egress_internal.h"
 #include "nft_rule.h"
+#include "sni_proxy.h"
 #include "util.h"
 
 
@@ -459,6 +462,39 @@ static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
 	}
 }
 
+/* The SNI check (sni_proxy.h): a new TCP/443 connection the filter will let
+ * through goes to the sentry's proxy instead, which judges its server name
+ * and connects on (its own sockets carry EGRESS_PROXY_MARK and are left
+ * alone). The same sets as the filter, deny first: a destination the filter
+ * refuses is not redirected, so the filter refuses and logs it with its real
+ * address; only what the filter would pass is ever redirected, and the
+ * proxy's own connection meets the filter again: a redirect never widens
+ * the policy. Only when some allow entry covers TCP/443. */
+static void put_sni_rules(struct eg_batch *b, const struct egress_policy *p, const bool used[EG_N_SETS])
+{
+	if (!sni_policy_needs_proxy(p))
+		return;
+	static const int fams[2] = { AF_INET, AF_INET6 };
+	for (int deny = 1; deny >= 0; deny--)
+		for (int kind = EG_STATIC; kind <= EG_DYNAMIC; kind++)
+			for (int f = 0; f < 2; f++)
+				for (int shape = 0; shape < EG_N_SHAPES; shape++) {
+					unsigned idx = eg_set_index((enum eg_kind)kind, deny, fams[f], (enum eg_shape)shape);
+					if (!used[idx])
+						continue;
+					struct rule rr = rule_new("dns"), *r = &rr;
+					x_mark_is(r, NFT_CMP_NEQ, EGRESS_PROXY_MARK);
+					x_l4proto(r, IPPROTO_TCP);
+					x_dport(r, 443);
+					x_set_match(r, idx);
+					if (deny)
+						x_verdict(r, NF_ACCEPT, NULL);   /* not redirected: the filter refuses it */
+					else
+						x_redirect(r, EGRESS_SNI_PORT);
+					put_rule(b, r, "dns");
+				}
+}
+
 static int send_batch(int netns_fd, struct eg_batch *b, struct ab_err *err)
 {
 	struct mnl_socket *nl;
@@ -499,6 +535,7 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 	put_refused_chain(&b);
 	put_output_rules(&b, used);
 	put_nat_rules(&b, sentry_port);
+	put_sni_rules(&b, p, used);
 
 	int r = send_batch(netns_fd, &b, err);
 	eg_batch_free(&b);

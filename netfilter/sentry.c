@@ -2,7 +2,9 @@
  * network namespace. It answers the container's DNS (nftables redirects every
  * port-53 packet to it), forwards only allowed names to the upstream resolver,
  * turns the A/AAAA records of each answer into timed set elements, and writes
- * the deny log (refused names, and the packets the ruleset logged).
+ * the deny log (refused names, and the packets the ruleset logged). When the
+ * policy allows some TCP/443 it also checks the server name of every such
+ * connection (the SNI check, sentry_sni.c).
  *
  * The sentry, which parses the untrusted DNS traffic, keeps no capability at
  * all. Two helpers do what needs more (sentry_helper.c): one keeps only
@@ -26,6 +28,7 @@
 #include "log.h"
 #include "nflog.h"
 #include "sentry_internal.h"
+#include "sni_proxy.h"
 #include "util.h"
 
 static bool init_alive(struct sentry *s)
@@ -75,9 +78,10 @@ static int watch_init(struct sentry *s, struct ab_err *err)
 }
 
 /* Set up in the runtime's netns, move into the box's, and finish there. With
- * need_helpers, *nl is a netlink socket of the box's netns for the netadmin
- * helper, and the net helper is forked before the move: it stays behind. */
-static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, struct ab_err *err)
+ * need_netadmin, *nl is a netlink socket of the box's netns for the netadmin
+ * helper; with need_net the net helper is forked before the move: it stays
+ * behind. */
+static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl_socket **nl, struct ab_err *err)
 {
 	const struct egress_sentry_params *sp = s->sp;
 	int r;
@@ -101,10 +105,10 @@ static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, st
 	}
 	struct egress_upstream list[2 * EGRESS_MAX_UPSTREAMS];
 	size_t n_list = sp->dns ? sentry_upstreams_init(s, list) : 0;
-	if (need_helpers || (sp->dns && !sp->upstreams_added))
+	if (need_netadmin || (sp->dns && !sp->upstreams_added))
 		if ((r = eg_nl_open(sp->netns_fd, nl, err)) < 0)
 			return r;
-	if (need_helpers && n_list && (r = sentry_start_net_helper(s, list, n_list, err)) < 0)
+	if (need_net && n_list && (r = sentry_start_net_helper(s, list, n_list, err)) < 0)
 		return r;
 	if (sp->netns_fd >= 0) {
 		if ((r = egress_netns_join(sp->netns_fd, err)) < 0)
@@ -120,6 +124,11 @@ static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, st
 		} else if ((r = sentry_bind_listeners(sp->port, s->udp, s->tcp, err)) < 0)
 			return r;
 	}
+	s->sni_fd[0] = sp->sni_fd[0];
+	s->sni_fd[1] = sp->sni_fd[1];
+	if (s->sni_fd[0] < 0 && s->sni_fd[1] < 0 && sni_policy_needs_proxy(s->p) &&
+	    (r = sentry_bind_sni(s->sni_fd, err)) < 0)   /* the caller's (a test's) sentry did not */
+		return r;
 	if (sp->nflog_fd >= 0) {
 		s->nflog = sp->nflog_fd;
 		s->nflog_repeat = sp->nflog_repeat_fd;
@@ -132,7 +141,7 @@ static int setup(struct sentry *s, bool need_helpers, struct mnl_socket **nl, st
 
 static void serve(struct sentry *s)
 {
-	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_FIXED };
+	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
 		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
@@ -141,6 +150,8 @@ static void serve(struct sentry *s)
 			next = s->active_at + IDLE_RELEASE_MS;
 		if (sentry_log_next(s) < next)
 			next = sentry_log_next(s);
+		if (s->sni_next < next)
+			next = s->sni_next;
 		pf[P_INIT] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pf[P_NFLOG] = (struct pollfd){ .fd = s->nflog, .events = POLLIN };
 		pf[P_REPEAT] = (struct pollfd){ .fd = s->nflog_repeat, .events = POLLIN };
@@ -148,6 +159,7 @@ static void serve(struct sentry *s)
 		pf[P_UDP6] = (struct pollfd){ .fd = s->udp[1], .events = POLLIN };
 		pf[P_TCP4] = (struct pollfd){ .fd = s->tcp[0], .events = POLLIN };
 		pf[P_TCP6] = (struct pollfd){ .fd = s->tcp[1], .events = POLLIN };
+		pf[P_SNI] = (struct pollfd){ .fd = s->sni ? sni_proxy_fd(s->sni) : -1, .events = POLLIN };
 		for (size_t i = 0; i < MAX_QUERIES; i++) {
 			struct query *q = &s->q[i];
 			bool live = q->state != Q_FREE && q->fd >= 0;
@@ -193,6 +205,9 @@ static void serve(struct sentry *s)
 					sentry_tcp_client(s, &s->tc[i]);
 		}
 		now = now_ms();
+		/* a connection, or a deadline: a ClientHello or a connect too slow */
+		if (s->sni && ((r > 0 && pf[P_SNI].revents) || now >= s->sni_next))
+			sentry_sni_run(s);
 		for (size_t i = 0; i < MAX_QUERIES; i++)
 			if (s->q[i].state != Q_FREE && s->q[i].deadline <= now)
 				sentry_query_timeout(s, &s->q[i]);
@@ -242,6 +257,8 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->tokens = LOG_BURST;
 	s->tokens_at = now_ms();
 	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
+	s->sni_fd[0] = s->sni_fd[1] = -1;
+	s->sni_next = UINT64_MAX;
 	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
 	for (size_t i = 0; i < MAX_QUERIES; i++)
 		s->q[i].fd = -1;
@@ -251,7 +268,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
-		       sp->log_fd };
+		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	/* fresh mappings: pages never touched cost nothing */
@@ -268,9 +285,13 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		goto out;
 	}
 	/* Without an allowed name nothing is ever forwarded or added to a set: no
-	 * helpers then (default deny: forks and ~0.2 MiB each fewer per container). */
-	bool need_helpers = sp->dns && egress_policy_allows_names(s->p);
-	if ((r = setup(s, need_helpers, &nl, err)) < 0 || (need_helpers && (r = sentry_start_helper(s, nl, err)) < 0)) {
+	 * helpers then (default deny: forks and ~0.2 MiB each fewer per container).
+	 * The SNI check's upstream sockets carry a mark: only the netadmin helper
+	 * can set it. */
+	bool need_net = sp->dns && egress_policy_allows_names(s->p);
+	bool need_netadmin = need_net || sni_policy_needs_proxy(s->p);
+	if ((r = setup(s, need_netadmin, need_net, &nl, err)) < 0 ||
+	    (need_netadmin && (r = sentry_start_helper(s, nl, err)) < 0)) {
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}
@@ -279,6 +300,10 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	nl = NULL;
 	static const cap_value_t none[1];
 	if ((r = sentry_drop_caps(none, 0, err)) < 0) {
+		ab_wrap(err, "egress sentry");
+		goto out;
+	}
+	if ((s->sni_fd[0] >= 0 || s->sni_fd[1] >= 0) && (r = sentry_sni_start(s, err)) < 0) {
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}
@@ -301,6 +326,12 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 out:
 	if (nl)
 		mnl_socket_close(nl);
+	sentry_sni_stop(s);   /* its flows end with the box */
+	for (int i = 0; i < 2; i++)
+		if (s->sni_fd[i] >= 0)
+			close(s->sni_fd[i]);
+	if (sp->gateway_fd >= 0)
+		close(sp->gateway_fd);   /* EOF: the gateway exits */
 	reap(&s->helper, &s->helper_pid);
 	reap(&s->net, &s->net_pid);
 	for (size_t i = 0; i < MAX_QUERIES; i++)

@@ -38,6 +38,7 @@ enum {
 	HREQ_SOCKET,       /* netadmin: a marked socket */
 	HREQ_UPSTREAM,     /* net: a socket connected to upstream INDEX */
 	HREQ_IS_LOCAL,     /* net: is KEY (an address of FAMILY) one of ours? */
+	HREQ_PROXY_SOCKET, /* netadmin: a TCP socket carrying EGRESS_PROXY_MARK */
 };
 
 enum role { ROLE_NETADMIN, ROLE_NET };
@@ -97,8 +98,11 @@ static bool hreq_valid(const struct hreq *q, const struct helper *h, struct eg_s
 {
 	bool family = q->family == AF_INET || q->family == AF_INET6;
 	bool type = q->type == SOCK_DGRAM || q->type == SOCK_STREAM;
-	if (h->role == ROLE_NETADMIN)
+	if (h->role == ROLE_NETADMIN) {
+		if (q->op == HREQ_PROXY_SOCKET)
+			return family && q->type == SOCK_STREAM;
 		return q->op == HREQ_SOCKET ? family && type : q->op == HREQ_ADD && key_valid(q, h, s);
+	}
 	if (q->op == HREQ_UPSTREAM)
 		return q->index < h->n_up && type;
 	return q->op == HREQ_IS_LOCAL && family;
@@ -195,12 +199,11 @@ static int helper_add_bounded(struct mnl_socket *nl, uint32_t *seq, const struct
 	return 0;
 }
 
-static int marked_socket(int family, int type)
+static int marked_socket(int family, int type, uint32_t mark)
 {
 	int fd = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	uint32_t mark = EGRESS_SENTRY_MARK;
 	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) < 0) {
 		int e = errno;
 		close(fd);
@@ -291,7 +294,10 @@ static void serve_one(struct helper *h, const struct hreq *q, const struct eg_se
 		status = helper_add_bounded(h->nl, seq, set, &live[q->set], h->set_elems_max, q->key, q->timeout_ms);
 		break;
 	case HREQ_SOCKET:
-		status = fd = marked_socket(q->family, q->type);
+		status = fd = marked_socket(q->family, q->type, EGRESS_SENTRY_MARK);
+		break;
+	case HREQ_PROXY_SOCKET:
+		status = fd = marked_socket(q->family, SOCK_STREAM, EGRESS_PROXY_MARK);
 		break;
 	case HREQ_UPSTREAM:
 		status = fd = upstream_socket(&h->up[q->index], q->type);
@@ -450,6 +456,12 @@ int sentry_helper_add(struct sentry *s, unsigned set, const uint8_t key[24], uin
 int sentry_helper_socket(struct sentry *s, int family, int type)
 {
 	struct hreq q = { .op = HREQ_SOCKET, .family = family, .type = type };
+	return call_fd(s->helper, &q);
+}
+
+int sentry_helper_proxy_socket(struct sentry *s, int family)
+{
+	struct hreq q = { .op = HREQ_PROXY_SOCKET, .family = family, .type = SOCK_STREAM };
 	return call_fd(s->helper, &q);
 }
 

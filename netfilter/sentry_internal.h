@@ -5,10 +5,12 @@
  *   sentry_upstream.c where each upstream is asked from, the exchange with it
  *   sentry_log.c      the deny log and the packets the ruleset logged
  *   sentry_helper.c   the privileged helper, and the sentry's requests to it
+ *   sentry_sni.c      the SNI check (sni_proxy.c) in the sentry: its sockets, its log
  *   sentry_privs.c    dropping capabilities, the empty root
  *   sentry_mem.c      giving back what the runtime left behind
  * Calls go one way: sentry.c -> the others; sentry_dns.c -> upstream, log,
- * helper; sentry_upstream.c -> helper; sentry_helper.c -> privs, mem. */
+ * helper; sentry_upstream.c -> helper; sentry_sni.c -> helper, log;
+ * sentry_helper.c -> privs, mem. */
 #ifndef AGENTBOX_SENTRY_INTERNAL_H
 #define AGENTBOX_SENTRY_INTERNAL_H
 
@@ -177,6 +179,9 @@ struct sentry {
 	struct cached_elem cache[ELEM_CACHE];
 	struct recent_name recent[RECENT_NAMES];
 	size_t recent_next;
+	struct sni_proxy *sni;  /* the SNI check, when the policy allows some TCP/443 */
+	int sni_fd[2];          /* its listeners (the caller's, or bound in setup) */
+	uint64_t sni_next;      /* when it wants to run next (monotonic ms), UINT64_MAX: on input only */
 };
 
 static inline uint64_t now_ms(void)
@@ -210,6 +215,10 @@ int sentry_start_net_helper(struct sentry *s, const struct egress_upstream *list
 int sentry_helper_add(struct sentry *s, unsigned set, const uint8_t key[24], uint32_t timeout_ms);
 /* A socket of the box's netns carrying the sentry's mark (not connected), or -errno. */
 int sentry_helper_socket(struct sentry *s, int family, int type);
+/* A TCP socket of the box's netns carrying EGRESS_PROXY_MARK (not connected):
+ * the SNI check's and the gateway's way to an original destination, judged
+ * by the filter like the box's own. -errno on failure. */
+int sentry_helper_proxy_socket(struct sentry *s, int family);
 /* A socket of the runtime's netns connected (TCP: connecting) to the net
  * helper's upstream INDEX, or -errno. */
 int sentry_net_socket(struct sentry *s, unsigned index, int type);
@@ -236,6 +245,9 @@ void sentry_exchange_end(struct sentry *s, struct query *q);
 /* A name refused (proto "dns"): its first refusal is a record, the next ones
  * are counted. */
 void sentry_log_name(struct sentry *s, const char *name, enum reason reason);
+/* A connection the SNI check refused (proto "tls"): its destination (NULL:
+ * none), the name it asked for (NULL: none) and why. */
+void sentry_log_tls(struct sentry *s, const char *dst, int port, const char *name, const char *reason);
 /* An allowed name whose answer pointed inside, at addr. */
 void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr);
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name);
@@ -263,5 +275,16 @@ int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *
 int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err);
 /* The upstream resolvers of sp into their sets (guarded ones into the guard sets too). */
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
+/* In the current netns: the SNI check's listeners on 127.0.0.1 and ::1,
+ * EGRESS_SNI_PORT ([1] -1 when IPv6 is disabled). */
+int sentry_bind_sni(int fd[2], struct ab_err *err);
+
+/* sentry_sni.c */
+/* The SNI proxy over the sentry's listeners s->sni_fd, after the netadmin
+ * helper started (its upstream sockets come from there). */
+int sentry_sni_start(struct sentry *s, struct ab_err *err);
+/* Its work when its fd is readable or its time came (never blocks). */
+void sentry_sni_run(struct sentry *s);
+void sentry_sni_stop(struct sentry *s);
 
 #endif

@@ -293,6 +293,29 @@ void sentry_log_name(struct sentry *s, const char *name, enum reason reason)
 	s->log_due = true;
 }
 
+void sentry_log_tls(struct sentry *s, const char *dst, int port, const char *name, const char *reason)
+{
+	if (!may_write(s)) {
+		s->dropped_records++;
+		s->log_due = true;
+		return;
+	}
+	struct line l;
+	line_begin(s, &l, "deny");
+	put_str(&l, "proto", "tls");
+	if (dst) {
+		put_str(&l, "dst", dst);
+		put_num(&l, "port", (uint64_t)port);
+	}
+	if (name)
+		put_str(&l, "name", name);
+	put_str(&l, "reason", reason);
+	if (!line_write(s, &l, false)) {
+		s->dropped_records++;
+		s->log_due = true;
+	}
+}
+
 void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr)
 {
 	char dst[INET6_ADDRSTRLEN];

@@ -14,6 +14,7 @@
 #include "netdev.h"
 #include "nflog.h"
 #include "sentry_internal.h"
+#include "sni_proxy.h"
 #include "util.h"
 
 static int bind_listener(int family, int type, uint16_t port, int *ret, struct ab_err *err)
@@ -78,8 +79,24 @@ int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *
 	return 0;
 }
 
+int sentry_bind_sni(int fd[2], struct ab_err *err)
+{
+	int r = bind_listener(AF_INET, SOCK_STREAM, EGRESS_SNI_PORT, &fd[0], err);
+	if (r < 0)
+		return r;
+	struct ab_err e6;   /* no IPv6 in the namespace: nothing to redirect there */
+	if (bind_listener(AF_INET6, SOCK_STREAM, EGRESS_SNI_PORT, &fd[1], &e6) < 0)
+		fd[1] = -1;
+	return 0;
+}
+
 void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 {
+	for (int i = 0; i < 2; i++)
+		if (sp->sni_fd[i] >= 0) {
+			close(sp->sni_fd[i]);
+			sp->sni_fd[i] = -1;
+		}
 	for (int i = 0; i < 4; i++)
 		if (sp->listen_fd[i] >= 0) {
 			close(sp->listen_fd[i]);
@@ -112,6 +129,9 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 	int r = x->dns ? sentry_bind_listeners(x->port, x->udp, x->tcp, err) : 0;
 	if (r == 0)
 		r = sentry_open_log_sockets(&sp->nflog_fd, &sp->nflog_repeat_fd, err);
+	/* the SNI check's listeners, before the program can connect anywhere */
+	if (r == 0 && sp->policy && sni_policy_needs_proxy(sp->policy))
+		r = sentry_bind_sni(sp->sni_fd, err);
 	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
 	 * runs, not once the sentry (which may start later) gets to it. Other
 	 * upstreams only open a way for the sentry's own sockets: it adds them

@@ -107,6 +107,14 @@ bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *
 	return false;
 }
 
+bool sni_policy_needs_proxy(const struct egress_policy *p)
+{
+	for (size_t i = 0; i < p->allow.n; i++)
+		if (covers(&p->allow.v[i], 443))
+			return true;
+	return false;
+}
+
 static bool cred_host(const struct sni_proxy *p, const char *name)
 {
 	const struct egress_list *l = p->prm.cred_hosts;
@@ -170,20 +178,14 @@ static const char *addr_text(const struct flow *f, char *buf, size_t len, uint16
 	return inet_ntop(AF_INET6, &in6->sin6_addr, buf, (socklen_t)len);
 }
 
-/* a refusal, logged: the name asked for (JSON-safe: printable, no quotes) */
+/* a refusal, logged with the name asked for */
 static void refuse(struct sni_proxy *p, struct flow *f, const char *reason, const char *name)
 {
-	char a[INET6_ADDRSTRLEN] = "?", fields[600], safe[TLS_SNI_MAX];
+	char a[INET6_ADDRSTRLEN] = "?";
 	uint16_t port = 0;
 	addr_text(f, a, sizeof a, &port);
-	size_t o = 0;
-	for (; name && name[o] && o + 1 < sizeof safe; o++)
-		safe[o] = name[o] == '"' || name[o] == '\\' ? '?' : name[o];
-	safe[o] = 0;
-	snprintf(fields, sizeof fields, "\"proto\":\"tls\",\"dst\":\"%s\",\"port\":%u%s%s%s,\"reason\":\"%s\"", a, port,
-		 o ? ",\"name\":\"" : "", safe, o ? "\"" : "", reason);
 	if (p->prm.log)
-		p->prm.log(p->prm.ctx, "deny", fields);
+		p->prm.log(p->prm.ctx, a, port, name, reason);
 	flow_end(p, f, true);
 }
 
@@ -207,7 +209,7 @@ static void accept_all(struct sni_proxy *p, int lfd, int family)
 			close(c);
 			free(f);
 			if (p->prm.log)
-				p->prm.log(p->prm.ctx, "deny", "\"proto\":\"tls\",\"reason\":\"too-many-connections\"");
+				p->prm.log(p->prm.ctx, NULL, -1, NULL, "too-many-connections");
 			continue;
 		}
 		f->c = c;

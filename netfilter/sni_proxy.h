@@ -27,8 +27,10 @@ struct sni_proxy_params {
 	int listen_fd[2];                       /* the redirect's target on 127.0.0.1 and ::1 (-1: none) */
 	/* an unconnected TCP socket of family carrying EGRESS_PROXY_MARK, or -errno */
 	int (*upstream_socket)(void *ctx, int family);
-	/* one deny-log record: verdict and the rest of its JSON fields */
-	void (*log)(void *ctx, const char *verdict, const char *fields);
+	/* one deny-log record (proto "tls"): the original destination (NULL,
+	 * -1: none), the name asked for (NULL: none; off the wire, unescaped)
+	 * and why */
+	void (*log)(void *ctx, const char *dst, int port, const char *name, const char *reason);
 	void *ctx;
 };
 
@@ -46,5 +48,7 @@ void sni_proxy_free(struct sni_proxy *p);
 bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port);
 /* ... and on a connection without a name: its address allowed there by a CIDR entry */
 bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
+/* Does the policy allow some TCP/443 (so the proxy and its redirect are needed)? */
+bool sni_policy_needs_proxy(const struct egress_policy *p);
 
 #endif

@@ -15,6 +15,7 @@
 #include "floor_devices.h"
 #include "mount_trees.h"
 #include "policy.h"
+#include "policy_gateway.h"
 #include "sentry_process.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -418,6 +419,10 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	/* from here on the state names what exists (pid 0: no init yet), so that
 	 * delete --force can clean up after a create that was killed */
 	if (state_write(cc->state_dirfd, st, err) < 0)
+		return -1;
+	/* header credentials: their gateway runs, and its CA is in the config's
+	 * trust store, before the init reads the config */
+	if (policy_gateway_start(&cc->policy, g, o, c, st, cc->state_dirfd, err) < 0)
 		return -1;
 	/* the device cgroup, always: deny-all first (floor_devices.c) */
 	if (floor_device_rules(c, err) < 0)

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "error.h"
 #include "init.h"
+#include "gateway.h"
 #include "options.h"
 #include "state.h"
 
@@ -39,6 +40,11 @@ struct create_opts {
 	 * killed runtime leaves no box running. Not for create/run of engines, whose
 	 * runtime process exits while the container lives on. */
 	bool die_with_parent;
+	/* kit run: the kit's header credentials (secrets in memory) and its
+	 * upstream_ca, for the box's credential gateway (policy_gateway.c) */
+	const struct gateway_cred *gateway_creds;
+	size_t n_gateway_creds;
+	const char *gateway_upstream_ca;
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o, struct ab_err *err);

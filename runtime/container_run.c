@@ -27,9 +27,9 @@
 /* Any lookup or refused packet waiting for a sentry not forked yet? */
 static bool sentry_has_input(const struct agent_policy *p)
 {
-	int fds[5];
+	int fds[POLICY_SENTRY_WAKE_MAX];
 	size_t n = policy_sentry_wake_fds(p, fds);
-	struct pollfd pf[5];
+	struct pollfd pf[POLICY_SENTRY_WAKE_MAX];
 	for (size_t i = 0; i < n; i++)
 		pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	return n > 0 && poll(pf, (nfds_t)n, 0) > 0;
@@ -75,11 +75,11 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 	int r = 0;
 	for (;;) {
 		struct signalfd_siginfo si;
-		struct pollfd p[12] = {{.fd = sfd, .events = POLLIN}};
+		struct pollfd p[16] = {{.fd = sfd, .events = POLLIN}};
 		int n = 1;
 		if (have_tty)
 			n += tty_proxy_pollfds(&proxy, p + 1);
-		int wake[5], wake_slot = n;
+		int wake[POLICY_SENTRY_WAKE_MAX], wake_slot = n;
 		size_t n_wake = policy_sentry_wake_fds(&cc->policy, wake);
 		for (size_t i = 0; i < n_wake; i++)
 			p[n++] = (struct pollfd){.fd = wake[i], .events = POLLIN};

@@ -233,6 +233,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	char ws_real[PATH_MAX];
 	const char *workspace = o->workspace;
 	int ret = -1;
+	struct gateway_cred *gcreds = NULL;
 	if (workspace) {
 		if (!realpath(workspace, ws_real)) {
 			ab_error(err, errno, "--workspace %s", workspace);
@@ -336,7 +337,22 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 			goto out;
 	}
 
-	/* 5. run it */
+	/* 5. run it; header credentials go to the box's gateway, never into it */
+	gcreds = xcalloc(rc.secrets.n + 1, sizeof *gcreds);
+	size_t n_gcreds = 0;
+	for (size_t i = 0; i < rc.secrets.n; i++) {
+		const struct kit_credential *kc = rc.secrets.v[i].cred;
+		if (kc->to != KIT_TO_HEADER)
+			continue;
+		gcreds[n_gcreds++] = (struct gateway_cred){
+			.name = kc->name,
+			.hosts = (const char *const *)kc->hosts,
+			.n_hosts = kc->n_hosts,
+			.header = kc->header,
+			.secret = rc.secrets.v[i].value,
+			.secret_len = rc.secrets.v[i].len,
+		};
+	}
 	struct create_opts co = {
 		.id = id,
 		.bundle = rc.rd.bundle,
@@ -346,6 +362,9 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		.report_egress = true,
 		.config = config,
 		.die_with_parent = true,
+		.gateway_creds = gcreds,
+		.n_gateway_creds = n_gcreds,
+		.gateway_upstream_ca = k->upstream_ca,
 	};
 	ret = container_run(g, &co, err);
 out:
@@ -363,5 +382,6 @@ out:
 	kit_free(rc.k);
 	free(allow_list);
 	free(deny_list);
+	free(gcreds);
 	return ret;
 }

@@ -1,3 +1,4 @@
+#include "credential.h"
 #include "kit_secrets.h"
 #include "mounts.h"
 #include "util.h"
@@ -49,6 +50,17 @@ int kit_secrets_read(const struct kit *k, struct kit_secrets *s, struct ab_err *
 			v->value = xrealloc(v->value, v->len + 2);
 			v->value[v->len++] = '\n';
 			v->value[v->len] = 0;
+		}
+		if (c->to == KIT_TO_HEADER) {
+			/* a token file's final newline is no part of the header */
+			if (v->len && v->value[v->len - 1] == '\n')
+				v->value[--v->len] = 0;
+			if (v->len && v->value[v->len - 1] == '\r')
+				v->value[--v->len] = 0;
+			char what[160];
+			snprintf(what, sizeof what, "credentials[%zu] (%s)", i, c->name);
+			if (cred_secret_check(v->value, v->len, what, err) < 0)
+				return -1;
 		}
 		if (c->to == KIT_TO_ENV) {
 			if (memchr(v->value, 0, v->len))

@@ -6,6 +6,7 @@
 #include "config_linux.h"
 #include "egress_netns.h"
 #include "log.h"
+#include "policy_gateway.h"
 #include "seccomp.h"
 #include "sentry_process.h"
 
@@ -385,6 +386,7 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 
 void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
+	policy_gateway_stop(p);
 	policy_sentry_cleanup(p);
 	if (p->egress_installed_path) {
 		_cleanup_close_ int fd = open(p->egress_installed_path, O_RDONLY | O_CLOEXEC);
@@ -397,11 +399,13 @@ void policy_cleanup(struct agent_policy *p, struct container_state *st)
 
 void policy_teardown(const struct container_state *s)
 {
+	policy_gateway_teardown(s);
 	policy_sentry_stop(s);
 }
 
 void policy_free(struct agent_policy *p)
 {
+	policy_gateway_forget(p);
 	policy_sentry_free(p);
 	egress_policy_free(&p->egress);
 	if (p->netns_pooled)

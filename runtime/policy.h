@@ -9,6 +9,7 @@
 #include "agent_config.h"
 #include "config.h"
 #include "egress.h"
+#include "gateway.h"
 #include "netns_pool.h"
 #include "options.h"
 #include "error.h"
@@ -35,6 +36,8 @@ struct agent_policy {
 	bool ruleset_pooled;                /* ... with our ruleset in it already (netns_pool.h) */
 	char pool_token[NETNS_POOL_TOKEN_LEN + 1];   /* then the token its table's comment names */
 	char *egress_text;                  /* policy_egress_text's answer, cached */
+	struct gateway_child gateway;       /* the credential gateway (policy_gateway.c) */
+	bool gateway_started;
 };
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,

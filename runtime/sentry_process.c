@@ -53,7 +53,7 @@ static void sentry_child_free(struct sentry_child *a)
 	if (!a)
 		return;
 	egress_sentry_sockets_close(&a->sp);
-	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd};
+	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd, a->sp.gateway_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -73,7 +73,8 @@ static int sentry_child(void *arg)
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
-		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd};
+		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd,
+		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -150,6 +151,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
+	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = -1;
 	a->netns = egress_netns_open(p, c, st->pid, err);
 	if (a->netns < 0)
 		goto fail;
@@ -161,6 +163,13 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	sp->port = EGRESS_SENTRY_PORT;
 	sp->init_pid = st->pid;
 	sp->ready_fd = -1;
+	if (p->gateway_started && p->gateway.handoff_fd >= 0) {
+		/* the sentry hands the gateway its connections; ours is closed now,
+		 * so the gateway ends when the sentry does */
+		sp->gateway_fd = p->gateway.handoff_fd;
+		p->gateway.handoff_fd = -1;
+		sp->cred_hosts = &p->gateway.hosts;
+	}
 	char resolv[PATH_MAX];
 	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
 	struct ab_err e;
@@ -324,7 +333,7 @@ int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentr
 	}
 }
 
-size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5])
+size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[POLICY_SENTRY_WAKE_MAX])
 {
 	const struct sentry_child *a = p->sentry_prep;
 	if (!a)
@@ -336,6 +345,9 @@ size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5])
 	/* (a repeat always follows a first packet: that one wakes it) */
 	if (a->sp.nflog_fd >= 0)
 		fds[n++] = a->sp.nflog_fd;
+	for (int i = 0; i < 2; i++)   /* a TLS connection waits for the SNI check */
+		if (a->sp.sni_fd[i] >= 0)
+			fds[n++] = a->sp.sni_fd[i];
 	return n;
 }
 

@@ -27,9 +27,10 @@ int policy_wait_sentry(struct agent_policy *p, struct ab_err *err);
 #define SENTRY_START_MAX_MS 30000
 int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentry_start_time, struct ab_err *err);
 /* A sentry prepared and not forked yet: the fds whose first input calls for it
- * (its DNS listeners and log socket) into fds, their count; 0 when there is none
- * to fork. */
-size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[5]);
+ * (its DNS listeners, log socket and SNI listeners) into fds, their count; 0
+ * when there is none to fork. */
+#define POLICY_SENTRY_WAKE_MAX 7   /* 4 DNS listeners, the log socket, 2 SNI listeners */
+size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[POLICY_SENTRY_WAKE_MAX]);
 /* Forked and not yet reaped: wait (at most timeout_ms) for it to exit, which it
  * does once init has, after logging what init was refused last. */
 void policy_sentry_finish(struct agent_policy *p, int timeout_ms);

@@ -99,6 +99,10 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 	json_kv_bool(o, "systemdCgroup", s->systemd_cgroup);
 	json_kv_int(o, "sentryPid", s->sentry_pid);
 	json_kv_uint(o, "sentryStartTime", s->sentry_start_time);
+	if (s->gateway_pid > 0) {
+		json_kv_int(o, "gatewayPid", s->gateway_pid);
+		json_kv_uint(o, "gatewayStartTime", s->gateway_start_time);
+	}
 	json_kv_str(o, "bundle", s->bundle);
 	json_kv_str(o, "rootfs", s->rootfs);
 	json_kv_str(o, "created", s->created);
@@ -181,6 +185,8 @@ static int state_from_json(yajl_val v, const char *id, const char *path, struct 
 	snprintf(ret->cgroup.path, sizeof ret->cgroup.path, "%s", get_str(v, "cgroupPath") ?: "");
 	ret->sentry_pid = (pid_t)get_int(v, "sentryPid");
 	ret->sentry_start_time = (uint64_t)get_int(v, "sentryStartTime");
+	ret->gateway_pid = (pid_t)get_int(v, "gatewayPid");
+	ret->gateway_start_time = (uint64_t)get_int(v, "gatewayStartTime");
 	ret->egress_policy = arena_strdup(a, get_str(v, "egressPolicy"));
 	ret->egress_token = arena_strdup(a, get_str(v, "egressToken"));
 	ret->seccomp_profile = arena_strdup(a, get_str(v, "seccompProfile"));

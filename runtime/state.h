@@ -37,6 +37,8 @@ struct container_state {
 	size_t n_annotations;
 	pid_t sentry_pid;             /* DNS sentry, 0 if none */
 	uint64_t sentry_start_time;
+	pid_t gateway_pid;            /* credential gateway, 0 if none */
+	uint64_t gateway_start_time;
 	char *egress_policy;          /* canonical policy text, NULL if none */
 	char *egress_token;           /* the pool token its ruleset's table names (netns_pool.h) */
 	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */

@@ -126,7 +126,7 @@ static int cmd_sentry(int argc, char **argv)
 	struct egress_policy p = {0};
 	struct egress_sentry_params sp = { .dns = true, .port = EGRESS_SENTRY_PORT, .init_pidfd = -1, .ready_fd = -1,
 					   .listen_fd = { -1, -1, -1, -1 }, .nflog_fd = -1, .nflog_repeat_fd = -1,
-					   .log_fd = -1 };
+					   .sni_fd = { -1, -1 }, .gateway_fd = -1, .log_fd = -1 };
 	if (argc < 7)
 		return usage();
 	for (int i = 7; i < argc; i++) {
