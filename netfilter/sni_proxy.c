@@ -42,6 +42,7 @@ struct flow {
 
 struct sni_proxy {
 	struct sni_proxy_params prm;
+	struct egress_list cred_hosts;   /* a copy: the caller's may live on a stack that goes */
 	int ep;
 	struct flow *flows, *zombies;
 	size_t n_flows;
@@ -483,10 +484,27 @@ int sni_proxy_new(const struct sni_proxy_params *prm, struct sni_proxy **ret, st
 	if (!p)
 		return ab_error(err, ENOMEM, "SNI proxy");
 	p->prm = *prm;
+	/* The sentry gives back the runtime's stack it was forked with once idle;
+	 * a list left there would read as empty, and credential hosts would go
+	 * past the gateway. What the proxy decides by is its own. */
+	const struct egress_list *ch = prm->cred_hosts;
+	if (ch && ch->n) {
+		p->cred_hosts.v = calloc(ch->n, sizeof *ch->v);
+		for (size_t i = 0; p->cred_hosts.v && i < ch->n; i++) {
+			p->cred_hosts.v[i] = ch->v[i];
+			p->cred_hosts.v[i].name = ch->v[i].name ? strdup(ch->v[i].name) : NULL;
+			if (!p->cred_hosts.v[i].name)
+				goto nomem;
+			p->cred_hosts.n = p->cred_hosts.cap = i + 1;
+		}
+		if (!p->cred_hosts.v)
+			goto nomem;
+	}
+	p->prm.cred_hosts = &p->cred_hosts;
 	p->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (p->ep < 0) {
 		int e = errno;
-		free(p);
+		sni_proxy_free(p);
 		return ab_error(err, e, "SNI proxy: epoll");
 	}
 	for (int i = 0; i < 2; i++) {
@@ -502,6 +520,10 @@ int sni_proxy_new(const struct sni_proxy_params *prm, struct sni_proxy **ret, st
 	}
 	*ret = p;
 	return 0;
+nomem:
+	p->ep = -1;
+	sni_proxy_free(p);
+	return ab_error(err, ENOMEM, "SNI proxy");
 }
 
 int sni_proxy_fd(const struct sni_proxy *p)
@@ -522,6 +544,10 @@ void sni_proxy_free(struct sni_proxy *p)
 	}
 	if (p->peek)
 		munmap(p->peek, TLS_HELLO_MAX_BYTES);
-	close(p->ep);
+	for (size_t i = 0; i < p->cred_hosts.n; i++)
+		free(p->cred_hosts.v[i].name);
+	free(p->cred_hosts.v);
+	if (p->ep >= 0)
+		close(p->ep);
 	free(p);
 }
