@@ -48,8 +48,8 @@ setup() {
 	ip -n "$C" link set eth0 up
 	ip -n "$H" link set veth0 up
 
-	# the test hosts: "hello" on 80, 443 and 853, an echo server on 7
-	for port in 80 443 853; do
+	# the test hosts: "hello" on 80, 443, 853 and 8443, an echo server on 7
+	for port in 80 443 853 8443; do
 		bg_host hello$port socat TCP6-LISTEN:$port,fork,reuseaddr,ipv6only=0 SYSTEM:'echo hello'
 	done
 	bg_host echo socat TCP6-LISTEN:7,fork,reuseaddr,ipv6only=0 EXEC:cat
@@ -287,12 +287,17 @@ helper_in() {
 }
 
 @test "CIDR entries, with and without port, IPv4 and IPv6" {
-	policy_and_sentry "allow=$NET4.8/29,[$NET6:16]:443/tcp,$NET6:18/127"
+	policy_and_sentry "allow=$NET4.8/29,[$NET6:16]:8443/tcp,$NET6:18/127"
 	can_connect $NET4.10 80          # in 198.18.42.8/29
-	can_connect $NET4.15 443
+	can_connect $NET4.15 8443
 	refute can_connect $NET4.16 80        # just outside
-	can_connect $NET6:16 443
+	can_connect $NET6:16 8443
 	refute can_connect $NET6:16 80
+	# TCP/443 is for TLS only: plain text there meets the SNI check (and is refused)
+	run ip netns exec "$C" socat -T2 - TCP:$NET4.15:443,connect-timeout=2 <<<"plain text"
+	[[ "$output" != *hello* ]]
+	sleep 0.3
+	log_has '.proto == "tls" and .dst == "198.18.42.15" and .port == 443 and .reason == "not-tls"'
 	can_connect $NET6:18 80
 	can_connect $NET6:19 80
 	refute can_connect $NET6:20 80
@@ -708,8 +713,9 @@ helper_in() {
 	refute grep -v -e socket: -e anon_inode -e /dev/null -e deny.log -e '^total' <<<"$output"
 }
 
-@test "a policy that allows no domain name runs no privileged helper, and still refuses and logs" {
-	policy_and_sentry "allow=$NET4.10;deny=blocked.test"
+@test "a policy that allows no domain name and no TCP/443 runs no privileged helper, and still refuses and logs" {
+	# (TCP/443 needs the helper: the SNI check's connections carry a mark)
+	policy_and_sentry "allow=$NET4.10:80;deny=blocked.test"
 	local s
 	s=$(cat "$T/sentry.pid")
 	# the sentry is ready when the driver returns: a helper would exist by now
