@@ -14,6 +14,7 @@
 #   --out DIR       where latest.json / latest.md go (default bench/results)
 #   --keep          keep the work directory (bundles, raw files, runtime logs)
 #   --no-kit        skip kit run against srt and the machinery's memory
+#   --no-gateway    skip the credential gateway's costs (bench/gateway.sh)
 #   --no-rootless   no rootless cases (they need a user, made for the run:
 #                   abbnbench, removed at the end)
 #
@@ -394,7 +395,7 @@ fi
 
 # ================================================================ outer part
 
-QUICK= ROUNDS= WARMUP= DENSITY= NO_CRUN= NO_DOCKER= OUT=$HERE/results KEEP= NO_KIT= NO_ROOTLESS=
+QUICK= ROUNDS= WARMUP= DENSITY= NO_CRUN= NO_DOCKER= OUT=$HERE/results KEEP= NO_KIT= NO_ROOTLESS= NO_GATEWAY=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) QUICK=1 ;;
@@ -406,6 +407,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift ;;
 	--keep) KEEP=1 ;;
 	--no-kit) NO_KIT=1 ;;
+	--no-gateway) NO_GATEWAY=1 ;;
 	--no-rootless) NO_ROOTLESS=1 ;;
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
@@ -560,4 +562,10 @@ echo "$(cut -d' ' -f1-4 /proc/loadavg)" >"$WORK/load-end"
 json_add elapsed_s "$((SECONDS - T0))"
 mkdir -p "$OUT"
 python3 "$HERE/report.py" "$WORK" "$OUT" || die "report failed"
+# header credentials: the gateway's first request and memory (its own network)
+if [ -z "$NO_GATEWAY" ]; then
+	"$HERE/gateway.sh" --rounds "$([ -n "$QUICK" ] && echo 10 || echo 50)" --out "$OUT" >/dev/null &&
+		{ echo; cat "$OUT/gateway.md"; } >>"$OUT/latest.md" && cat "$OUT/gateway.md" ||
+		say "gateway: failed (bench/gateway.sh)"
+fi
 say "raw figures: $OUT/latest.json; table: $OUT/latest.md; total $((SECONDS - T0)) s"

@@ -3,35 +3,33 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "gateway.h"
 #include "util.h"
 
-/* One arena of locked pages for every secret of the box: rendered header
- * values only (the raw secret is wiped as soon as its value is made). */
-#define SECURE_ARENA (CRED_MAX * (CRED_SECRET_MAX * 4 / 3 + 2 * CRED_TEMPLATE_MAX + 16))
-static uint8_t *secure_base;
-static size_t secure_used;
-
+/* Pages of their own for each secret's rendered value: locked, never in a
+ * core dump, wiped on fork. One or a few pages a credential, not an arena
+ * sized for the worst case (mlock makes every page of it resident). */
 void *gw_secure_alloc(size_t len)
 {
-	if (!secure_base) {
-		void *p = mmap(NULL, SECURE_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return NULL;
-		/* never in a core dump, never swapped (mlock may fail without
-		 * RLIMIT_MEMLOCK room: the pages are still undumpable) */
-		(void)madvise(p, SECURE_ARENA, MADV_DONTDUMP);
-		(void)madvise(p, SECURE_ARENA, MADV_WIPEONFORK);
-		(void)mlock(p, SECURE_ARENA);
-		secure_base = p;
-	}
-	len = (len + 15) & ~(size_t)15;
-	if (len > SECURE_ARENA - secure_used)
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	len = (len + page - 1) / page * page;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return NULL;
-	void *p = secure_base + secure_used;
-	secure_used += len;
+	(void)madvise(p, len, MADV_DONTDUMP);
+	(void)madvise(p, len, MADV_WIPEONFORK);
+	(void)mlock(p, len);   /* may fail without RLIMIT_MEMLOCK room: still undumpable */
 	return p;
+}
+
+static void secure_free(void *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	len = (len + page - 1) / page * page;
+	explicit_bzero(p, len);
+	munmap(p, len);
 }
 
 static int read_full(int fd, void *buf, size_t len, struct ab_err *err)
@@ -141,7 +139,7 @@ int gw_config_read(int fd, struct gw_config *cfg, struct ab_err *err)
 		if (r < 0)
 			break;
 	}
-	explicit_bzero(secret, CRED_SECRET_MAX + 1);
+	secure_free(secret, CRED_SECRET_MAX + 1);
 	if (r == 0)
 		for (size_t i = 0; i < cfg->n_creds; i++)
 			if (!cfg->creds[i].value || !cfg->creds[i].n_hosts)

@@ -3,6 +3,9 @@
  * (verified against the host's trust store and upstream_ca). OpenSSL does
  * all the cryptography and every certificate's encoding. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -23,6 +26,36 @@ struct leaf {
 	X509 *cert;
 	time_t made, used;
 };
+
+/* The last session of each upstream host, to resume: the second and later
+ * connections to a host skip its full handshake (the box's own handshake
+ * with us is the one that cannot be skipped). */
+#define SESSION_CACHE 16
+struct up_session {
+	char host[TLS_NAME_MAX];
+	SSL_SESSION *s;
+};
+static struct up_session sessions[SESSION_CACHE];
+
+static int new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	const char *host = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	if (!host)
+		return 0;
+	struct up_session *slot = &sessions[0];
+	for (size_t i = 0; i < SESSION_CACHE; i++) {
+		if (sessions[i].s && streq(sessions[i].host, host)) {
+			slot = &sessions[i];
+			break;
+		}
+		if (!sessions[i].s)
+			slot = &sessions[i];
+	}
+	SSL_SESSION_free(slot->s);
+	slot->s = sess;
+	snprintf(slot->host, sizeof slot->host, "%s", host);
+	return 1;   /* ours now */
+}
 
 struct gw_tls {
 	EVP_PKEY *ca_key, *leaf_key;
@@ -191,15 +224,59 @@ use:
 	return 0;
 }
 
+/* The host's CA bundle, read only for the issuers a connection needs. Loaded
+ * whole, its ~140 certificates took ~1 MiB of every gateway's heap; this
+ * keeps the file open (the gateway reads no path once it serves) and, when
+ * OpenSSL asks for an issuer it has not seen yet, reads the file through for
+ * certificates of that subject, which then stay in the store's cache. */
+static int bundle_fd = -1;
+
+static int by_subject(X509_LOOKUP *lookup, X509_LOOKUP_TYPE type, const X509_NAME *name, X509_OBJECT *ret)
+{
+	if (type != X509_LU_X509 || bundle_fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(bundle_fd, &st) < 0 || st.st_size <= 0 || st.st_size > (16 << 20))
+		return 0;
+	char *text = malloc((size_t)st.st_size);
+	if (!text || pread(bundle_fd, text, (size_t)st.st_size, 0) != st.st_size) {
+		free(text);
+		return 0;
+	}
+	BIO *b = BIO_new_mem_buf(text, (int)st.st_size);
+	X509 *x, *found = NULL;
+	X509_STORE *store = X509_LOOKUP_get_store(lookup);
+	while (b && (x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+		if (X509_NAME_cmp(X509_get_subject_name(x), name) == 0) {
+			(void)X509_STORE_add_cert(store, x);   /* cached: not read again */
+			if (!found && X509_up_ref(x) == 1)
+				found = x;
+		}
+		X509_free(x);
+	}
+	ERR_clear_error();   /* the end of the file reads as an error */
+	BIO_free(b);
+	free(text);
+	if (!found)
+		return 0;
+	int ok = X509_OBJECT_set1_X509(ret, found);
+	X509_free(found);
+	return ok;
+}
+
 static int load_upstream_trust(SSL_CTX *ctx, const struct gw_config *cfg, struct ab_err *err)
 {
 	const char *file = X509_get_default_cert_file();
 	const char *env = getenv(X509_get_default_cert_file_env());
 	if (env && *env)
 		file = env;
-	/* the host's bundle now: the gateway reads no file once it serves */
-	if (access(file, R_OK) == 0 && SSL_CTX_load_verify_file(ctx, file) != 1)
-		return tls_fail(err, "load the host's trust store");
+	bundle_fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (bundle_fd >= 0) {
+		X509_LOOKUP_METHOD *m = X509_LOOKUP_meth_new("agentbox host bundle");
+		if (!m || X509_LOOKUP_meth_set_get_by_subject(m, by_subject) != 1 ||
+		    !X509_STORE_add_lookup(SSL_CTX_get_cert_store(ctx), m))
+			return tls_fail(err, "the host's trust store");
+	}
 	if (cfg->upstream_ca_pem) {
 		BIO *b = BIO_new_mem_buf(cfg->upstream_ca_pem, (int)cfg->upstream_ca_len);
 		STACK_OF(X509_INFO) *infos = b ? PEM_X509_INFO_read_bio(b, NULL, NULL, NULL) : NULL;
@@ -214,6 +291,8 @@ static int load_upstream_trust(SSL_CTX *ctx, const struct gw_config *cfg, struct
 		if (added == 0)
 			return ab_error(err, 0, "upstream_ca: no certificate in it");
 	}
+	if (bundle_fd < 0 && !cfg->upstream_ca_pem)
+		return ab_error(err, errno, "no trust store for upstream servers: %s", file);
 	return 0;
 }
 
@@ -250,6 +329,8 @@ int gw_tls_init(const struct gw_config *cfg, struct gw_tls **ret, struct ab_err 
 	SSL_CTX_set_session_cache_mode(t->box_ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_options(t->box_ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
 	SSL_CTX_set_verify(t->up_ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_session_cache_mode(t->up_ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(t->up_ctx, new_session);
 	SSL_CTX_set_options(t->up_ctx, SSL_OP_NO_RENEGOTIATION);
 	if ((r = load_upstream_trust(t->up_ctx, cfg, err)) < 0)
 		goto fail;
@@ -283,6 +364,11 @@ SSL *gw_tls_new_upstream_side(struct gw_tls *t, const char *host, const unsigned
 	if (!s)
 		return NULL;
 	/* the real server must prove it is host: chain and name */
+	for (size_t i = 0; i < SESSION_CACHE; i++)
+		if (sessions[i].s && streq(sessions[i].host, host)) {
+			(void)SSL_set_session(s, sessions[i].s);   /* the peer was verified for host when it was made */
+			break;
+		}
 	if (SSL_set_tlsext_host_name(s, host) != 1 || SSL_set1_host(s, host) != 1 ||
 	    (alpn_len && SSL_set_alpn_protos(s, alpn, (unsigned)alpn_len) != 0)) {
 		SSL_free(s);

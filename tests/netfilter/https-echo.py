@@ -120,6 +120,7 @@ def main():
     lock = threading.Lock()
     while True:
         raw, _ = s.accept()
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             conn = ctx.wrap_socket(raw, server_side=True)
         except (ssl.SSLError, OSError):
