@@ -206,3 +206,86 @@ curl -sS --max-time 10 --cacert /etc/abgw/test-ca.pem --resolve other.test:443:1
 	! jq -e 'select(.path == "/after")' "$D/records.jsonl"
 	grep -q "tls 198.19.97.10:443 name api.test" "$TEST_DIR/out"
 }
+
+# An engine's container (create/start, config.yaml's credentials): its own
+# network namespace joined to the test hosts by a veth (198.19.99.0/30),
+# the host's /usr and /etc/ssl bound in for curl and a CA bundle.
+engine_bundle() {
+	local saved=("${TEARDOWN_CMDS[@]}") saved_root=$ROOT saved_dir=$TEST_DIR
+	setup_bundle
+	TEARDOWN_CMDS=("${saved[@]}" "${TEARDOWN_CMDS[@]}")
+	ln -s usr/lib "$BUNDLE/rootfs/lib"
+	ln -s usr/lib64 "$BUNDLE/rootfs/lib64"
+	mkdir -p "$BUNDLE/rootfs/etc/ssl"
+	add_mount /usr bind /usr rbind ro
+	add_mount /etc/ssl bind /etc/ssl rbind ro
+	printf '%s\n' "$ABGW_SECRET" >"$TEST_DIR/github.secret"
+	chmod 0600 "$TEST_DIR/github.secret"
+	cat >"$TEST_DIR/agent.yaml" <<EOC
+credentials:
+  - name: GITHUB_TOKEN
+    from: file:$TEST_DIR/github.secret
+    to: header
+    hosts: [api.test]
+    header: "Authorization: Bearer {}"
+    env: GITHUB_TOKEN
+  - name: OTHER
+    from: file:$TEST_DIR/github.secret
+    to: header
+    hosts: [other.test]
+    header: "X-Key: {}"
+gateway:
+  upstream_ca: $D/ca.pem
+EOC
+	RUNTIME_ARGS=(--config "$TEST_DIR/agent.yaml" --credentials GITHUB_TOKEN --egress-allow api.test,198.19.97.10)
+}
+
+# the container's network, once it is created
+engine_net() {
+	local pid=$1
+	ip link add "abgw${GW_R}c" netns "$NS" type veth peer name eth0 netns "$pid"
+	ip -n "$NS" addr add 198.19.99.1/30 dev "abgw${GW_R}c"
+	ip -n "$NS" link set "abgw${GW_R}c" up
+	nsenter --net="/proc/$pid/ns/net" ip addr add 198.19.99.2/30 dev eth0
+	nsenter --net="/proc/$pid/ns/net" ip link set eth0 up
+	nsenter --net="/proc/$pid/ns/net" ip route add default via 198.19.99.1
+}
+
+@test "gateway: an engine's container gets config.yaml's credential through --credentials, and delete stops the gateway" {
+	engine_bundle
+	set_args sh -c 'echo "var=$GITHUB_TOKEN"; /usr/bin/curl -sS --max-time 20 --resolve api.test:443:198.19.97.10 https://api.test/engine -o /dev/null -w "engine %{http_code}\n"'
+	create_container gw-engine
+	[ "$status" -eq 0 ]
+	local pid gp
+	pid=$(state_field gw-engine .pid)
+	gp=$(jq -r .gatewayPid "$ROOT/gw-engine/state.json")
+	[ "$gp" -gt 0 ] && kill -0 "$gp"
+	engine_net "$pid"
+	runtime start gw-engine
+	wait_for_status gw-engine stopped
+	grep -q "var=agentbox-credential-placeholder-GITHUB_TOKEN" "$CT_STDOUT"
+	grep -q "engine 200" "$CT_STDOUT"
+	[ "$(jq -r 'select(.path == "/engine") | .headers.authorization[0]' "$D/records.jsonl")" = "Bearer $ABGW_SECRET" ]
+	! grep -rq "$ABGW_SECRET" "$ROOT/gw-engine/"
+	runtime delete gw-engine
+	[ "$status" -eq 0 ]
+	wait_gone "$gp" || fail "the gateway $gp outlived its container"
+	assert_nothing_left
+}
+
+@test "gateway: an annotation may only narrow the runtime's credentials: a wider one is one clear error and leaves nothing" {
+	engine_bundle
+	# unprotected (the admin allowed annotations to choose): the workload takes OTHER
+	update_config '.annotations["agentbox.credentials"] = "OTHER"'
+	sed -i 's/^gateway:/gateway:\n  annotations_may_select: true/' "$TEST_DIR/agent.yaml"
+	create_container gw-wide
+	[ "$status" -eq 0 ] || unprotected_failed "an annotation could not choose a credential the admin let it"
+	runtime delete --force gw-wide
+	# protected (the default): refused with one line naming the annotation
+	sed -i '/annotations_may_select/d' "$TEST_DIR/agent.yaml"
+	create_container gw-narrow
+	[ "$status" -eq 1 ]
+	assert_one_error_line 'annotation agentbox.credentials: credential "OTHER" is not one this runtime gives: refused'
+	assert_nothing_left
+	! pgrep -f '^agentbox-gateway' >/dev/null
+}
