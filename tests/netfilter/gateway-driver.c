@@ -34,12 +34,22 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void log_record(void *ctx, const char *verdict, const char *fields)
+/* as the sentry writes them: JSON, the name made printable */
+static void log_record(void *ctx, const char *dst, int port, const char *name, const char *reason)
 {
 	(void)ctx;
-	char ts[64];
+	char ts[64], clean[300] = "";
 	format_rfc3339(ts, sizeof ts);
-	dprintf(logfd, "{\"time\":\"%s\",\"container\":\"driver\",\"verdict\":\"%s\",%s}\n", ts, verdict, fields);
+	size_t i = 0;
+	for (; name && name[i] && i + 1 < sizeof clean; i++)
+		clean[i] = name[i] >= 0x20 && name[i] < 0x7f && name[i] != '"' && name[i] != '\\' ? name[i] : '?';
+	clean[i] = 0;
+	dprintf(logfd, "{\"time\":\"%s\",\"container\":\"driver\",\"verdict\":\"deny\",\"proto\":\"tls\"", ts);
+	if (dst)
+		dprintf(logfd, ",\"dst\":\"%s\",\"port\":%d", dst, port);
+	if (name)
+		dprintf(logfd, ",\"name\":\"%s\"", clean);
+	dprintf(logfd, ",\"reason\":\"%s\"}\n", reason);
 }
 
 static int marked_socket(void *ctx, int family)
