@@ -109,7 +109,11 @@ tests/netfilter/gateway-driver: tests/netfilter/gateway-driver.c $(LIB_OBJS) age
 	$(CC) $(INC_ALL) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
 
 tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
-	$(CC) $(INC_ALL) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) $(INC_ALL) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS) $(UNIT_EXTRA_LIBS)
+
+# the replay of the fuzz targets runs the gateway's HTTP/1.1 code too
+UNIT_EXTRA_LIBS = $(if $(filter tests/unit/test_fuzz_regressions,$@),-lhttp_parser)
+tests/unit/test_fuzz_regressions: gateway/h1.c gateway/buf.c gateway/relay.h
 
 unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done
@@ -187,7 +191,9 @@ $(FUZZ_DIR)/%.o: %.c $(HDRS)
 $(FUZZ_DIR)/seccomp-profiles/profiles_embed.o: $(PROFILES)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
-	$(FUZZ_CC) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS)
+	$(FUZZ_CC) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS) \
+		$(if $(filter $(FUZZ_DIR)/fuzz_gateway_h1,$@),-lhttp_parser)
+$(FUZZ_DIR)/fuzz_gateway_h1: gateway/h1.c gateway/buf.c gateway/relay.h
 
 fuzz-build: $(FUZZ_BINS)
 

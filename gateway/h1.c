@@ -4,6 +4,7 @@
  * byte as they arrive. Responses pass through unchanged and are parsed only
  * to follow the exchange: a 101 to an Upgrade request (WebSocket) turns the
  * connection into a plain tunnel, anything else keeps it HTTP. */
+#include <ctype.h>
 #include <http_parser.h>
 #include <string.h>
 #include <strings.h>
@@ -34,6 +35,9 @@ struct h1 {
 	size_t n_f;
 	bool in_value, head_bad, head_done, msg_done;
 	size_t head_tail;           /* bytes of the head the parser reads again (its final LF) */
+	bool cr;                    /* the head's last byte so far was CR */
+	bool chunked;               /* the body is re-framed: chunks as read, no extensions or trailers */
+	bool bare_eol;              /* a line of the head did not end in CRLF */
 	/* methods of the requests sent, oldest first, for their responses */
 	uint8_t pending[PENDING_MAX];
 	size_t n_pending;
@@ -90,6 +94,20 @@ static int on_header_value(http_parser *hp, const char *at, size_t len)
 	return append(h, at, len);
 }
 
+/* A chunked body is framed anew: the data of each chunk as the parser read
+ * it, then the last chunk, and nothing else (no extensions, no trailers).
+ * The server then reads exactly the body read here, whatever a lenient
+ * reading let through (fuzz_gateway_h1 found a last chunk with NUL-filled
+ * extensions and bare-LF trailers that two readers ended differently). */
+static int on_req_body(http_parser *hp, const char *at, size_t len)
+{
+	struct h1 *h = hp->data;
+	if (!h->chunked || !len)
+		return 0;
+	struct gw_buf *o = &h->p->u.out;
+	return gw_buf_printf(o, "%zx\r\n", len) && gw_buf_put(o, at, len) && gw_buf_put(o, "\r\n", 2) ? 0 : -1;
+}
+
 static int on_req_headers_complete(http_parser *hp)
 {
 	struct h1 *h = hp->data;
@@ -101,6 +119,8 @@ static int on_req_headers_complete(http_parser *hp)
 static int on_req_message_complete(http_parser *hp)
 {
 	struct h1 *h = hp->data;
+	if (h->chunked && !gw_buf_put(&h->p->u.out, "0\r\n\r\n", 5))
+		return -1;
 	h->msg_done = true;
 	http_parser_pause(hp, 1);
 	return 0;
@@ -133,6 +153,7 @@ int gw_h1_init(struct gw_pair *p)
 		req_settings.on_header_field = on_header_field;
 		req_settings.on_header_value = on_header_value;
 		req_settings.on_headers_complete = on_req_headers_complete;
+		req_settings.on_body = on_req_body;
 		req_settings.on_message_complete = on_req_message_complete;
 		resp_settings.on_headers_complete = on_resp_headers_complete;
 		resp_settings.on_message_complete = on_resp_message_complete;
@@ -173,6 +194,26 @@ static void refuse(struct gw_pair *p, int code, const char *reason, const char *
 	p->u.in.len = p->u.out.len = 0;
 }
 
+/* RFC 9110 token characters (header names) */
+static bool token(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!(isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c))))
+			return false;
+	}
+	return n > 0;
+}
+
+/* a request target: visible ASCII only */
+static bool visible(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
+			return false;
+	return n > 0;
+}
+
 static bool printable(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -201,9 +242,27 @@ static bool emit_head(struct h1 *h)
 	const char *url = h->text;
 	size_t n_host = 0;
 	const struct field *host = NULL;
+	/* The head is written anew for the server, so it must read there as it
+	 * did here: HTTP/1.0 or 1.1 only, a plain target, token names, no
+	 * control byte in a value. http_parser as Debian builds it is lenient
+	 * (it took "HTTp/\377..." for 0.9, whose bytes the server then framed
+	 * otherwise: found by fuzz_gateway_h1). */
+	/* the head's final LF is read again by the next call: the last byte seen is its CR */
+	if (h->bare_eol || !h->cr) {
+		refuse(p, 400, "bad-request", "a line of the head does not end in CRLF");
+		return false;
+	}
+	if (h->req.http_major != 1 || h->req.http_minor > 1) {
+		refuse(p, 400, "bad-request", "not HTTP/1.0 or 1.1");
+		return false;
+	}
+	if (!visible(url, h->url_len)) {
+		refuse(p, 400, "bad-request", "the request target");
+		return false;
+	}
 	for (size_t i = 0; i < h->n_f; i++) {
 		const struct field *f = &h->f[i];
-		if (!printable(h->text + f->name, f->name_len) || !printable(h->text + f->value, f->value_len)) {
+		if (!token(h->text + f->name, f->name_len) || !printable(h->text + f->value, f->value_len)) {
 			refuse(p, 400, "bad-header", "a control character in a header");
 			return false;
 		}
@@ -264,6 +323,7 @@ static bool emit_head(struct h1 *h)
 
 static void head_reset(struct h1 *h)
 {
+	h->cr = h->bare_eol = h->chunked = false;
 	explicit_bzero(h->text, h->text_len);
 	h->text_len = 0;
 	h->url_len = 0;
@@ -299,7 +359,17 @@ static int requests(struct h1 *h, bool *progress)
 			*progress = true;
 			return 0;
 		}
-		if (h->phase == REQ_BODY && n) {
+		if (h->phase == REQ_HEAD) {
+			/* every line of a head ends in CRLF: a lenient parser's bare LF or
+			 * CR is where two readers of the same bytes part ways */
+			const uint8_t *b = gw_buf_data(in);
+			for (size_t i = 0; i < n; i++) {
+				if ((b[i] == '\n') != h->cr)
+					h->bare_eol = true;
+				h->cr = b[i] == '\r';
+			}
+		}
+		if (h->phase == REQ_BODY && n && !h->chunked) {
 			/* body bytes, as they came; a pause at the end of the head leaves
 			 * its final LF to the next call, which is no body byte */
 			size_t skip = h->head_tail < n ? h->head_tail : n;
@@ -318,6 +388,7 @@ static int requests(struct h1 *h, bool *progress)
 			if (h->n_pending < PENDING_MAX)
 				h->pending[h->n_pending++] = (uint8_t)h->req.method;
 			h->upgrade_sent = h->req.upgrade;
+			h->chunked = h->req.flags & F_CHUNKED;
 			h->head_tail = in->len && gw_buf_data(in)[0] == '\n' ? 1 : 0;
 			h->phase = REQ_BODY;
 			h->head_done = false;

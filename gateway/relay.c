@@ -32,56 +32,6 @@ uint64_t gw_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* ---- buffers ---- */
-
-bool gw_buf_put(struct gw_buf *b, const void *data, size_t len)
-{
-	if (b->len + len > GW_BUF_HARD)
-		return false;
-	if (b->off + b->len + len > b->cap) {
-		if (b->off) {
-			memmove(b->b, b->b + b->off, b->len);
-			b->off = 0;
-		}
-		if (b->len + len > b->cap) {
-			size_t cap = b->cap ? b->cap : 16384;
-			while (cap < b->len + len)
-				cap *= 2;
-			b->b = xrealloc(b->b, cap);
-			b->cap = cap;
-		}
-	}
-	memcpy(b->b + b->off + b->len, data, len);
-	b->len += len;
-	return true;
-}
-
-bool gw_buf_printf(struct gw_buf *b, const char *fmt, ...)
-{
-	char tmp[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	return n >= 0 && (size_t)n < sizeof tmp && gw_buf_put(b, tmp, (size_t)n);
-}
-
-void gw_buf_drop(struct gw_buf *b, size_t n)
-{
-	b->off += n;
-	b->len -= n;
-	if (b->len == 0)
-		b->off = 0;
-}
-
-static void buf_free(struct gw_buf *b)
-{
-	if (b->b)
-		explicit_bzero(b->b, b->cap);   /* it held requests with the credential */
-	free(b->b);
-	*b = (struct gw_buf){0};
-}
-
 /* ---- pairs ---- */
 
 /* Close a pair's sockets now; its memory goes at the next tick, after every
@@ -101,8 +51,8 @@ static void pair_free(struct gw_pair *p)
 			close(ends[i]->fd);
 		}
 		ends[i]->fd = -1;
-		buf_free(&ends[i]->in);
-		buf_free(&ends[i]->out);
+		gw_buf_free(&ends[i]->in);
+		gw_buf_free(&ends[i]->out);
 	}
 	if (p->prev)
 		p->prev->next = p->next;
@@ -143,16 +93,6 @@ void gw_pair_log_use(struct gw_pair *p, size_t cred)
 	p->logged |= 1ull << cred;
 	gw_log_record("credential", "\"proto\":\"https\",\"name\":\"%s\",\"credential\":\"%s\"", p->host,
 		      gw_cfg->creds[cred].name);
-}
-
-bool gw_pair_authority_ok(const struct gw_pair *p, const char *a, size_t len)
-{
-	/* host, or host:443; the name's case does not matter; a final dot is the same name */
-	if (len > 4 && memcmp(a + len - 4, ":443", 4) == 0)
-		len -= 4;
-	if (len && a[len - 1] == '.')
-		len--;
-	return len == strlen(p->host) && strncasecmp(a, p->host, len) == 0;
 }
 
 /* ---- TLS I/O on one end ---- */

@@ -17,6 +17,7 @@ struct gw_buf {
 bool gw_buf_put(struct gw_buf *b, const void *data, size_t len);   /* false over GW_BUF_HARD */
 bool gw_buf_printf(struct gw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gw_buf_drop(struct gw_buf *b, size_t n);
+void gw_buf_free(struct gw_buf *b);   /* wiped: it held requests with the credential */
 static inline size_t gw_buf_room(const struct gw_buf *b) { return b->len < GW_BUF_SOFT ? GW_BUF_SOFT - b->len : 0; }
 static inline uint8_t *gw_buf_data(const struct gw_buf *b) { return b->b + b->off; }
 

@@ -27,6 +27,7 @@
 #include "fuzz_config.c"
 #include "fuzz_dns.c"
 #include "fuzz_egress.c"
+#include "fuzz_gateway_h1.c"
 #include "fuzz_gitmeta.c"
 #include "fuzz_kit.c"
 #include "fuzz_nflog.c"
@@ -48,6 +49,9 @@ static const struct replay_target {
 	{"config", fuzz_one_config, fuzz_init_config},
 	{"dns", fuzz_one_dns, replay_no_init},
 	{"egress", fuzz_one_egress, replay_no_init},
+#if __has_include(<http_parser.h>)
+	{"gateway_h1", fuzz_one_gateway_h1, fuzz_init_gateway_h1},
+#endif
 	{"gitmeta", fuzz_one_gitmeta, fuzz_init_gitmeta},
 #if __has_include("kit.h")
 	{"kit", fuzz_one_kit, fuzz_init_kit},
