@@ -196,15 +196,26 @@ static void report_refused_egress(const char *root, const char *id)
 		if (json_parse(line, "egress log", &v, &e) < 0)
 			continue;
 		yajl_val dst = json_get(v, "dst"), port = json_get(v, "port"), proto = json_get(v, "proto"),
-			 name = json_get(v, "name");
+			 name = json_get(v, "name"), verdict = json_get(v, "verdict"), reason = json_get(v, "reason");
+		/* a credential's use or a summary is no refusal; a record of repeats
+		 * names one already shown */
+		const char *vs = YAJL_IS_STRING(verdict) ? YAJL_GET_STRING(verdict) : NULL;
+		if (!vs || !streq(vs, "deny") || json_get(v, "repeats")) {
+			json_free(v);
+			continue;
+		}
 		if (n++ == 0)
 			fprintf(stderr, "agentbox: egress refused for \"%s\" (agentbox-egress(7)):\n", id);
 		char where[300] = "";
 		if (YAJL_IS_STRING(dst))
 			snprintf(where, sizeof where, YAJL_IS_INTEGER(port) ? "%s:%lld" : "%s", YAJL_GET_STRING(dst),
 				 YAJL_IS_INTEGER(port) ? YAJL_GET_INTEGER(port) : 0LL);
-		fprintf(stderr, "  %s %s%s%s\n", YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?", where,
-			YAJL_IS_STRING(name) ? " name " : "", YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "");
+		/* the SNI check's and the gateway's refusals say why: not-tls, host-mismatch, ... */
+		const char *ps = YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?";
+		bool why = YAJL_IS_STRING(reason) && (streq(ps, "tls") || streq(ps, "https"));
+		fprintf(stderr, "  %s %s%s%s%s%s%s\n", ps, where, YAJL_IS_STRING(name) ? " name " : "",
+			YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "", why ? " (" : "",
+			why ? YAJL_GET_STRING(reason) : "", why ? ")" : "");
 		json_free(v);
 	}
 }
