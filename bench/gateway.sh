@@ -44,6 +44,7 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM   # the EXIT trap runs then too
 gw_certs "$W"
 gw_net_up
 gw_servers_up "$W" || exit 1

@@ -60,7 +60,10 @@ gw_net_up() {
 gw_net_down() {
 	[ -n "${GW_R:-}" ] || return 0
 	local pid
-	for pid in $(ip netns pids "abgw-h$GW_R" 2>/dev/null) $(ip netns pids "abgw-b$GW_R" 2>/dev/null); do
+	# the servers by the pids they were started with, and whatever else lives
+	# in the namespaces (a deleted namespace's processes would keep it alive)
+	for pid in $(cat "${GW_PIDS:-/dev/null}" 2>/dev/null) $(ip netns pids "abgw-h$GW_R" 2>/dev/null) \
+		$(ip netns pids "abgw-b$GW_R" 2>/dev/null); do
 		kill -9 "$pid" 2>/dev/null || true
 	done
 	ip netns del "abgw-b$GW_R" 2>/dev/null || true
@@ -69,19 +72,27 @@ gw_net_down() {
 
 # the test hosts' servers; their records in $1/records.jsonl, nghttpd's log in $1/h2.log
 gw_servers_up() {
-	local d=$1
+	local d=$1 ns="abgw-h$GW_R"
 	: >"$d/records.jsonl"
-	gw_host python3 "$GW_ECHO" --bind 198.19.96.10 --cert "$d/api.pem" --key "$d/api.key" --record "$d/records.jsonl" \
-		--name api --ready "$d/ready.api" >/dev/null 2>&1 &
-	gw_host python3 "$GW_ECHO" --bind 2001:db8:1996::10 --cert "$d/api.pem" --key "$d/api.key" --record "$d/records.jsonl" \
-		--name api6 --ready "$d/ready.api6" >/dev/null 2>&1 &
-	gw_host python3 "$GW_ECHO" --bind 198.19.96.11 --cert "$d/other.pem" --key "$d/other.key" --record "$d/records.jsonl" \
-		--name other --ready "$d/ready.other" >/dev/null 2>&1 &
-	gw_host python3 "$GW_ECHO" --bind 198.19.96.13 --cert "$d/rogue.pem" --key "$d/rogue.key" --record "$d/records.jsonl" \
-		--name rogue --ready "$d/ready.rogue" >/dev/null 2>&1 &
+	export GW_PIDS=$d/server.pids
+	: >"$GW_PIDS"
+	# ip netns exec execs the server: $! is the server itself
+	ip netns exec "$ns" python3 "$GW_ECHO" --bind 198.19.96.10 --cert "$d/api.pem" --key "$d/api.key" \
+		--record "$d/records.jsonl" --name api --ready "$d/ready.api" >/dev/null 2>&1 &
+	echo $! >>"$GW_PIDS"
+	ip netns exec "$ns" python3 "$GW_ECHO" --bind 2001:db8:1996::10 --cert "$d/api.pem" --key "$d/api.key" \
+		--record "$d/records.jsonl" --name api6 --ready "$d/ready.api6" >/dev/null 2>&1 &
+	echo $! >>"$GW_PIDS"
+	ip netns exec "$ns" python3 "$GW_ECHO" --bind 198.19.96.11 --cert "$d/other.pem" --key "$d/other.key" \
+		--record "$d/records.jsonl" --name other --ready "$d/ready.other" >/dev/null 2>&1 &
+	echo $! >>"$GW_PIDS"
+	ip netns exec "$ns" python3 "$GW_ECHO" --bind 198.19.96.13 --cert "$d/rogue.pem" --key "$d/rogue.key" \
+		--record "$d/records.jsonl" --name rogue --ready "$d/ready.rogue" >/dev/null 2>&1 &
+	echo $! >>"$GW_PIDS"
 	mkdir -p "$d/htdocs"
 	echo "h2 hello" >"$d/htdocs/index.html"
-	gw_host nghttpd -v -a 198.19.96.12 --htdocs="$d/htdocs" 443 "$d/h2.key" "$d/h2.pem" >"$d/h2.log" 2>&1 &
+	ip netns exec "$ns" nghttpd -v -a 198.19.96.12 --htdocs="$d/htdocs" 443 "$d/h2.key" "$d/h2.pem" >"$d/h2.log" 2>&1 &
+	echo $! >>"$GW_PIDS"
 	local i
 	for i in $(seq 100); do
 		[ -e "$d/ready.api" ] && [ -e "$d/ready.api6" ] && [ -e "$d/ready.other" ] && [ -e "$d/ready.rogue" ] &&
