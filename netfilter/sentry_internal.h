@@ -40,7 +40,8 @@
 #define IDLE_RELEASE_MS 1000     /* quiet this long after work: give memory back */
 #define DEST_SLOTS 512           /* refused destinations remembered for their repeats */
 #define DEST_WAYS 4              /* (in buckets of 4, the least recently seen one goes) */
-#define NAME_SLOTS 128           /* refused names, likewise */
+#define NAME_SLOTS 128           /* records by name (refused names, the SNI check's and
+				  * the gateway's), likewise */
 #define FLUSH_MS 5000            /* repeats are written this often at most */
 #define BUF_SIZE (65536 + 2)
 #define TCP_BUF_SIZE (2 + 65535) /* a length and the largest DNS message */
@@ -125,12 +126,38 @@ struct dest {
 	uint64_t last_ms;
 };
 
-struct refused {
+/* What a record by name is about: its "proto" (and "verdict"). */
+enum named_kind {
+	NK_DNS,        /* a refused lookup */
+	NK_TLS,        /* a connection the SNI check refused */
+	NK_HTTPS,      /* a connection or request the credential gateway refused */
+	NK_CREDENTIAL, /* a credential's use (verdict "credential") */
+};
+
+/* A record by name, and what is still to be written about it. The same
+ * kind, name, destination, reason and credential are one record: later ones
+ * are its repeats. */
+struct named {
 	bool used, pending;
-	uint8_t reason;
+	uint8_t kind;            /* enum named_kind */
+	uint8_t family;          /* of addr; 0: no destination */
+	int32_t port;            /* -1: none */
+	uint8_t addr[16];
 	uint32_t repeats;
 	uint64_t last_ms;
+	char reason[24];         /* "" for a credential's use */
+	char credential[128];    /* NK_CREDENTIAL: its name */
+	char detail[128];        /* NK_HTTPS: the gateway's words on the first one */
 	char name[DNS_NAME_TEXT];
+};
+
+/* What sentry_log_named is told; NULL/0 for what a kind does not have. */
+struct named_event {
+	enum named_kind kind;
+	int family;
+	const uint8_t *addr;
+	int port;
+	const char *name, *reason, *credential, *detail;
 };
 
 /* a log group's sequence numbers: a gap is what the kernel dropped */
@@ -156,7 +183,7 @@ struct sentry {
 	double tokens;
 	uint64_t tokens_at;
 	struct dest dests[DEST_SLOTS];
-	struct refused names[NAME_SLOTS];
+	struct named names[NAME_SLOTS];
 	struct seq seq_first, seq_repeat;
 	uint64_t lost_records;   /* first packets the kernel dropped (since the last summary) */
 	uint64_t lost_repeats;   /* repeats the kernel dropped */
@@ -245,9 +272,9 @@ void sentry_exchange_end(struct sentry *s, struct query *q);
 /* A name refused (proto "dns"): its first refusal is a record, the next ones
  * are counted. */
 void sentry_log_name(struct sentry *s, const char *name, enum reason reason);
-/* A connection the SNI check refused (proto "tls"): its destination (NULL:
- * none), the name it asked for (NULL: none) and why. */
-void sentry_log_tls(struct sentry *s, const char *dst, int port, const char *name, const char *reason);
+/* A record by name: a refused lookup, the SNI check's refusals, the
+ * gateway's records. Its first one is written, the next ones counted. */
+void sentry_log_named(struct sentry *s, const struct named_event *e);
 /* An allowed name whose answer pointed inside, at addr. */
 void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr);
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name);

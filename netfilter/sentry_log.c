@@ -1,13 +1,15 @@
 /* The deny log: JSON lines, one write each, appended to the container's log
- * file: names the sentry refused, answers it withheld, and packets the
- * ruleset refused (read from nfnetlink_log).
+ * file: names the sentry refused, answers it withheld, packets the ruleset
+ * refused (read from nfnetlink_log), connections the SNI check refused, and
+ * what the credential gateway reports (a credential's use, its refusals).
  *
  * A flood must not hide anything (issue 22 hole 6). The ruleset logs the
  * first packet to each destination (address, protocol, port) in a minute in
  * full on one log group, and the repeats on another, read from a socket of
  * their own: a flood of repeats can fill that socket, never the first one.
- * Here every destination and refused name gets a record of its own the first
- * time; repeats are counted per destination and written as one record with
+ * Here every destination and every record by name (a refused name, a refused
+ * TLS connection's name and destination, a credential's use on a host) gets a
+ * record of its own the first time; repeats are counted and written as one record with
  * "repeats": N at most every FLUSH_MS. What cannot be written within the
  * bounds (LOG_RATE records a second, log_max bytes) is counted, and a summary
  * record says how much, as does one for what the kernel dropped (a gap in a
@@ -34,7 +36,7 @@ static const char *const reason_text[R_COUNT] = {
 /* ---- JSON lines ---- */
 
 struct line {
-	char buf[1024];
+	char buf[2048];          /* a name, a credential's name, the gateway's detail */
 	size_t len;
 	bool cut;
 };
@@ -235,13 +237,32 @@ static bool dest_write(struct sentry *s, struct dest *d)
 	return true;
 }
 
-static struct refused *name_slot(struct sentry *s, const char *name, uint8_t reason, bool *created)
+static const char *str_or(const char *v)
 {
-	uint32_t h = hash(name, strlen(name), 2166136261u) ^ reason;
-	struct refused *victim = NULL;
+	return v ? v : "";
+}
+
+static bool named_same(const struct named *r, const struct named_event *e)
+{
+	if (!r->used || r->kind != e->kind || r->family != e->family || (e->family && r->port != e->port))
+		return false;
+	if (e->family && memcmp(r->addr, e->addr, e->family == AF_INET ? 4 : 16) != 0)
+		return false;
+	return strcmp(r->name, str_or(e->name)) == 0 && strcmp(r->reason, str_or(e->reason)) == 0 &&
+	       strcmp(r->credential, str_or(e->credential)) == 0;
+}
+
+/* The record's slot: found, or made (of four, the least recently seen goes). */
+static struct named *named_slot(struct sentry *s, const struct named_event *e, bool *created)
+{
+	uint32_t h = hash(str_or(e->name), strlen(str_or(e->name)), 2166136261u);
+	h = hash(str_or(e->reason), strlen(str_or(e->reason)), h) ^ (uint32_t)e->kind;
+	if (e->family)
+		h = hash(e->addr, e->family == AF_INET ? 4 : 16, h);
+	struct named *victim = NULL;
 	for (size_t k = 0; k < 4; k++) {
-		struct refused *r = &s->names[(h + k) % NAME_SLOTS];
-		if (r->used && r->reason == reason && strcmp(r->name, name) == 0) {
+		struct named *r = &s->names[(h + k) % NAME_SLOTS];
+		if (named_same(r, e)) {
 			*created = false;
 			return r;
 		}
@@ -254,21 +275,43 @@ static struct refused *name_slot(struct sentry *s, const char *name, uint8_t rea
 		s->dropped_repeats += victim->repeats;
 	memset(victim, 0, sizeof *victim);
 	victim->used = true;
-	victim->reason = reason;
-	snprintf(victim->name, sizeof victim->name, "%s", name);
+	victim->kind = (uint8_t)e->kind;
+	victim->family = (uint8_t)e->family;
+	victim->port = e->family ? e->port : -1;
+	if (e->family)
+		memcpy(victim->addr, e->addr, e->family == AF_INET ? 4 : 16);
+	snprintf(victim->name, sizeof victim->name, "%s", str_or(e->name));
+	snprintf(victim->reason, sizeof victim->reason, "%s", str_or(e->reason));
+	snprintf(victim->credential, sizeof victim->credential, "%s", str_or(e->credential));
+	snprintf(victim->detail, sizeof victim->detail, "%s", str_or(e->detail));
 	*created = true;
 	return victim;
 }
 
-static bool name_write(struct sentry *s, struct refused *r)
+static bool named_write(struct sentry *s, struct named *r)
 {
+	static const char *const proto[] = { [NK_DNS] = "dns", [NK_TLS] = "tls", [NK_HTTPS] = "https",
+					     [NK_CREDENTIAL] = "https" };
 	if (!may_write(s))
 		return false;
 	struct line l;
-	line_begin(s, &l, "deny");
-	put_str(&l, "proto", "dns");
-	put_str(&l, "name", r->name);
-	put_str(&l, "reason", reason_text[r->reason]);
+	line_begin(s, &l, r->kind == NK_CREDENTIAL ? "credential" : "deny");
+	put_str(&l, "proto", proto[r->kind]);
+	if (r->family) {
+		char dst[INET6_ADDRSTRLEN];
+		inet_ntop(r->family, r->addr, dst, sizeof dst);
+		put_str(&l, "dst", dst);
+		if (r->port >= 0)
+			put_num(&l, "port", (uint64_t)r->port);
+	}
+	if (r->name[0])
+		put_str(&l, "name", r->name);
+	if (r->kind == NK_CREDENTIAL)
+		put_str(&l, "credential", r->credential);
+	else
+		put_str(&l, "reason", r->reason);
+	if (r->detail[0])
+		put_str(&l, "detail", r->detail);
 	if (r->repeats)
 		put_num(&l, "repeats", r->repeats);
 	if (!line_write(s, &l, false)) {
@@ -280,40 +323,23 @@ static bool name_write(struct sentry *s, struct refused *r)
 	return true;
 }
 
-void sentry_log_name(struct sentry *s, const char *name, enum reason reason)
+void sentry_log_named(struct sentry *s, const struct named_event *e)
 {
 	bool created;
-	struct refused *r = name_slot(s, name, (uint8_t)reason, &created);
+	struct named *r = named_slot(s, e, &created);
 	r->last_ms = now_ms();
 	if (created) {
 		r->pending = true;
-		(void)name_write(s, r);
+		(void)named_write(s, r);
 	} else
 		r->repeats++;
 	s->log_due = true;
 }
 
-void sentry_log_tls(struct sentry *s, const char *dst, int port, const char *name, const char *reason)
+void sentry_log_name(struct sentry *s, const char *name, enum reason reason)
 {
-	if (!may_write(s)) {
-		s->dropped_records++;
-		s->log_due = true;
-		return;
-	}
-	struct line l;
-	line_begin(s, &l, "deny");
-	put_str(&l, "proto", "tls");
-	if (dst) {
-		put_str(&l, "dst", dst);
-		put_num(&l, "port", (uint64_t)port);
-	}
-	if (name)
-		put_str(&l, "name", name);
-	put_str(&l, "reason", reason);
-	if (!line_write(s, &l, false)) {
-		s->dropped_records++;
-		s->log_due = true;
-	}
+	struct named_event e = { .kind = NK_DNS, .name = name, .reason = reason_text[reason] };
+	sentry_log_named(s, &e);
 }
 
 void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr)
@@ -452,8 +478,8 @@ void sentry_log_tick(struct sentry *s, bool final)
 			left = true;
 	}
 	for (size_t i = 0; i < NAME_SLOTS; i++) {
-		struct refused *r = &s->names[i];
-		if (r->used && (r->pending || r->repeats) && !name_write(s, r))
+		struct named *r = &s->names[i];
+		if (r->used && (r->pending || r->repeats) && !named_write(s, r))
 			left = true;
 	}
 	if (final && left) {

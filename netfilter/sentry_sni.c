@@ -2,7 +2,7 @@
  * listeners, its upstream sockets from the netadmin helper (in the box's
  * netns, carrying EGRESS_PROXY_MARK: the redirect skips them and the filter
  * judges them as it judges the box's own), and its refusals in the deny log.
- * Credential hosts' connections go to the gateway's hand-off socket. */
+ * A credential host's connections go to the gateway's hand-off socket. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -14,9 +14,11 @@ static int upstream_socket(void *ctx, int family)
 	return sentry_helper_proxy_socket(ctx, family);
 }
 
-static void log_refusal(void *ctx, const char *dst, int port, const char *name, const char *reason)
+static void log_refusal(void *ctx, int family, const uint8_t *addr, int port, const char *name, const char *reason)
 {
-	sentry_log_tls(ctx, dst, port, name, reason);
+	struct named_event e = { .kind = NK_TLS, .family = family, .addr = addr, .port = port, .name = name,
+				 .reason = reason };
+	sentry_log_named(ctx, &e);
 }
 
 int sentry_sni_start(struct sentry *s, struct ab_err *err)

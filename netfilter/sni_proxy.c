@@ -64,21 +64,21 @@ static bool covers(const struct egress_entry *e, uint16_t port)
 	return (e->proto == 0 || e->proto == IPPROTO_TCP) && (e->port == 0 || e->port == port);
 }
 
-bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port)
+enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const char *name, uint16_t port)
 {
 	for (size_t i = 0; i < p->deny.n; i++) {
 		const struct egress_entry *e = &p->deny.v[i];
 		if ((e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD) && covers(e, port) &&
 		    egress_entry_matches_name(e, name))
-			return false;
+			return EGRESS_NAME_DENY;
 	}
 	for (size_t i = 0; i < p->allow.n; i++) {
 		const struct egress_entry *e = &p->allow.v[i];
 		if ((e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD) && covers(e, port) &&
 		    egress_entry_matches_name(e, name))
-			return true;
+			return EGRESS_NAME_ALLOW;
 	}
-	return false;
+	return EGRESS_NAME_NONE;
 }
 
 static bool in_cidr(const struct egress_entry *e, int family, const uint8_t *addr)
@@ -167,26 +167,26 @@ static void flow_end(struct sni_proxy *p, struct flow *f, bool reset)
 	p->zombies = f;
 }
 
-static const char *addr_text(const struct flow *f, char *buf, size_t len, uint16_t *port)
+/* the original destination's address (4 or 16 bytes) and port */
+static const uint8_t *dst_addr(const struct flow *f, uint16_t *port)
 {
 	if (f->dst.ss_family == AF_INET) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)&f->dst;
 		*port = ntohs(in->sin_port);
-		return inet_ntop(AF_INET, &in->sin_addr, buf, (socklen_t)len);
+		return (const uint8_t *)&in->sin_addr;
 	}
 	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&f->dst;
 	*port = ntohs(in6->sin6_port);
-	return inet_ntop(AF_INET6, &in6->sin6_addr, buf, (socklen_t)len);
+	return (const uint8_t *)&in6->sin6_addr;
 }
 
 /* a refusal, logged with the name asked for */
 static void refuse(struct sni_proxy *p, struct flow *f, const char *reason, const char *name)
 {
-	char a[INET6_ADDRSTRLEN] = "?";
 	uint16_t port = 0;
-	addr_text(f, a, sizeof a, &port);
+	const uint8_t *addr = dst_addr(f, &port);
 	if (p->prm.log)
-		p->prm.log(p->prm.ctx, a, port, name, reason);
+		p->prm.log(p->prm.ctx, f->dst.ss_family, addr, port, name, reason);
 	flow_end(p, f, true);
 }
 
@@ -210,7 +210,7 @@ static void accept_all(struct sni_proxy *p, int lfd, int family)
 			close(c);
 			free(f);
 			if (p->prm.log)
-				p->prm.log(p->prm.ctx, NULL, -1, NULL, "too-many-connections");
+				p->prm.log(p->prm.ctx, 0, NULL, -1, NULL, "too-many-connections");
 			continue;
 		}
 		f->c = c;
@@ -332,11 +332,7 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 		return;
 	}
 	uint16_t port;
-	char a[INET6_ADDRSTRLEN];
-	addr_text(f, a, sizeof a, &port);
-	const uint8_t *addr = f->dst.ss_family == AF_INET
-				      ? (const uint8_t *)&((struct sockaddr_in *)&f->dst)->sin_addr
-				      : (const uint8_t *)&((struct sockaddr_in6 *)&f->dst)->sin6_addr;
+	const uint8_t *addr = dst_addr(f, &port);
 	uint8_t literal[16];
 	bool is_literal = h.has_sni && (inet_pton(AF_INET, h.sni, literal) == 1 || inet_pton(AF_INET6, h.sni, literal) == 1);
 	if (h.has_sni && !is_literal) {
@@ -344,8 +340,10 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 			refuse(p, f, "bad-name", h.sni);
 			return;
 		}
-		if (!sni_name_allowed(p->prm.policy, h.sni, port)) {
-			refuse(p, f, "name-not-allowed", h.sni);
+		/* the words of the other refusals: no entry, or a deny entry */
+		enum egress_name_verdict v = sni_name_verdict(p->prm.policy, h.sni, port);
+		if (v != EGRESS_NAME_ALLOW) {
+			refuse(p, f, v == EGRESS_NAME_DENY ? "denied" : "not-allowed", h.sni);
 			return;
 		}
 		if (cred_host(p, h.sni)) {

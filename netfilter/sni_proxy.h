@@ -27,10 +27,11 @@ struct sni_proxy_params {
 	int listen_fd[2];                       /* the redirect's target on 127.0.0.1 and ::1 (-1: none) */
 	/* an unconnected TCP socket of family carrying EGRESS_PROXY_MARK, or -errno */
 	int (*upstream_socket)(void *ctx, int family);
-	/* one deny-log record (proto "tls"): the original destination (NULL,
-	 * -1: none), the name asked for (NULL: none; off the wire, unescaped)
-	 * and why */
-	void (*log)(void *ctx, const char *dst, int port, const char *name, const char *reason);
+	/* a refusal for the deny log (proto "tls"): the original destination
+	 * (family 0: none), the name asked for (NULL: none; off the wire,
+	 * printable ASCII, unescaped) and why (a static word: "not-allowed",
+	 * "denied", "no-name", ...) */
+	void (*log)(void *ctx, int family, const uint8_t *addr, int port, const char *name, const char *reason);
 	void *ctx;
 };
 
@@ -42,10 +43,14 @@ int sni_proxy_fd(const struct sni_proxy *p);
 int sni_proxy_run(struct sni_proxy *p);
 void sni_proxy_free(struct sni_proxy *p);
 
-/* The verdict on a server name for a TCP connection to port: a name the
- * policy allows there (a name or wildcard entry covering tcp/port, no deny
- * entry covering it). */
-bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port);
+/* The verdict on a server name for a TCP connection to port: EGRESS_NAME_ALLOW
+ * when a name or wildcard entry covers it on tcp/port and no deny entry does,
+ * EGRESS_NAME_DENY when a deny entry does, else EGRESS_NAME_NONE. */
+enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const char *name, uint16_t port);
+static inline bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port)
+{
+	return sni_name_verdict(p, name, port) == EGRESS_NAME_ALLOW;
+}
 /* ... and on a connection without a name: its address allowed there by a CIDR entry */
 bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
 /* Does the policy allow some TCP/443 (so the proxy and its redirect are needed)? */

@@ -35,17 +35,17 @@ static void on_signal(int sig)
 }
 
 /* as the sentry writes them: JSON, the name made printable */
-static void log_record(void *ctx, const char *dst, int port, const char *name, const char *reason)
+static void log_record(void *ctx, int family, const uint8_t *addr, int port, const char *name, const char *reason)
 {
 	(void)ctx;
-	char ts[64], clean[300] = "";
+	char ts[64], clean[300] = "", dst[INET6_ADDRSTRLEN];
 	format_rfc3339(ts, sizeof ts);
 	size_t i = 0;
 	for (; name && name[i] && i + 1 < sizeof clean; i++)
 		clean[i] = name[i] >= 0x20 && name[i] < 0x7f && name[i] != '"' && name[i] != '\\' ? name[i] : '?';
 	clean[i] = 0;
 	dprintf(logfd, "{\"time\":\"%s\",\"container\":\"driver\",\"verdict\":\"deny\",\"proto\":\"tls\"", ts);
-	if (dst)
+	if (family && inet_ntop(family, addr, dst, sizeof dst))
 		dprintf(logfd, ",\"dst\":\"%s\",\"port\":%d", dst, port);
 	if (name)
 		dprintf(logfd, ",\"name\":\"%s\"", clean);

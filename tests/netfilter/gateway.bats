@@ -174,7 +174,7 @@ EOF
 	run gw_box ip netns exec "abgw-b$GW_R" true
 	run box_curl --cacert "$GW_D/ca.pem" --resolve other.test:443:198.19.96.11 https://other.test/
 	[ "$status" -ne 0 ]
-	log_has '.reason == "name-not-allowed" and .name == "other.test" and .dst == "198.19.96.11" and .port == 443'
+	log_has '.reason == "not-allowed" and .name == "other.test" and .dst == "198.19.96.11" and .port == 443'
 	run box_curl -k https://198.19.96.11/nameless
 	[ "$status" -ne 0 ]
 	log_has '.reason == "no-name" and .dst == "198.19.96.11" and (has("name") | not)'
@@ -183,10 +183,21 @@ EOF
 	# a name on a CIDR-allowed address must still be an allowed name
 	run box_curl -k --resolve rogue.test:443:198.19.96.13 https://rogue.test/
 	[ "$status" -ne 0 ]
-	log_has '.reason == "name-not-allowed" and .name == "rogue.test"'
+	log_has '.reason == "not-allowed" and .name == "rogue.test"'
 	# not TLS at all on 443
 	run gw_box bash -c 'exec 3<>/dev/tcp/198.19.96.13/443; printf "GET / HTTP/1.0\r\n\r\n" >&3; cat <&3'
 	log_has '.reason == "not-tls"'
+}
+
+@test "the SNI check: a deny entry refuses a name a wildcard allows, logged as denied" {
+	start_driver "allow=*.test;deny=other.test"
+	# one server (198.19.96.11) with a certificate for both names
+	run box_curl --cacert "$GW_D/ca.pem" --resolve api.test:443:198.19.96.11 https://api.test/wild -o /dev/null -w '%{http_code}'
+	[ "$output" = 200 ]
+	run box_curl --cacert "$GW_D/ca.pem" --resolve other.test:443:198.19.96.11 https://other.test/denied
+	[ "$status" -ne 0 ]
+	! jq -e 'select(.path == "/denied")' "$GW_D/records.jsonl" >/dev/null
+	log_has '.proto == "tls" and .reason == "denied" and .name == "other.test" and .dst == "198.19.96.11"'
 }
 
 @test "the real server is verified: a credential host answering with another CA's certificate gets nothing" {

@@ -1,0 +1,60 @@
+/* The SNI check's verdicts (netfilter/sni_proxy.c): which server names and
+ * nameless connections a policy lets through on a TCP port, and when the
+ * check (and its redirect) is needed at all. */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "sni_proxy.h"
+#include "tap.h"
+
+static struct egress_policy policy(const char *allow, const char *deny)
+{
+	struct egress_policy p = {0};
+	struct ab_err err;
+	if (egress_policy_add(&p, allow, false, "test", &err) < 0 || egress_policy_add(&p, deny, true, "test", &err) < 0)
+		printf("# bad test policy: %s\n", err.msg);
+	return p;
+}
+
+static bool addr_ok(const struct egress_policy *p, const char *text, uint16_t port)
+{
+	uint8_t a[16];
+	int family = strchr(text, ':') ? AF_INET6 : AF_INET;
+	return inet_pton(family, text, a) == 1 && sni_addr_allowed(p, family, a, port);
+}
+
+int main(void)
+{
+	struct egress_policy p = policy("api.test,*.cdn.test,web.test:443/tcp,dns.test:443/udp,other.test:8443,"
+					"198.19.96.0/24,[2001:db8:1996::/48]:443",
+					"bad.cdn.test,web.test:443/tcp,198.19.96.7");
+	ok(sni_name_verdict(&p, "api.test", 443) == EGRESS_NAME_ALLOW, "a name allowed on every port: allowed on 443");
+	ok(sni_name_verdict(&p, "a.cdn.test", 443) == EGRESS_NAME_ALLOW, "a wildcard covers a name below it");
+	ok(sni_name_verdict(&p, "cdn.test", 443) == EGRESS_NAME_NONE, "... never its apex");
+	ok(sni_name_verdict(&p, "bad.cdn.test", 443) == EGRESS_NAME_DENY, "a deny entry wins over a wildcard");
+	ok(sni_name_verdict(&p, "web.test", 443) == EGRESS_NAME_DENY, "a deny entry on tcp/443 wins over the same allow");
+	ok(sni_name_verdict(&p, "dns.test", 443) == EGRESS_NAME_NONE, "a name allowed on udp/443 only is not on tcp");
+	ok(sni_name_verdict(&p, "other.test", 443) == EGRESS_NAME_NONE, "a name allowed on another port is not on 443");
+	ok(sni_name_verdict(&p, "other.test", 8443) == EGRESS_NAME_ALLOW, "... but on its own");
+	ok(sni_name_verdict(&p, "evil.test", 443) == EGRESS_NAME_NONE, "a name no entry covers");
+	ok(sni_name_allowed(&p, "api.test", 443) && !sni_name_allowed(&p, "bad.cdn.test", 443), "sni_name_allowed agrees");
+
+	ok(addr_ok(&p, "198.19.96.10", 443), "no name: an address a CIDR entry allows");
+	ok(!addr_ok(&p, "198.19.96.7", 443), "... not one a deny entry names");
+	ok(!addr_ok(&p, "198.19.97.10", 443), "... nor one outside every CIDR entry");
+	ok(addr_ok(&p, "2001:db8:1996::10", 443) && !addr_ok(&p, "2001:db8:1996::10", 8443),
+	   "an IPv6 CIDR entry with a port covers that port only");
+
+	ok(sni_policy_needs_proxy(&p), "a policy that allows some TCP/443 needs the check");
+	egress_policy_free(&p);
+	p = policy("api.test:80,dns.test:443/udp,198.19.96.0/24:22", "");
+	ok(!sni_policy_needs_proxy(&p), "one that allows only other ports and UDP/443 does not");
+	egress_policy_free(&p);
+	p = policy("", "");
+	ok(!sni_policy_needs_proxy(&p), "nor does the default policy");
+	egress_policy_free(&p);
+	p = policy("198.19.96.0/24", "");
+	ok(sni_policy_needs_proxy(&p), "a CIDR entry for every port does");
+	egress_policy_free(&p);
+	return tap_done();
+}
