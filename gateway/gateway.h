@@ -74,8 +74,11 @@ const char *gw_tls_error(void);
 
 /* ---- logging (main.c) ---- */
 
-/* One JSON line on the deny log: {"time","container","verdict",FIELDS} */
-void gw_log_record(const char *verdict, const char *fields_fmt, ...) __attribute__((format(printf, 2, 3)));
+/* What the deny log is to say about a connection to host (at dst, or NULL):
+ * a credential's use, or a refusal (a word, and more for people). Sent to the
+ * sentry (gateway_proto.h), which writes the log; never the secret. */
+void gw_log_use(const char *host, const struct sockaddr_storage *dst, const char *credential);
+void gw_log_deny(const char *host, const struct sockaddr_storage *dst, const char *reason, const char *detail);
 extern const struct gw_config *gw_cfg;
 
 /* ---- relay (relay.c, h1.c, h2.c) ---- */

@@ -185,8 +185,7 @@ static void refuse(struct gw_pair *p, int code, const char *reason, const char *
 			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
 			    code, code == 421 ? "Misdirected Request" : code == 431 ? "Request Header Fields Too Large" : "Bad Request",
 			    sizeof body - 1, body);
-	gw_log_record("deny", "\"proto\":\"https\",\"name\":\"%s\",\"reason\":\"%s\",\"detail\":\"%.*s\"", p->host, reason,
-		      64, detail);
+	gw_log_deny(p->host, &p->dst, reason, detail);
 	/* nothing more from the box, nothing more to the server */
 	p->c.eof = true;
 	p->c.in.len = 0;

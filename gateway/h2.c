@@ -226,13 +226,7 @@ static void refuse_stream(struct h2 *h, struct stream *s, const char *reason, co
 	nghttp2_nv nva[] = { nv(":status", 7, "421", 3) };
 	(void)nghttp2_submit_response(h->cs, s->c_id, nva, 1, NULL);
 	s->response_sent = true;
-	char tmp[80];
-	size_t o = 0;
-	for (; detail[o] && o + 1 < sizeof tmp; o++)
-		tmp[o] = detail[o] >= 0x20 && detail[o] < 0x7f && detail[o] != '"' && detail[o] != '\\' ? detail[o] : '?';
-	tmp[o] = 0;
-	gw_log_record("deny", "\"proto\":\"https\",\"name\":\"%s\",\"reason\":\"%s\",\"detail\":\"%s\"", h->p->host,
-		      reason, tmp);
+	gw_log_deny(h->p->host, &h->p->dst, reason, detail);
 }
 
 static bool is_cred_header(const struct h2 *h, const struct hfield *f)

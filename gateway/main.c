@@ -1,6 +1,6 @@
 /* agentbox-gateway: start-up and the event loop (see gateway.h).
  *
- *   agentbox-gateway [--ctl FD] [--handoff FD] [--log FD]   (3, 4, 5)
+ *   agentbox-gateway [--ctl FD] [--handoff FD]   (3, 4)
  *
  * The runtime execs it for a box with header credentials: it reads the
  * configuration on the control socket, makes the box's CA and answers with
@@ -15,7 +15,6 @@
 #include <linux/capability.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -30,43 +29,50 @@
 #include "log.h"
 #include "util.h"
 
-#define LOG_RATE 50       /* records a second, burst LOG_RATE */
 #define NOBODY 65534
 
 const struct gw_config *gw_cfg;
-static int log_out = -1;
+static int record_fd = -1;        /* the sentry's socket: hand-offs in, records out */
+static uint32_t records_dropped;  /* not sent: the sentry's socket was full */
 
-void gw_log_record(const char *verdict, const char *fmt, ...)
+static void send_log(struct gw_record *r, const char *host, const struct sockaddr_storage *dst)
 {
-	static uint64_t tokens_at;
-	static unsigned tokens = LOG_RATE, suppressed;
-	if (log_out < 0)
+	if (record_fd < 0)
 		return;
-	uint64_t now = (uint64_t)time(NULL);
-	if (now != tokens_at) {
-		tokens = LOG_RATE;
-		tokens_at = now;
+	r->magic = GW_RECORD_MAGIC;
+	r->dropped = records_dropped;
+	snprintf(r->name, sizeof r->name, "%s", host);
+	if (dst && dst->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)dst;
+		r->family = AF_INET;
+		memcpy(r->addr, &in->sin_addr, 4);
+		r->port = ntohs(in->sin_port);
+	} else if (dst && dst->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)dst;
+		r->family = AF_INET6;
+		memcpy(r->addr, &in6->sin6_addr, 16);
+		r->port = ntohs(in6->sin6_port);
 	}
-	if (!tokens) {
-		suppressed++;
-		return;
-	}
-	tokens--;
-	char ts[64], fields[1024], line[1400];
-	format_rfc3339(ts, sizeof ts);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(fields, sizeof fields, fmt, ap);
-	va_end(ap);
-	int n = snprintf(line, sizeof line, "{\"time\":\"%s\",\"container\":\"%s\",\"verdict\":\"%s\",%s", ts,
-			 gw_cfg ? gw_cfg->container_id : "", verdict, fields);
-	if (suppressed && n > 0 && (size_t)n < sizeof line)
-		n += snprintf(line + n, sizeof line - (size_t)n, ",\"suppressed\":%u", suppressed);
-	if (n > 0 && (size_t)n < sizeof line - 3) {
-		memcpy(line + n, "}\n", 3);
-		(void)!write(log_out, line, (size_t)n + 2);
-		suppressed = 0;
-	}
+	/* never waits: a busy sentry gets a count of what it missed instead */
+	if (send(record_fd, r, sizeof *r, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof *r)
+		records_dropped = 0;
+	else
+		records_dropped++;
+}
+
+void gw_log_use(const char *host, const struct sockaddr_storage *dst, const char *credential)
+{
+	struct gw_record r = {.event = GW_EVENT_USE};
+	snprintf(r.credential, sizeof r.credential, "%s", credential);
+	send_log(&r, host, dst);
+}
+
+void gw_log_deny(const char *host, const struct sockaddr_storage *dst, const char *reason, const char *detail)
+{
+	struct gw_record r = {.event = GW_EVENT_DENY};
+	snprintf(r.reason, sizeof r.reason, "%s", reason);
+	snprintf(r.detail, sizeof r.detail, "%s", detail ? detail : "");
+	send_log(&r, host, dst);
 }
 
 static int send_record(int fd, uint32_t type, const void *data, size_t len)
@@ -144,24 +150,20 @@ static int parse_fd(const char *s)
 int main(int argc, char **argv)
 {
 	int ctl = 3, hand = 4;
-	log_out = 5;
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && streq(argv[i], "--ctl"))
 			ctl = parse_fd(argv[++i]);
 		else if (i + 1 < argc && streq(argv[i], "--handoff"))
 			hand = parse_fd(argv[++i]);
-		else if (i + 1 < argc && streq(argv[i], "--log"))
-			log_out = parse_fd(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--ctl FD] [--handoff FD] [--log FD]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--ctl FD] [--handoff FD]\n", argv[0]);
 			return 2;
 		}
 	}
 	/* not dumpable before the first secret arrives */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (fcntl(log_out, F_GETFD) < 0)
-		log_out = -1;
+	record_fd = hand;
 	static struct gw_config cfg;
 	struct ab_err err = {0};
 	struct gw_tls *t = NULL;

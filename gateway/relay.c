@@ -91,8 +91,7 @@ void gw_pair_log_use(struct gw_pair *p, size_t cred)
 	if (p->logged & (1ull << cred))
 		return;
 	p->logged |= 1ull << cred;
-	gw_log_record("credential", "\"proto\":\"https\",\"name\":\"%s\",\"credential\":\"%s\"", p->host,
-		      gw_cfg->creds[cred].name);
+	gw_log_use(p->host, &p->dst, gw_cfg->creds[cred].name);
 }
 
 /* ---- TLS I/O on one end ---- */
@@ -255,8 +254,7 @@ int gw_relay_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 
 static void log_refusal(struct gw_pair *p, const char *reason, const char *detail)
 {
-	gw_log_record("deny", "\"proto\":\"https\",\"name\":\"%s\",\"reason\":\"%s\",\"detail\":\"%s\"", p->host, reason,
-		      detail);
+	gw_log_deny(p->host, &p->dst, reason, detail);
 }
 
 /* 1 done, 0 waiting, -1 failed */
@@ -438,7 +436,7 @@ int gw_relay_start(struct gw_tls *t, int epfd, const struct gw_handoff *h, int c
 {
 	tls = t;
 	if (n_pairs >= MAX_PAIRS) {
-		gw_log_record("deny", "\"proto\":\"https\",\"name\":\"%s\",\"reason\":\"gateway-busy\"", h->sni);
+		gw_log_deny(h->sni, NULL, "gateway-busy", "");
 		reset(client_fd);
 		close(client_fd);
 		close(upstream_fd);

@@ -10,7 +10,12 @@
  * opened to a credential's host: one struct gw_handoff with two fds
  * (SCM_RIGHTS): the box's socket (its ClientHello still unread) and an
  * unconnected socket that carries EGRESS_PROXY_MARK in the box's network
- * namespace, for the gateway to connect to the original destination. */
+ * namespace, for the gateway to connect to the original destination.
+ *
+ * gateway -> sentry, on the same socket: one struct gw_record for each thing
+ * the deny log is to say (a credential's use, a refusal). The sentry writes
+ * the log, with its bounds and its counting of repeats; the gateway has no
+ * file of it. */
 #ifndef AGENTBOX_GATEWAY_PROTO_H
 #define AGENTBOX_GATEWAY_PROTO_H
 
@@ -41,5 +46,24 @@ struct gw_handoff {
 	char sni[256];             /* what the ClientHello asked for, as the sentry judged it */
 };
 #define GW_HANDOFF_MAGIC 0x61626777u
+
+enum gw_event {
+	GW_EVENT_USE = 1,          /* a credential went into a request */
+	GW_EVENT_DENY = 2,         /* a connection or a request was refused */
+};
+
+struct gw_record {
+	uint32_t magic;            /* GW_RECORD_MAGIC */
+	uint32_t event;            /* enum gw_event */
+	uint32_t dropped;          /* records the gateway could not send before this one */
+	int32_t family;            /* of dst: AF_INET, AF_INET6, or 0 (none) */
+	uint8_t addr[16];
+	uint16_t port;
+	char name[256];            /* the connection's server name */
+	char credential[128];      /* USE: the credential's name */
+	char reason[32];           /* DENY: a word ("host-mismatch", ...) */
+	char detail[128];          /* DENY: more, for people (may hold the box's bytes) */
+};
+#define GW_RECORD_MAGIC 0x61626772u
 
 #endif

@@ -141,7 +141,7 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 
 static void serve(struct sentry *s)
 {
-	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_FIXED };
+	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_GATEWAY, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
 		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
@@ -160,6 +160,8 @@ static void serve(struct sentry *s)
 		pf[P_TCP4] = (struct pollfd){ .fd = s->tcp[0], .events = POLLIN };
 		pf[P_TCP6] = (struct pollfd){ .fd = s->tcp[1], .events = POLLIN };
 		pf[P_SNI] = (struct pollfd){ .fd = s->sni ? sni_proxy_fd(s->sni) : -1, .events = POLLIN };
+		pf[P_GATEWAY] = (struct pollfd){ .fd = sentry_gateway_polled(s) ? s->sp->gateway_fd : -1,
+						 .events = POLLIN };
 		for (size_t i = 0; i < MAX_QUERIES; i++) {
 			struct query *q = &s->q[i];
 			bool live = q->state != Q_FREE && q->fd >= 0;
@@ -181,6 +183,8 @@ static void serve(struct sentry *s)
 			 * that is still to be written */
 			sentry_handle_nflog(s);
 			sentry_handle_nflog_repeats(s);
+			if (sentry_gateway_polled(s))
+				sentry_gateway_read(s, 4096);
 			sentry_log_tick(s, true);
 			return;
 		}
@@ -191,6 +195,8 @@ static void serve(struct sentry *s)
 				sentry_handle_nflog(s);
 			if (pf[P_REPEAT].revents)
 				sentry_handle_nflog_repeats(s);
+			if (pf[P_GATEWAY].revents)
+				sentry_gateway_read(s, 64);
 			for (int i = 0; i < 2; i++) {
 				if (pf[P_UDP4 + i].revents)
 					sentry_udp_query(s, s->udp[i]);

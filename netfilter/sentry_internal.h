@@ -209,6 +209,7 @@ struct sentry {
 	struct sni_proxy *sni;  /* the SNI check, when the policy allows some TCP/443 */
 	int sni_fd[2];          /* its listeners (the caller's, or bound in setup) */
 	uint64_t sni_next;      /* when it wants to run next (monotonic ms), UINT64_MAX: on input only */
+	bool gateway_gone;      /* the credential gateway's socket (sp->gateway_fd) hung up */
 };
 
 static inline uint64_t now_ms(void)
@@ -313,5 +314,9 @@ int sentry_sni_start(struct sentry *s, struct ab_err *err);
 /* Its work when its fd is readable or its time came (never blocks). */
 void sentry_sni_run(struct sentry *s);
 void sentry_sni_stop(struct sentry *s);
+/* The credential gateway's records (a credential's use, its refusals) into
+ * the deny log: what is there, at most max of them. Polled while it is there. */
+bool sentry_gateway_polled(const struct sentry *s);
+void sentry_gateway_read(struct sentry *s, unsigned max);
 
 #endif

@@ -2,10 +2,16 @@
  * listeners, its upstream sockets from the netadmin helper (in the box's
  * netns, carrying EGRESS_PROXY_MARK: the redirect skips them and the filter
  * judges them as it judges the box's own), and its refusals in the deny log.
- * A credential host's connections go to the gateway's hand-off socket. */
+ * A credential host's connections go to the gateway's hand-off socket, and
+ * what the gateway has to say for the deny log comes back on it
+ * (gateway_proto.h): the sentry writes every record, with one set of bounds
+ * and one count of repeats. */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
+#include "gateway_proto.h"
 #include "sentry_internal.h"
 #include "sni_proxy.h"
 
@@ -46,4 +52,59 @@ void sentry_sni_stop(struct sentry *s)
 {
 	sni_proxy_free(s->sni);
 	s->sni = NULL;
+}
+
+/* a string of the gateway's, ended within its field */
+static const char *field(char *f, size_t len)
+{
+	f[len - 1] = 0;
+	return f;
+}
+
+static void gateway_record(struct sentry *s, struct gw_record *r)
+{
+	if (r->magic != GW_RECORD_MAGIC || (r->event != GW_EVENT_USE && r->event != GW_EVENT_DENY) ||
+	    (r->family != 0 && r->family != AF_INET && r->family != AF_INET6))
+		return;
+	s->dropped_records += r->dropped;
+	struct named_event e = {
+		.kind = r->event == GW_EVENT_USE ? NK_CREDENTIAL : NK_HTTPS,
+		.family = r->family,
+		.addr = r->addr,
+		.port = r->port,
+		.name = field(r->name, sizeof r->name),
+	};
+	if (r->event == GW_EVENT_USE)
+		e.credential = field(r->credential, sizeof r->credential);
+	else {
+		e.reason = field(r->reason, sizeof r->reason);
+		e.detail = field(r->detail, sizeof r->detail);
+	}
+	sentry_log_named(s, &e);
+}
+
+bool sentry_gateway_polled(const struct sentry *s)
+{
+	return s->sp->gateway_fd >= 0 && !s->gateway_gone;
+}
+
+void sentry_gateway_read(struct sentry *s, unsigned max)
+{
+	/* a bounded number at a time: a gateway gone astray cannot hold the loop */
+	for (unsigned i = 0; i < max; i++) {
+		struct gw_record r;
+		ssize_t n = recv(s->sp->gateway_fd, &r, sizeof r, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			/* gone: its hand-offs fail from now on, and the SNI check
+			 * refuses a credential host's connections (fails closed) */
+			s->gateway_gone = true;
+			return;
+		}
+		if ((size_t)n == sizeof r)
+			gateway_record(s, &r);
+	}
 }

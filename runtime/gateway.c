@@ -168,16 +168,16 @@ int gateway_spawn(const struct gateway_spec *spec, struct gateway_child *ret, st
 		goto fail;
 	}
 	if (pid == 0) {
-		/* fds 3, 4, 5: control, hand-off, log; nothing else of ours */
+		/* fds 3, 4: control, hand-off (its records for the deny log go back
+		 * that way: the sentry writes the log); nothing else of ours */
 		int null = open("/dev/null", O_RDWR);
 		int a = fcntl(ctl[1], F_DUPFD, 10), b = fcntl(hand[1], F_DUPFD, 10);
-		int l = spec->log_fd >= 0 ? fcntl(spec->log_fd, F_DUPFD, 10) : -1;
 		if (null < 0 || a < 0 || b < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(a, 3) < 0 ||
-		    dup2(b, 4) < 0 || (l >= 0 ? dup2(l, 5) : dup2(null, 5)) < 0)
+		    dup2(b, 4) < 0)
 			_exit(127);
 		if (log_fd() != 2)
 			(void)dup2(null, 2);
-		close_fds_from(6, NULL, 0);
+		close_fds_from(5, NULL, 0);
 		process_reset_signals();
 		setsid();   /* the engine's signals for the box are not its own */
 		char *argv[] = {(char *)GATEWAY_BIN, NULL};

@@ -26,7 +26,6 @@ struct gateway_spec {
 	const struct gateway_cred *creds;
 	size_t n_creds;
 	const char *upstream_ca;  /* a host PEM file, or NULL */
-	int log_fd;               /* the deny log (O_APPEND), or -1 */
 };
 
 struct gateway_child {

@@ -189,7 +189,6 @@ int policy_gateway_start(struct agent_policy *p, const struct global_opts *g, co
 	char *secrets[2 * CRED_MAX] = {0};
 	size_t n = 0;
 	int r = -1;
-	_cleanup_close_ int logfd = -1;
 	if (config_creds(p, g, c, creds, secrets, &n, err) < 0)
 		goto out;
 	for (size_t i = 0; i < o->n_gateway_creds && n < ARRAY_SIZE(creds); i++)
@@ -206,17 +205,11 @@ int policy_gateway_start(struct agent_policy *p, const struct global_opts *g, co
 		r = ab_error(err, 0, "credential gateway: header credentials need the egress firewall (it takes the box's connections to the gateway): refused with the firewall off");
 		goto out;
 	}
-	logfd = openat(state_dirfd, EGRESS_LOG, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (logfd < 0) {
-		r = ab_error(err, errno, "credential gateway: open the deny log");
-		goto out;
-	}
 	struct gateway_spec spec = {
 		.container_id = st->id,
 		.creds = creds,
 		.n_creds = n,
 		.upstream_ca = o->gateway_upstream_ca ? o->gateway_upstream_ca : p->config.gateway_upstream_ca,
-		.log_fd = logfd,
 	};
 	if (gateway_spawn(&spec, &p->gateway, err) < 0)
 		goto out;

@@ -14,10 +14,12 @@ const struct gw_config *gw_cfg;
 static struct gw_config fz_gw_cfg;
 static struct gw_pair fz_gw_pair;
 
-void gw_log_record(const char *verdict, const char *fmt, ...)
+void gw_log_deny(const char *host, const struct sockaddr_storage *dst, const char *reason, const char *detail)
 {
-	(void)verdict;
-	(void)fmt;
+	(void)host;
+	(void)dst;
+	(void)reason;
+	(void)detail;
 }
 
 void gw_pair_log_use(struct gw_pair *p, size_t cred)

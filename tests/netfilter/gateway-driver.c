@@ -22,6 +22,7 @@
 
 #include "egress.h"
 #include "gateway.h"
+#include "gateway_proto.h"
 #include "sni_proxy.h"
 #include "util.h"
 
@@ -34,22 +35,54 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* as the sentry writes them: JSON, the name made printable */
+/* a string made printable and safe in JSON */
+static const char *clean(const char *s, char *buf, size_t len)
+{
+	size_t i = 0;
+	for (; s && s[i] && i + 1 < len; i++)
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' ? s[i] : '?';
+	buf[i] = 0;
+	return buf;
+}
+
+/* Records as the sentry writes them (without its dedup: every one). */
+static void log_line(const char *verdict, const char *proto, int family, const uint8_t *addr, int port,
+		     const char *name, const char *key, const char *value, const char *detail)
+{
+	char ts[64], a[INET6_ADDRSTRLEN], c1[300], c2[300], c3[300];
+	format_rfc3339(ts, sizeof ts);
+	dprintf(logfd, "{\"time\":\"%s\",\"container\":\"driver\",\"verdict\":\"%s\",\"proto\":\"%s\"", ts, verdict,
+		proto);
+	if (family && inet_ntop(family, addr, a, sizeof a))
+		dprintf(logfd, ",\"dst\":\"%s\",\"port\":%d", a, port);
+	if (name && *name)
+		dprintf(logfd, ",\"name\":\"%s\"", clean(name, c1, sizeof c1));
+	dprintf(logfd, ",\"%s\":\"%s\"", key, clean(value, c2, sizeof c2));
+	if (detail && *detail)
+		dprintf(logfd, ",\"detail\":\"%s\"", clean(detail, c3, sizeof c3));
+	dprintf(logfd, "}\n");
+}
+
 static void log_record(void *ctx, int family, const uint8_t *addr, int port, const char *name, const char *reason)
 {
 	(void)ctx;
-	char ts[64], clean[300] = "", dst[INET6_ADDRSTRLEN];
-	format_rfc3339(ts, sizeof ts);
-	size_t i = 0;
-	for (; name && name[i] && i + 1 < sizeof clean; i++)
-		clean[i] = name[i] >= 0x20 && name[i] < 0x7f && name[i] != '"' && name[i] != '\\' ? name[i] : '?';
-	clean[i] = 0;
-	dprintf(logfd, "{\"time\":\"%s\",\"container\":\"driver\",\"verdict\":\"deny\",\"proto\":\"tls\"", ts);
-	if (family && inet_ntop(family, addr, dst, sizeof dst))
-		dprintf(logfd, ",\"dst\":\"%s\",\"port\":%d", dst, port);
-	if (name)
-		dprintf(logfd, ",\"name\":\"%s\"", clean);
-	dprintf(logfd, ",\"reason\":\"%s\"}\n", reason);
+	log_line("deny", "tls", family, addr, port, name, "reason", reason, NULL);
+}
+
+/* what the gateway reports on its hand-off socket (gateway_proto.h) */
+static void gateway_records(int fd)
+{
+	struct gw_record r;
+	while (recv(fd, &r, sizeof r, MSG_DONTWAIT) == (ssize_t)sizeof r) {
+		if (r.magic != GW_RECORD_MAGIC)
+			continue;
+		r.name[sizeof r.name - 1] = r.credential[sizeof r.credential - 1] = 0;
+		r.reason[sizeof r.reason - 1] = r.detail[sizeof r.detail - 1] = 0;
+		if (r.event == GW_EVENT_USE)
+			log_line("credential", "https", r.family, r.addr, r.port, r.name, "credential", r.credential, NULL);
+		else
+			log_line("deny", "https", r.family, r.addr, r.port, r.name, "reason", r.reason, r.detail);
+	}
 }
 
 static int marked_socket(void *ctx, int family)
@@ -112,7 +145,7 @@ int main(int argc, char **argv)
 	struct gateway_cred creds[8] = {{0}};
 	char **hosts[8];
 	size_t n_creds = 0;
-	struct gateway_spec spec = {.container_id = "driver", .log_fd = logfd};
+	struct gateway_spec spec = {.container_id = "driver"};
 	bool gateway = true;
 	for (int i = 4; i < argc; i++) {
 		if (streq(argv[i], "--ca-out") && i + 1 < argc)
@@ -183,9 +216,12 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	int timeout = -1;
 	while (!stop) {
-		struct pollfd pf = {.fd = sni_proxy_fd(p), .events = POLLIN};
-		if (poll(&pf, 1, timeout) < 0 && errno != EINTR)
+		struct pollfd pf[2] = {{.fd = sni_proxy_fd(p), .events = POLLIN}, {.fd = g.handoff_fd, .events = POLLIN}};
+		int n = poll(pf, 2, timeout);
+		if (n < 0 && errno != EINTR)
 			break;
+		if (n > 0 && pf[1].revents & POLLIN)
+			gateway_records(g.handoff_fd);
 		timeout = sni_proxy_run(p);
 	}
 	sni_proxy_free(p);

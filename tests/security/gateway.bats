@@ -253,7 +253,10 @@ engine_net() {
 
 @test "gateway: an engine's container gets config.yaml's credential through --credentials, and delete stops the gateway" {
 	engine_bundle
-	set_args sh -c 'echo "var=$GITHUB_TOKEN"; /usr/bin/curl -sS --max-time 20 --resolve api.test:443:198.19.97.10 https://api.test/engine -o /dev/null -w "engine %{http_code}\n"'
+	# two connections with the credential, two with a name not allowed (the
+	# deny log: one record each, and the second counted as a repeat)
+	set_args sh -c 'echo "var=$GITHUB_TOKEN"; for p in engine again; do /usr/bin/curl -sS --max-time 20 --resolve api.test:443:198.19.97.10 https://api.test/$p -o /dev/null -w "$p %{http_code}\n"; done
+for p in 1 2; do /usr/bin/curl -sS --max-time 20 -k --resolve evil.test:443:198.19.97.10 https://evil.test/ -o /dev/null -w "evil %{http_code}\n"; done'
 	create_container gw-engine
 	[ "$status" -eq 0 ]
 	local pid gp
@@ -264,8 +267,17 @@ engine_net() {
 	runtime start gw-engine
 	wait_for_status gw-engine stopped
 	grep -q "var=agentbox-credential-placeholder-GITHUB_TOKEN" "$CT_STDOUT"
-	grep -q "engine 200" "$CT_STDOUT"
+	grep -q "engine 200" "$CT_STDOUT" && grep -q "again 200" "$CT_STDOUT"
+	[ "$(grep -c "evil 000" "$CT_STDOUT")" = 2 ]
 	[ "$(jq -r 'select(.path == "/engine") | .headers.authorization[0]' "$D/records.jsonl")" = "Bearer $ABGW_SECRET" ]
+	# the sentry writes its last records (the repeats) when the container ends
+	wait_gone "$(jq -r .sentryPid "$ROOT/gw-engine/state.json")"
+	local log=$ROOT/gw-engine/egress.log
+	cat "$log" >&2
+	jq -se 'map(select(.verdict == "credential" and .proto == "https" and .name == "api.test" and .credential == "GITHUB_TOKEN"
+		and .dst == "198.19.97.10" and .port == 443)) | length == 2 and .[0].repeats == null and .[1].repeats == 1' "$log"
+	jq -se 'map(select(.proto == "tls" and .name == "evil.test" and .reason == "not-allowed" and .dst == "198.19.97.10"))
+		| length == 2 and .[0].repeats == null and .[1].repeats == 1' "$log"
 	! grep -rq "$ABGW_SECRET" "$ROOT/gw-engine/"
 	runtime delete gw-engine
 	[ "$status" -eq 0 ]
