@@ -81,26 +81,46 @@ static int send_record(int fd, uint32_t type, const void *data, size_t len)
 	return write_all(fd, h, sizeof h) < 0 || write_all(fd, data, len) < 0 ? -1 : 0;
 }
 
+/* Is id mapped in our user namespace (/proc/self/uid_map or gid_map)? */
+static bool id_mapped(const char *map, unsigned id)
+{
+	FILE *f = fopen(map, "re");
+	if (!f)
+		return false;
+	unsigned long inside, outside, count;
+	bool found = false;
+	while (!found && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		found = id >= inside && id - inside < count;
+	fclose(f);
+	return found;
+}
+
 /* Nothing the box could use if it took this process over: no capability
  * (none to get back), no core, no ptrace by its own user, no file system,
- * and not root's uid (a process that shares it may signal root's processes). */
+ * and not root's uid (a process that shares it may signal root's processes).
+ * Started by a runtime without privileges (rootless), or as root of a user
+ * namespace where nobody is not mapped, it has no uid to take: a user
+ * namespace of its own gives it a mount namespace for the empty root, and
+ * it holds nothing outside it; it keeps its uid, which the box's processes,
+ * in a user and PID namespace of their own, can neither trace nor name. */
 static int drop_privileges(struct ab_err *err)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return ab_error(err, errno, "no_new_privs");
-	if (geteuid() == 0) {
-		/* an empty, read-only root: a private tmpfs in a mount namespace of its own */
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("tmpfs", "/tmp", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") < 0 ||
-		    chdir("/tmp") < 0 || chroot(".") < 0 || chdir("/") < 0)
-			return ab_error(err, errno, "an empty root");
-	}
+	bool root = geteuid() == 0 && id_mapped("/proc/self/uid_map", NOBODY) && id_mapped("/proc/self/gid_map", NOBODY);
+	if (!root && unshare(CLONE_NEWUSER) < 0)
+		return ab_error(err, errno, "a user namespace for the empty root");
+	/* an empty, read-only root: a private tmpfs in a mount namespace of its own */
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/tmp", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") < 0 ||
+	    chdir("/tmp") < 0 || chroot(".") < 0 || chdir("/") < 0)
+		return ab_error(err, errno, "an empty root");
 	/* the bounding set first: dropping from it needs CAP_SETPCAP, which the
-	 * change of uid takes away */
+	 * change of uid takes away (rootless: held in our own user namespace) */
 	for (int c = 0; c <= CAP_LAST_CAP; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL && geteuid() == 0)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
 			return ab_error(err, errno, "drop capability %d from the bounding set", c);
-	if (geteuid() == 0 &&
+	if (root &&
 	    (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0))
 		return ab_error(err, errno, "become uid %d", NOBODY);
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};

@@ -133,3 +133,85 @@ log_has() {
 	[ "$output" = 000 ]
 	[ "$(jq -s 'map(select(.proto == "tls" and .name == "other.test")) | length' "$T/deny.log")" = 1 ]
 }
+
+# gateway_driver WHERE PORT: the SNI proxy and the gateway (gateway-driver),
+# run by `as_user` or `inside`, with a header credential for api.test
+gateway_driver() {
+	local where=$1 port=$2
+	$where env AGENTBOX_GATEWAY="$GATEWAY" ABGW_SECRET="$ABGW_SECRET" "$GW_DRIVER" "$port" \
+		"allow=api.test;deny=" "$T/log.jsonl" --ca-out "$T/boxca.pem" --upstream-ca "$T/certs/ca.pem" \
+		--cred GITHUB_TOKEN api.test "Authorization: Bearer {}" ABGW_SECRET \
+		</dev/null >"$T/driver.out" 2>"$T/driver.err" 3>&- &
+	local i
+	for i in $(seq 100); do
+		grep -q ready "$T/driver.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q ready "$T/driver.out" || { cat "$T/driver.err" >&2; return 1; }
+	GW_PID=$(awk '{print $2}' "$T/driver.out")
+}
+
+@test "rootless: the gateway a user starts holds nothing: a user namespace of its own, an empty root, not dumpable" {
+	GW_DRIVER=$REPO_ROOT/tests/netfilter/gateway-driver GATEWAY=$REPO_ROOT/agentbox-gateway
+	[ -x "$GW_DRIVER" ] || skip "build tests/netfilter/gateway-driver first"
+	ABGW_SECRET="ghp_abgw$RANDOM$RANDOM"
+	# started as the rootless runtime starts it: by the user, in the initial namespaces
+	gateway_driver as_user 18443
+	[ "$(stat -c %U "/proc/$GW_PID")" = "$USERNAME" ]
+	grep -q '^CapEff:	0000000000000000' "/proc/$GW_PID/status"
+	grep -q '^CapBnd:	0000000000000000' "/proc/$GW_PID/status"
+	# its own user namespace (for the mount namespace of its empty root)
+	[ "$(readlink "/proc/$GW_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ]
+	[ "$(ls "/proc/$GW_PID/root/" | wc -l)" -eq 0 ]
+	# unprotected: a dumpable process of the user's is open to the user
+	as_user env ABGW_VICTIM="$ABGW_SECRET" sleep 31 </dev/null >/dev/null 2>&1 3>&- &
+	local victim="" i
+	for i in $(seq 50); do
+		victim=$(pgrep -u "$USERNAME" -f '^sleep 31$' || true)
+		[ -n "$victim" ] && break
+		sleep 0.05
+	done
+	run as_user cat "/proc/$victim/environ"
+	kill "$victim"
+	[[ "$output" == *"$ABGW_SECRET"* ]] || { echo "the user could not read its own process's environment" >&2; false; }
+	# the gateway: not dumpable, so the user who started it reads nothing of it
+	run as_user cat "/proc/$GW_PID/environ"
+	[ "$status" -ne 0 ]
+	run as_user cat "/proc/$GW_PID/mem"
+	[ "$status" -ne 0 ]
+}
+
+@test "rootless: the SNI check hands a credential's host to a gateway without privileges, which puts the header in" {
+	GW_DRIVER=$REPO_ROOT/tests/netfilter/gateway-driver GATEWAY=$REPO_ROOT/agentbox-gateway
+	[ -x "$GW_DRIVER" ] || skip "build tests/netfilter/gateway-driver first"
+	ABGW_SECRET="ghp_abgw$RANDOM$RANDOM"
+	inside ip link set lo up
+	inside ip addr add 198.19.100.10/32 dev lo
+	inside python3 "$REPO_ROOT/tests/netfilter/https-echo.py" --bind 198.19.100.10 --cert "$T/certs/api.pem" \
+		--key "$T/certs/api.key" --record "$T/records.jsonl" --name api --ready "$T/ready" \
+		</dev/null >/dev/null 2>&1 3>&- &
+	local i
+	for i in $(seq 100); do [ -e "$T/ready" ] && break; sleep 0.05; done
+	# everything in the user's namespaces: the proxy (its marked sockets need
+	# CAP_NET_ADMIN there), the gateway it starts (root there, where nobody
+	# is not mapped: a user namespace of its own, like a user's), the redirect
+	gateway_driver inside 18443
+	[ "$(readlink "/proc/$GW_PID/ns/user")" != "$(readlink "/proc/$HOLDER/ns/user")" ]
+	grep -q '^CapEff:	0000000000000000' "/proc/$GW_PID/status"
+	inside nft -f - <<EOF
+table inet abgw {
+	chain out {
+		type nat hook output priority -100;
+		meta mark != 0x0ab0d443 tcp dport 443 redirect to :18443
+	}
+}
+EOF
+	cat "$T/certs/ca.pem" "$T/boxca.pem" >"$T/bundle.pem"
+	run inside curl -sS --max-time 10 --cacert "$T/bundle.pem" --resolve api.test:443:198.19.100.10 \
+		-H "Authorization: Bearer placeholder" https://api.test/rootless
+	[ "$status" -eq 0 ]
+	[ "$(jq -r 'select(.path == "/rootless") | .headers.authorization[0]' "$T/records.jsonl")" = "Bearer $ABGW_SECRET" ]
+	jq -se 'map(select(.verdict == "credential" and .name == "api.test" and .credential == "GITHUB_TOKEN")) | length == 1' \
+		"$T/log.jsonl"
+	! grep -q "$ABGW_SECRET" "$T/log.jsonl"
+}
