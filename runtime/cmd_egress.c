@@ -46,11 +46,18 @@ static void print_record(const char *line, bool json)
 		snprintf(dst, sizeof dst, strchr(f[3], ':') ? "[%s]:%lld" : "%s:%lld", f[3], YAJL_GET_INTEGER(port));
 	else if (f[3])
 		snprintf(dst, sizeof dst, "%s", f[3]);
-	char again[48] = "";
+	char again[48] = "", why[200] = "";
 	if (YAJL_IS_INTEGER(repeats))
 		snprintf(again, sizeof again, "  (%lld more times)", YAJL_GET_INTEGER(repeats));
-	printf("%s  %-5s %-4s %-28s %s%s%s%s\n", f[0] ? f[0] : "-", f[1] ? f[1] : "deny", f[2] ? f[2] : "-",
-	       dst[0] ? dst : "-", f[4] ? f[4] : "", f[5] ? "  " : "", f[5] ? f[5] : "", again);
+	/* a credential's use names the credential; the gateway's refusals say more */
+	yajl_val cred = json_get(v, "credential"), detail = json_get(v, "detail");
+	if (YAJL_IS_STRING(cred))
+		snprintf(why, sizeof why, "  credential %s", YAJL_GET_STRING(cred));
+	else if (f[5])
+		snprintf(why, sizeof why, "  %s%s%s%s", f[5], YAJL_IS_STRING(detail) ? " (" : "",
+			 YAJL_IS_STRING(detail) ? YAJL_GET_STRING(detail) : "", YAJL_IS_STRING(detail) ? ")" : "");
+	printf("%s  %-5s %-4s %-28s %s%s%s\n", f[0] ? f[0] : "-", f[1] ? f[1] : "deny", f[2] ? f[2] : "-",
+	       dst[0] ? dst : "-", f[4] ? f[4] : "", why, again);
 	json_free(v);
 }
 

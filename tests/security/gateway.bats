@@ -278,6 +278,12 @@ for p in 1 2; do /usr/bin/curl -sS --max-time 20 -k --resolve evil.test:443:198.
 		and .dst == "198.19.97.10" and .port == 443)) | length == 2 and .[0].repeats == null and .[1].repeats == 1' "$log"
 	jq -se 'map(select(.proto == "tls" and .name == "evil.test" and .reason == "not-allowed" and .dst == "198.19.97.10"))
 		| length == 2 and .[0].repeats == null and .[1].repeats == 1' "$log"
+	# and as agentbox egress log shows them
+	runtime egress log gw-engine
+	[ "$status" -eq 0 ]
+	grep -Eq 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN$' <<<"$output"
+	assert_output_matches 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN +\(1 more times\)'
+	assert_output_matches 'deny +tls +198\.19\.97\.10:443 +evil\.test +not-allowed'
 	! grep -rq "$ABGW_SECRET" "$ROOT/gw-engine/"
 	runtime delete gw-engine
 	[ "$status" -eq 0 ]
