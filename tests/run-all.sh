@@ -110,14 +110,14 @@ run_sanitize() {
 	fi
 	mkdir -p "$tree"
 	git ls-files -z | tar --null -T - -cf - 2>/dev/null | tar -x -C "$tree"
-	if ! make -s -C "$tree" -j2 SANITIZE=address,undefined agentbox >"$logdir/sanitize-build.log" 2>&1; then
+	if ! make -s -C "$tree" -j2 SANITIZE=address,undefined agentbox agentbox-gateway >"$logdir/sanitize-build.log" 2>&1; then
 		{ echo "not ok 1 sanitize: the ASan/UBSan build failed"; tail -n 20 "$logdir/sanitize-build.log"; } >"$log"
 		tally sanitize "$log"
 		return
 	fi
 	AGENTBOX_SANITIZED=1 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:exitcode=23} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-	RUNTIME=$tree/agentbox run_bats sanitize tests/integration 1200
+	RUNTIME=$tree/agentbox AGENTBOX_GATEWAY=$tree/agentbox-gateway run_bats sanitize tests/integration 1200
 	rm -rf "$tree"
 }
 
