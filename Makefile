@@ -61,12 +61,12 @@ UNIT_BINS := $(UNIT_SRCS:.c=)
 .PHONY: all clean check demo unit integration install man helper fuzz bench
 all: agentbox agentbox-gateway tests/helper/abtest tests/helper/prober tests/helper/netprobe
 
-# The credential gateway (gateway/gateway.h): its own executable, exec'd only
+# The credential gateway (netfilter/gateway/, built with netfilter's include
+# paths: lib and netfilter only): its own executable, exec'd only
 # for boxes with header credentials, so the runtime itself never maps OpenSSL
 # or nghttp2. Linked statically where Debian ships archives: a gateway per
 # box shares nothing and maps only the pages it uses.
-INC_gateway := $(INC_netfilter) -Igateway
-GW_SRCS  := $(wildcard gateway/*.c)
+GW_SRCS  := $(wildcard netfilter/gateway/*.c)
 GW_OBJS  := $(GW_SRCS:.c=.o)
 GW_DEPS  := lib/error.o lib/log.o lib/util.o netfilter/credential.o netfilter/policy.o
 GW_PKGS  := openssl libnghttp2
@@ -75,7 +75,7 @@ GW_LIBS  := -Wl,-Bstatic -lssl -lcrypto -lnghttp2 -lhttp_parser -Wl,-Bdynamic
 else
 GW_LIBS  := $(shell pkg-config --libs $(GW_PKGS)) -lhttp_parser
 endif
-$(GW_OBJS): $(wildcard gateway/*.h) netfilter/gateway_proto.h netfilter/credential.h
+$(GW_OBJS): $(wildcard netfilter/gateway/*.h) netfilter/gateway_proto.h netfilter/credential.h
 # -no-pie: the static libraries' relocated data would be private dirty
 # pages in every gateway (~370 KiB); at fixed addresses they stay clean and shared.
 agentbox-gateway: $(GW_OBJS) $(GW_DEPS)
@@ -113,7 +113,7 @@ tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 
 # the replay of the fuzz targets runs the gateway's HTTP/1.1 code too
 UNIT_EXTRA_LIBS = $(if $(filter tests/unit/test_fuzz_regressions,$@),-lhttp_parser)
-tests/unit/test_fuzz_regressions: gateway/h1.c gateway/buf.c gateway/relay.h
+tests/unit/test_fuzz_regressions: netfilter/gateway/h1.c netfilter/gateway/buf.c netfilter/gateway/relay.h
 
 unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done
@@ -193,7 +193,7 @@ $(FUZZ_DIR)/seccomp-profiles/profiles_embed.o: $(PROFILES)
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	$(FUZZ_CC) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS) \
 		$(if $(filter $(FUZZ_DIR)/fuzz_gateway_h1,$@),-lhttp_parser)
-$(FUZZ_DIR)/fuzz_gateway_h1: gateway/h1.c gateway/buf.c gateway/relay.h
+$(FUZZ_DIR)/fuzz_gateway_h1: netfilter/gateway/h1.c netfilter/gateway/buf.c netfilter/gateway/relay.h
 
 fuzz-build: $(FUZZ_BINS)
 

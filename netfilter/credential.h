@@ -1,5 +1,5 @@
 /* Header credentials: a secret the box may use but never read. The gateway
- * (gateway/) puts it into requests to the credential's hosts as one HTTP
+ * (netfilter/gateway/) puts it into requests to the credential's hosts as one HTTP
  * header; this is the model every side shares: kits and config.yaml parse
  * into it, the sentry matches server names against its hosts, the runtime
  * hands it to the gateway, and the gateway renders the header.

@@ -1,5 +1,5 @@
 /* What the runtime, the sentry and the credential gateway say to each other
- * (gateway/gateway.h has the gateway's side of it).
+ * (netfilter/gateway/gateway.h has the gateway's side of it).
  *
  * runtime -> gateway, on a stream socketpair, before the box runs: records
  * of (u32 type, u32 length, bytes), ended by GW_REC_END; the gateway answers

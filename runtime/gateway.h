@@ -1,4 +1,4 @@
-/* Starting a box's credential gateway (gateway/gateway.h) from the runtime:
+/* Starting a box's credential gateway (netfilter/gateway/gateway.h) from the runtime:
  * find the executable beside ours, hand it the credentials over a socketpair
  * (never a file, never its argv or environment), and take back the box's CA
  * certificate. */

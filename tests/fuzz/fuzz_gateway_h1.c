@@ -1,14 +1,14 @@
 /* The box's side of an HTTP/1.1 connection the credential gateway
- * terminated (gateway/h1.c): any bytes, in any chunks, come out either
+ * terminated (netfilter/gateway/h1.c): any bytes, in any chunks, come out either
  * refused or as requests for the connection's host that carry the
  * credential exactly once (read back with the same parser a server would
  * use), and no head bigger than the bounds. */
 #include "fuzz.h"
 
 #if __has_include(<http_parser.h>)
-#include "../../gateway/relay.h"
-#include "../../gateway/buf.c"
-#include "../../gateway/h1.c"
+#include "../../netfilter/gateway/relay.h"
+#include "../../netfilter/gateway/buf.c"
+#include "../../netfilter/gateway/h1.c"
 
 const struct gw_config *gw_cfg;
 static struct gw_config fz_gw_cfg;
