@@ -259,6 +259,7 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 {
 	defaults(ret);
 	const char *file = path ? path : DEFAULT_AGENT_CONFIG;
+	ret->credentials.file = file;
 	if (!path && access(file, F_OK) < 0)
 		return 0;     /* no file: the built-in defaults */
 	struct yml_node *root;
@@ -279,7 +280,8 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 		return -1;
 	if ((n = yml_map_get(root, "runtime")) && load_runtime(n, ret, err) < 0)
 		return -1;
-	if (agent_credentials_load(a, yml_map_get(root, "credentials"), yml_map_get(root, "gateway"), ret, err) < 0)
+	if (agent_credentials_load(a, yml_map_get(root, "credentials"), yml_map_get(root, "gateway"),
+				   agent_config_name(ret), &ret->credentials, err) < 0)
 		return -1;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent_credentials.h"
 #include "error.h"
 #include "util.h"
 
@@ -47,10 +48,7 @@ struct agent_config {
 	/* runtime */
 	unsigned netns_pool;              /* network namespaces made ahead (runtime/netns_pool.h) */
 	/* header credentials and their gateway (agent_credentials.h) */
-	struct agent_credential *credentials;
-	size_t n_credentials;
-	const char *gateway_upstream_ca;  /* a PEM file, or NULL */
-	bool credentials_annotations_may_select;
+	struct agent_credentials credentials;
 };
 
 /* Built-in defaults, then the file on top. path NULL: the default path, which may

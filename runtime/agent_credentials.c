@@ -1,6 +1,5 @@
 /* Header credentials in config.yaml (agent_credentials.h). */
 #include "agent_credentials.h"
-#include "agent_config.h"
 #include "yml.h"
 
 #include <errno.h>
@@ -106,18 +105,19 @@ static int load_one(struct arena *a, const struct yml_node *c, size_t i, struct 
 }
 
 int agent_credentials_load(struct arena *a, const struct yml_node *creds, const struct yml_node *gateway,
-			   struct agent_config *cfg, struct ab_err *err)
+			   const char *file, struct agent_credentials *cfg, struct ab_err *err)
 {
+	cfg->file = file;
 	if (creds && !yml_is_null(creds)) {
 		if (yml_expect(creds, YML_SEQ, "credentials", err) < 0)
 			return -1;
 		if (creds->n_items > CRED_MAX)
 			return yml_error(err, creds, "credentials", "at most %d credentials", CRED_MAX);
-		cfg->credentials = arena_alloc(a, (creds->n_items + 1) * sizeof *cfg->credentials);
+		cfg->v = arena_alloc(a, (creds->n_items + 1) * sizeof *cfg->v);
 		for (size_t i = 0; i < creds->n_items; i++)
-			if (load_one(a, creds->items[i], i, &cfg->credentials[i], cfg->credentials, err) < 0)
+			if (load_one(a, creds->items[i], i, &cfg->v[i], cfg->v, err) < 0)
 				return -1;
-		cfg->n_credentials = creds->n_items;
+		cfg->n = creds->n_items;
 	}
 	if (gateway && !yml_is_null(gateway)) {
 		static const char *const keys[] = {"upstream_ca", "annotations_may_select", NULL};
@@ -125,29 +125,29 @@ int agent_credentials_load(struct arena *a, const struct yml_node *creds, const 
 			return -1;
 		const struct yml_node *v;
 		if ((v = yml_map_get(gateway, "upstream_ca")) && !yml_is_null(v)) {
-			if (yml_get_str(v, "gateway.upstream_ca", &cfg->gateway_upstream_ca, err) < 0)
+			if (yml_get_str(v, "gateway.upstream_ca", &cfg->upstream_ca, err) < 0)
 				return -1;
-			if (cfg->gateway_upstream_ca[0] != '/')
+			if (cfg->upstream_ca[0] != '/')
 				return yml_error(err, v, "gateway.upstream_ca", "\"%s\" is not an absolute path",
-						 cfg->gateway_upstream_ca);
+						 cfg->upstream_ca);
 		}
 		if ((v = yml_map_get(gateway, "annotations_may_select")) &&
-		    yml_get_bool(v, "gateway.annotations_may_select", &cfg->credentials_annotations_may_select, err) < 0)
+		    yml_get_bool(v, "gateway.annotations_may_select", &cfg->annotations_may_select, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int find(const struct agent_config *cfg, const char *name, size_t len)
+static int find(const struct agent_credentials *cfg, const char *name, size_t len)
 {
-	for (size_t i = 0; i < cfg->n_credentials; i++)
-		if (strlen(cfg->credentials[i].name) == len && strncmp(cfg->credentials[i].name, name, len) == 0)
+	for (size_t i = 0; i < cfg->n; i++)
+		if (strlen(cfg->v[i].name) == len && strncmp(cfg->v[i].name, name, len) == 0)
 			return (int)i;
 	return -1;
 }
 
 /* each name of a comma list into sel (a bitmap by index); -1 and err naming source */
-static int names(const struct agent_config *cfg, const char *list, const char *source, bool *sel, struct ab_err *err)
+static int names(const struct agent_credentials *cfg, const char *list, const char *source, bool *sel, struct ab_err *err)
 {
 	if (streq(list, "none"))
 		return 0;
@@ -162,7 +162,7 @@ static int names(const struct agent_config *cfg, const char *list, const char *s
 			int i = find(cfg, p, len);
 			if (i < 0)
 				return ab_error(err, 0, "%s: no credential \"%.*s\" in %s", source, (int)len, p,
-						cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
+						cfg->file);
 			sel[i] = true;
 		}
 		p = *e ? e + 1 : e;
@@ -170,13 +170,13 @@ static int names(const struct agent_config *cfg, const char *list, const char *s
 	return 0;
 }
 
-int agent_credentials_select(const struct agent_config *cfg, const char *flag, const char *annotation,
+int agent_credentials_select(const struct agent_credentials *cfg, const char *flag, const char *annotation,
 			     size_t *ret_idx, size_t *ret_n, struct ab_err *err)
 {
 	bool runtime[CRED_MAX] = {0}, ann[CRED_MAX] = {0};
 	*ret_n = 0;
-	for (size_t i = 0; i < cfg->n_credentials; i++)
-		runtime[i] = cfg->credentials[i].is_default;
+	for (size_t i = 0; i < cfg->n; i++)
+		runtime[i] = cfg->v[i].is_default;
 	if (flag && names(cfg, flag, "--credentials", runtime, err) < 0)
 		return -1;
 	const bool *chosen = runtime;
@@ -184,14 +184,14 @@ int agent_credentials_select(const struct agent_config *cfg, const char *flag, c
 		if (names(cfg, annotation, "annotation " ANNOTATION_CREDENTIALS, ann, err) < 0)
 			return -1;
 		/* the workload's side may only narrow what the runtime gives */
-		for (size_t i = 0; i < cfg->n_credentials; i++)
-			if (ann[i] && !runtime[i] && !cfg->credentials_annotations_may_select)
+		for (size_t i = 0; i < cfg->n; i++)
+			if (ann[i] && !runtime[i] && !cfg->annotations_may_select)
 				return ab_error(err, 0, "annotation %s: credential \"%s\" is not one this runtime gives: refused (give it with --credentials or default: true, or set gateway.annotations_may_select in %s)",
-						ANNOTATION_CREDENTIALS, cfg->credentials[i].name,
-						cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
+						ANNOTATION_CREDENTIALS, cfg->v[i].name,
+						cfg->file);
 		chosen = ann;
 	}
-	for (size_t i = 0; i < cfg->n_credentials; i++)
+	for (size_t i = 0; i < cfg->n; i++)
 		if (chosen[i])
 			ret_idx[(*ret_n)++] = i;
 	return 0;

@@ -27,16 +27,25 @@ struct agent_credential {
 	bool is_default;           /* every container of this config gets it */
 };
 
-struct yml_node;
-struct agent_config;
-/* config.yaml's `credentials` list and `gateway` map into cfg */
-int agent_credentials_load(struct arena *a, const struct yml_node *creds, const struct yml_node *gateway,
-			   struct agent_config *cfg, struct ab_err *err);
+/* config.yaml's header credentials and their gateway's settings */
+struct agent_credentials {
+	struct agent_credential *v;
+	size_t n;
+	const char *upstream_ca;          /* gateway.upstream_ca: a PEM file, or NULL */
+	bool annotations_may_select;      /* gateway.annotations_may_select */
+	const char *file;                 /* the config file, for "set X in FILE" */
+};
 
-/* Which credentials a container gets: indexes into cfg->credentials, in
- * config order. flag is --credentials (comma list, or NULL), annotation the
- * value of agentbox.credentials (or NULL); "none" names none. */
-int agent_credentials_select(const struct agent_config *cfg, const char *flag, const char *annotation,
+struct yml_node;
+/* config.yaml's `credentials` list and `gateway` map into ret; file names the
+ * config in errors */
+int agent_credentials_load(struct arena *a, const struct yml_node *creds, const struct yml_node *gateway,
+			   const char *file, struct agent_credentials *ret, struct ab_err *err);
+
+/* Which credentials a container gets: indexes into cc->v, in config order.
+ * flag is --credentials (comma list, or NULL), annotation the value of
+ * agentbox.credentials (or NULL); "none" names none. */
+int agent_credentials_select(const struct agent_credentials *cc, const char *flag, const char *annotation,
 			     size_t *ret_idx, size_t *ret_n, struct ab_err *err);
 
 /* The secret of c, read now (a file's final newline dropped), checked to fit

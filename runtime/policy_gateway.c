@@ -152,11 +152,11 @@ static int config_creds(struct agent_policy *p, const struct global_opts *g, con
 			struct gateway_cred *out, char **secrets, size_t *n, struct ab_err *err)
 {
 	size_t idx[CRED_MAX], k;
-	if (agent_credentials_select(&p->config, g->credentials, oci_annotation(c, ANNOTATION_CREDENTIALS), idx, &k,
+	if (agent_credentials_select(&p->config.credentials, g->credentials, oci_annotation(c, ANNOTATION_CREDENTIALS), idx, &k,
 				     err) < 0)
 		return -1;
 	for (size_t i = 0; i < k; i++) {
-		const struct agent_credential *ac = &p->config.credentials[idx[i]];
+		const struct agent_credential *ac = &p->config.credentials.v[idx[i]];
 		struct gateway_cred *gc = &out[(*n)++];
 		gc->name = ac->name;
 		gc->hosts = (const char *const *)ac->hosts;
@@ -173,10 +173,10 @@ static void placeholders(const struct agent_policy *p, const struct global_opts 
 {
 	size_t idx[CRED_MAX], k;
 	struct ab_err e;
-	if (agent_credentials_select(&p->config, g->credentials, oci_annotation(c, ANNOTATION_CREDENTIALS), idx, &k, &e) < 0)
+	if (agent_credentials_select(&p->config.credentials, g->credentials, oci_annotation(c, ANNOTATION_CREDENTIALS), idx, &k, &e) < 0)
 		return;
 	for (size_t i = 0; i < k; i++) {
-		const struct agent_credential *ac = &p->config.credentials[idx[i]];
+		const struct agent_credential *ac = &p->config.credentials.v[idx[i]];
 		if (ac->placeholder_env)
 			set_env(c, ac->placeholder_env, arena_printf(&c->arena, CRED_PLACEHOLDER_PREFIX "%s", ac->name));
 	}
@@ -209,7 +209,7 @@ int policy_gateway_start(struct agent_policy *p, const struct global_opts *g, co
 		.container_id = st->id,
 		.creds = creds,
 		.n_creds = n,
-		.upstream_ca = o->gateway_upstream_ca ? o->gateway_upstream_ca : p->config.gateway_upstream_ca,
+		.upstream_ca = o->gateway_upstream_ca ? o->gateway_upstream_ca : p->config.credentials.upstream_ca,
 	};
 	if (gateway_spawn(&spec, &p->gateway, err) < 0)
 		goto out;

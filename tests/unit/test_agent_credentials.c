@@ -43,12 +43,12 @@ static const char *sel(struct agent_config *c, const char *flag, const char *ann
 {
 	static char out[256];
 	size_t idx[CRED_MAX], n;
-	if (agent_credentials_select(c, flag, ann, idx, &n, err) < 0)
+	if (agent_credentials_select(&c->credentials, flag, ann, idx, &n, err) < 0)
 		return NULL;
 	out[0] = 0;
 	for (size_t i = 0; i < n; i++) {
 		strcat(out, i ? "," : "");
-		strcat(out, c->credentials[idx[i]].name);
+		strcat(out, c->credentials.v[idx[i]].name);
 	}
 	return out;
 }
@@ -63,10 +63,10 @@ int main(void)
 	char yaml[2048];
 	snprintf(yaml, sizeof yaml, good, dir);
 	ok(load(yaml, &a, &c, &err) == 0, "a config with two header credentials loads (%s)", err.msg);
-	ok(c.n_credentials == 2 && c.credentials[0].from_file && c.credentials[0].n_hosts == 2 &&
-	   streq(c.credentials[0].placeholder_env, "GITHUB_TOKEN") && !c.credentials[0].is_default &&
-	   c.credentials[1].is_default && !c.credentials[1].from_file, "their fields");
-	is_str(c.gateway_upstream_ca, "/etc/agentbox/ca.pem", "gateway.upstream_ca");
+	ok(c.credentials.n == 2 && c.credentials.v[0].from_file && c.credentials.v[0].n_hosts == 2 &&
+	   streq(c.credentials.v[0].placeholder_env, "GITHUB_TOKEN") && !c.credentials.v[0].is_default &&
+	   c.credentials.v[1].is_default && !c.credentials.v[1].from_file, "their fields");
+	is_str(c.credentials.upstream_ca, "/etc/agentbox/ca.pem", "gateway.upstream_ca");
 
 	is_str(sel(&c, NULL, NULL, &err), "NPM", "without a flag: the default ones");
 	is_str(sel(&c, "GITHUB_TOKEN", NULL, &err), "GITHUB_TOKEN,NPM", "--credentials adds to them");
@@ -75,21 +75,21 @@ int main(void)
 	ok(!sel(&c, NULL, "GITHUB_TOKEN", &err) && strstr(err.msg, "annotation agentbox.credentials: credential \"GITHUB_TOKEN\" is not one this runtime gives"),
 	   "an annotation may not widen (%s)", err.msg);
 	ok(!sel(&c, "NOPE", NULL, &err) && strstr(err.msg, "--credentials: no credential \"NOPE\""), "an unknown name on the flag is named");
-	c.credentials_annotations_may_select = true;
+	c.credentials.annotations_may_select = true;
 	is_str(sel(&c, NULL, "GITHUB_TOKEN", &err), "GITHUB_TOKEN", "... unless gateway.annotations_may_select");
 
 	char path[128], *secret;
 	size_t len;
 	snprintf(path, sizeof path, "%s/gh", dir);
 	write_file_atomic_at(AT_FDCWD, path, "ghp_abc\n", 8, 0600, &err);
-	ok(agent_credential_secret(&c.credentials[0], &secret, &len, &err) == 0 && len == 7 && streq(secret, "ghp_abc"),
+	ok(agent_credential_secret(&c.credentials.v[0], &secret, &len, &err) == 0 && len == 7 && streq(secret, "ghp_abc"),
 	   "a file's secret, its final newline dropped");
 	agent_credential_secret_free(secret, len);
 	unsetenv("ABGW_TEST_NPM");
-	ok(agent_credential_secret(&c.credentials[1], &secret, &len, &err) < 0 &&
+	ok(agent_credential_secret(&c.credentials.v[1], &secret, &len, &err) < 0 &&
 	   strstr(err.msg, "credential NPM: the runtime has no environment variable ABGW_TEST_NPM"), "a missing variable is named");
 	setenv("ABGW_TEST_NPM", "a\nb", 1);
-	ok(agent_credential_secret(&c.credentials[1], &secret, &len, &err) < 0 && strstr(err.msg, "control character"),
+	ok(agent_credential_secret(&c.credentials.v[1], &secret, &len, &err) < 0 && strstr(err.msg, "control character"),
 	   "a secret with a newline inside is refused");
 	arena_free(&a);
 
