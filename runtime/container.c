@@ -14,6 +14,7 @@
 #include "netns_pool.h"
 #include "floor_devices.h"
 #include "mount_trees.h"
+#include "floor.h"
 #include "policy.h"
 #include "policy_gateway.h"
 #include "sentry_process.h"
@@ -285,7 +286,7 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 			break;
 		case SYNC_SECCOMP_NOTIFY: {
 			char state[SYNC_DATA_MAX];
-			container_state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
+			state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
 			int r = seccomp_send_listener(cc->config->linux_.seccomp, state, fd, err);
 			if (fd >= 0)
 				close(fd);
@@ -295,7 +296,7 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 		}
 		case SYNC_RUNTIME_HOOKS: {
 			char state[SYNC_DATA_MAX];
-			container_state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
+			state_json_for_hooks(&cc->st, STATUS_CREATING, state, sizeof state);
 			if (hooks_run(&cc->config->hooks, HOOK_PRESTART, state, err) < 0 ||
 			    hooks_run(&cc->config->hooks, HOOK_CREATE_RUNTIME, state, err) < 0)
 				return -1;

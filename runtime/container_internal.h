@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "container.h"
-#include "policy.h"
+#include "config.h"
+#include "options.h"
+#include "policy_types.h"
 #include "seccomp.h"
 #include "state.h"
 
@@ -50,9 +51,6 @@ void create_warn_made(const struct create_ctx *cc);
 int container_pidfd_open_checked(pid_t pid, uint64_t start_time);
 /* Signal the recorded init only if it is still the same process (pid + start time). */
 int container_signal_init(const struct container_state *s, int sig);
-/* The OCI state document hooks are given, into buf. */
-void container_state_json_for_hooks(const struct container_state *s, enum container_status st,
-				    char *buf, size_t len);
 /* poststart and poststop hooks (config may be NULL: read from the bundle).
  * poststop failures are warnings; a failing poststart hook (or its config gone)
  * is the caller's error. */

@@ -58,17 +58,6 @@ int container_signal_init(const struct container_state *s, int sig)
 	return kill(s->pid, sig);
 }
 
-void container_state_json_for_hooks(const struct container_state *s, enum container_status st,
-				 char *buf, size_t len)
-{
-	struct json_out *o = json_out_new(false);
-	state_oci_json(o, s, st);
-	size_t n;
-	const char *t = json_out_text(o, &n);
-	snprintf(buf, len, "%s", t);
-	json_out_free(o);
-}
-
 int container_load(const struct global_opts *g, const char *id, bool exclusive, int *ret_dirfd,
 		   struct container_state *ret, struct ab_err *err)
 {
@@ -109,7 +98,7 @@ int container_run_late_hooks(const struct container_state *s, enum oci_hook_kind
 		config = loaded;
 	}
 	char state[SYNC_DATA_MAX];
-	container_state_json_for_hooks(s, kind == HOOK_POSTSTART ? STATUS_RUNNING : STATUS_STOPPED, state, sizeof state);
+	state_json_for_hooks(s, kind == HOOK_POSTSTART ? STATUS_RUNNING : STATUS_STOPPED, state, sizeof state);
 	int r = hooks_run(&config->hooks, kind, state, fail);
 	oci_config_free(loaded);
 	return fail == err ? r : 0;

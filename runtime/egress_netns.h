@@ -4,7 +4,9 @@
 
 #include <sys/types.h>
 
-#include "policy.h"
+#include "config.h"
+#include "error.h"
+#include "policy_types.h"
 
 /* The container's network namespace, opened: the one the config names by path
  * (init joins it only after SYNC_CONTINUE: Podman, CRI pods, --network

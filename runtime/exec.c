@@ -6,6 +6,7 @@
 #include "json.h"
 #include "log.h"
 #include "lsm.h"
+#include "floor.h"
 #include "policy.h"
 #include "process.h"
 #include "sealed_exe.h"

@@ -16,7 +16,7 @@
 #include "floor_devices.h"
 #include "floor_ns.h"
 #include "log.h"
-#include "policy.h"
+#include "floor.h"
 
 /* Capabilities that make a container privileged: each hands over part of the host. */
 static const int privileged_caps[] = {

@@ -3,8 +3,11 @@
 #ifndef AGENTBOX_POLICY_GATEWAY_H
 #define AGENTBOX_POLICY_GATEWAY_H
 
-#include "container.h"
-#include "policy.h"
+#include "config.h"
+#include "error.h"
+#include "options.h"
+#include "policy_types.h"
+#include "state.h"
 
 /* Started (before the clone) when the container gets header credentials
  * (config.yaml's chosen ones, and o->gateway_creds of a kit): secrets read,

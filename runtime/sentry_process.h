@@ -3,7 +3,10 @@
 #ifndef AGENTBOX_SENTRY_PROCESS_H
 #define AGENTBOX_SENTRY_PROCESS_H
 
-#include "policy.h"
+#include "config.h"
+#include "error.h"
+#include "policy_types.h"
+#include "state.h"
 
 /* The DNS sentry, forked (after the ruleset and the hooks: its upstream
  * resolvers come from the container's resolv.conf, which Docker's

@@ -364,3 +364,13 @@ void state_oci_json(struct json_out *o, const struct container_state *s, enum co
 	json_obj_end(o);
 	json_obj_end(o);
 }
+
+void state_json_for_hooks(const struct container_state *s, enum container_status st, char *buf, size_t len)
+{
+	struct json_out *o = json_out_new(false);
+	state_oci_json(o, s, st);
+	size_t n;
+	const char *t = json_out_text(o, &n);
+	snprintf(buf, len, "%s", t);
+	json_out_free(o);
+}

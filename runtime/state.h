@@ -77,5 +77,7 @@ struct json_out;
 /* The OCI state document (ociVersion, id, status, pid, bundle, rootfs, created, owner,
  * annotations). */
 void state_oci_json(struct json_out *o, const struct container_state *s, enum container_status st);
+/* The same document as one line into buf: what hooks get on stdin. */
+void state_json_for_hooks(const struct container_state *s, enum container_status st, char *buf, size_t len);
 
 #endif

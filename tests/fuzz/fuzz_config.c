@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "container.h"
+#include "floor.h"
 #include "policy.h"
 #include "seccomp.h"
 

@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "container.h"
+#include "floor.h"
 #include "policy.h"
 
 FUZZ_TARGET(process)
