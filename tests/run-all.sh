@@ -50,6 +50,9 @@ run_unit() {
 		# renumbering keeps one TAP stream per suite readable
 		timeout 300 "./$t" >>"$log" 2>&1 || echo "not ok 0 $t exited with status $?" >>"$log"
 	done
+	# the tree's shape: layers point down, no circle of files, no file over 1,000 lines
+	echo "# scripts/layers.py" >>"$log"
+	python3 scripts/layers.py >>"$log" 2>&1 || echo "not ok 0 scripts/layers.py exited with status $?" >>"$log"
 	tally unit "$log"
 }
 
