@@ -305,6 +305,11 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		if (r == 1) {
 			if (check_joined(p, netns, net->path, st->id, state_dirfd, err) < 0)
 				return -1;
+			/* the owner's sentry takes this namespace's TCP/443, not ours:
+			 * the credential would silently not be put in */
+			if (p->gateway_started)
+				return ab_error(err, 0, "credential gateway: header credentials need a network namespace this container's own firewall polices; %s is policed by another container's: refused (give the credentials to the container that made the namespace)",
+						net->path);
 			p->egress_shared = true;
 			/* policed all the same: exec must keep dropping CAP_NET_RAW/ADMIN */
 			st->egress_policy = arena_printf(&st->arena, "shared:%s", net->path);

@@ -307,3 +307,25 @@ for p in 1 2; do /usr/bin/curl -sS --max-time 20 -k --resolve evil.test:443:198.
 	assert_nothing_left
 	! pgrep -f '^agentbox-gateway' >/dev/null
 }
+
+@test "gateway: header credentials in a network namespace another container polices are refused, not silently dropped" {
+	engine_bundle
+	# the namespace's owner: a container of the same policy without credentials
+	local netns=abgw-shared$GW_R
+	ip netns add "$netns"
+	defer ip netns del "$netns"
+	update_config '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' \
+		--arg p "/run/netns/$netns"
+	set_args sleep 100
+	RUNTIME_ARGS=(--config "$TEST_DIR/agent.yaml" --credentials none --egress-allow api.test,198.19.97.10)
+	create_container gw-owner
+	[ "$status" -eq 0 ] || fail "the namespace's owner: $output"
+	# the joiner asks for a credential: its gateway would never see a connection
+	update_config '.linux.cgroupsPath += "-joiner"'
+	RUNTIME_ARGS=(--config "$TEST_DIR/agent.yaml" --credentials GITHUB_TOKEN --egress-allow api.test,198.19.97.10)
+	create_container gw-joiner
+	assert_failure 1
+	assert_one_error_line "credential gateway: header credentials need a network namespace this container's own firewall polices; /run/netns/$netns is policed by another container's: refused"
+	[ ! -e "$ROOT/gw-joiner" ] || fail "the refused container left its state"
+	runtime delete --force gw-owner
+}
