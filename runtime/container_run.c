@@ -207,13 +207,14 @@ static void report_refused_egress(const char *root, const char *id)
 		if (n++ == 0)
 			fprintf(stderr, "agentbox: egress refused for \"%s\" (agentbox-egress(7)):\n", id);
 		char where[300] = "";
-		if (YAJL_IS_STRING(dst))
+		/* a refused name has no address yet: its record's dst is empty */
+		if (YAJL_IS_STRING(dst) && *YAJL_GET_STRING(dst))
 			snprintf(where, sizeof where, YAJL_IS_INTEGER(port) ? "%s:%lld" : "%s", YAJL_GET_STRING(dst),
 				 YAJL_IS_INTEGER(port) ? YAJL_GET_INTEGER(port) : 0LL);
 		/* the SNI check's and the gateway's refusals say why: not-tls, host-mismatch, ... */
 		const char *ps = YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?";
 		bool why = YAJL_IS_STRING(reason) && (streq(ps, "tls") || streq(ps, "https"));
-		fprintf(stderr, "  %s %s%s%s%s%s%s\n", ps, where, YAJL_IS_STRING(name) ? " name " : "",
+		fprintf(stderr, "  %s %s%s%s%s%s%s\n", ps, where, !YAJL_IS_STRING(name) ? "" : *where ? " name " : "name ",
 			YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "", why ? " (" : "",
 			why ? YAJL_GET_STRING(reason) : "", why ? ")" : "");
 		json_free(v);

@@ -51,6 +51,15 @@ servers=$!
 ip netns exec "$ns" busybox httpd -f -p "$refused:8080" -h "$work/refused" &
 servers="$servers $!"
 sleep 0.3
+# the private internet's names: a resolver beside the servers, and a resolv.conf
+# naming it that only the box's runtime sees (its own mount namespace below)
+ip -n "$ns" addr add 198.18.201.53/32 dev lo
+ip netns exec "$ns" dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground \
+	--user=root --group=root --bind-interfaces --listen-address=198.18.201.53 --local=/test/ \
+	--host-record=web.test,$allowed,60 --host-record=other.test,$refused,60 </dev/null >/dev/null 2>&1 &
+servers="$servers $!"
+echo "nameserver 198.18.201.53" >"$work/resolv.conf"
+sleep 0.3
 # a plain HTTP GET with bash alone, inside and outside the box
 fetch() { exec 3<>"/dev/tcp/$1/8080" && printf 'GET / HTTP/1.0\r\nHost: %s\r\n\r\n' "$1" >&3 && tail -n 1 <&3; }
 echo "without a sandbox, both answer:"
@@ -59,17 +68,27 @@ for ip in $allowed $refused; do
 	timeout 5 bash -c "$(declare -f fetch); fetch $ip"
 done
 
-step "agentbox kit run --allow $allowed:8080 kits/demo.yaml"
+step "agentbox --egress-internal 198.18.201.0/24 kit run --allow web.test:8080 kits/demo.yaml"
 cat "$top/kits/demo.yaml"
 echo
+# inside: web.test by name (allowed), other.test by name (its name is refused by
+# the DNS sentry) and by address (the firewall drops it)
+inside="$(declare -f fetch); refused=$refused"'
+	echo "inside the box as $(id -un), on $(uname -n):"
+	printf "  web.test resolves to: %s\n" "$(getent hosts web.test | cut -d" " -f1)"
+	printf "  web.test:8080: "; timeout 5 bash -c "$(declare -f fetch); fetch web.test" || echo "FAILED"
+	printf "  other.test resolves to: %s\n" "$(getent hosts other.test | cut -d" " -f1 || true)"
+	printf "  other.test:8080: "; timeout 3 bash -c "$(declare -f fetch); fetch other.test" 2>/dev/null && echo "REACHED (should not)" || echo "blocked"
+	printf "  %s:8080 (other.test by address): " "$refused"
+	timeout 3 bash -c "$(declare -f fetch); fetch $refused" 2>/dev/null && echo "REACHED (should not)" || echo "blocked"
+'
+# the test addresses are special-purpose ones: a name answering with one opens
+# nothing unless that range is named internal (agentbox-egress(7))
 set +e
-"$agentbox" kit run --allow "$allowed:8080" "$top/kits/demo.yaml" -- \
-	bash -c "$(declare -f fetch)"'
-		echo "inside the box as $(id -un), on $(uname -n):"
-		printf "  allowed %s: " '"$allowed"'; timeout 5 bash -c "$(declare -f fetch); fetch '"$allowed"'" || echo "FAILED"
-		printf "  refused %s: " '"$refused"'; timeout 3 bash -c "$(declare -f fetch); fetch '"$refused"'" 2>/dev/null && echo "REACHED (should not)" || echo "blocked"
-	'
+unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$work/resolv.conf" \
+	"$agentbox" --egress-internal 198.18.201.0/24 kit run --allow web.test:8080 \
+	"$top/kits/demo.yaml" -- bash -c "$inside"
 rc=$?
 set -e
-step "done: the command exited with status $rc; the refused attempt is listed above"
+step "done: the command exited with status $rc; the refused attempts are listed above"
 exit $rc
