@@ -436,6 +436,7 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	/* 5. clone the init into its namespaces */
 	bool new_userns;
 	int flags = clone_flags_of(c, &new_userns);
+	bool new_netns = flags & CLONE_NEWNET;
 	/* a new network namespace from the pool, made while nobody waited for it;
 	 * not for a new user namespace, which must own its network namespace, nor
 	 * for a rootless runtime (the pool is root's) */
@@ -570,6 +571,10 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	if (!in_cgroup && cgroup_enter_v2(&st->cgroup, pid, err) < 0)
 		return -1;
 	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
+		return -1;
+	/* e.g. kit run's slirp4netns, whose start-up then overlaps the init's */
+	if (run_mode && !o->detach && new_netns && o->on_netns &&
+	    o->on_netns(pid, cc->policy.netns_pooled ? cc->policy.netns_fd : -1, o->on_created_data, err) < 0)
 		return -1;
 	cc->policy.sentry_status_file = !run_mode;
 	/* while init mounts: the firewall only has to be in place before the user's

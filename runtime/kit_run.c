@@ -52,14 +52,26 @@ int kit_resolve_image_cached(const struct global_opts *g, struct kit *k, struct 
 	return kit_resolve_image(k, dir, err);
 }
 
+/* slirp4netns as soon as the box's network namespace exists: its start-up
+ * overlaps the init's; on_created waits for it to be ready */
+static int on_netns(pid_t pid, int netns_fd, void *data, struct ab_err *err)
+{
+	struct run_ctx *rc = data;
+	if (!rc->network)
+		return 0;
+	return kit_slirp_spawn(&rc->slirp, pid, netns_fd, rc->rd.dir, err);
+}
+
 static int on_created(pid_t pid, void *data, struct ab_err *err)
 {
 	struct run_ctx *rc = data;
 	if (kit_secrets_write_files(&rc->secrets, pid, rc->uid, rc->gid, err) < 0)
 		return -1;
-	if (rc->network && kit_slirp_start(&rc->slirp, pid, rc->rd.dir, err) < 0)
+	if (!rc->network)
+		return 0;
+	if (rc->slirp.pid <= 0 && kit_slirp_spawn(&rc->slirp, pid, -1, rc->rd.dir, err) < 0)
 		return -1;
-	return 0;
+	return kit_slirp_ready(&rc->slirp, err);
 }
 
 static void random_hex(char *buf, size_t bytes)
@@ -358,6 +370,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		.bundle = rc.rd.bundle,
 		.on_created = on_created,
 		.on_created_data = &rc,
+		.on_netns = on_netns,
 		.timeout_ms = k->resources.has_timeout ? (int)k->resources.timeout_ms : 0,
 		.report_egress = true,
 		.config = config,

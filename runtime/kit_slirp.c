@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #define SLIRP_READY_MS 10000
+#define SLIRP_STOP_MS 2000
 
 static int read_log_tail(const char *path, char *buf, size_t len)
 {
@@ -31,14 +33,13 @@ static int read_log_tail(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, struct ab_err *err)
+int kit_slirp_spawn(struct kit_slirp *s, pid_t box_pid, int netns_fd, const char *log_dir, struct ab_err *err)
 {
 	int ready[2], ex[2];
-	char log_path[PATH_MAX + 32];
-	snprintf(log_path, sizeof log_path, "%s/slirp4netns.log", log_dir);
-	_cleanup_close_ int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	snprintf(s->log_path, sizeof s->log_path, "%s/slirp4netns.log", log_dir);
+	_cleanup_close_ int log = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (log < 0)
-		return ab_error(err, errno, "create %s", log_path);
+		return ab_error(err, errno, "create %s", s->log_path);
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return ab_error(err, errno, "pipe");
 	if (pipe2(ex, O_CLOEXEC) < 0) {
@@ -46,8 +47,13 @@ int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, str
 		close(ready[1]);
 		return ab_error(err, errno, "pipe");
 	}
-	char pidstr[32];
-	snprintf(pidstr, sizeof pidstr, "%d", (int)box_pid);
+	/* by pid: /proc/PID/ns/net; a namespace the box has still to join: our fd
+	 * of it, as fd 5 of slirp4netns (which opens it before it closes fds) */
+	char target[32];
+	if (netns_fd >= 0)
+		snprintf(target, sizeof target, "/proc/self/fd/5");
+	else
+		snprintf(target, sizeof target, "%d", (int)box_pid);
 	pid_t child = fork();
 	if (child < 0) {
 		int e = errno;
@@ -58,19 +64,21 @@ int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, str
 		return ab_error(err, e, "fork slirp4netns");
 	}
 	if (child == 0) {
-		/* fds 3 and 4 for slirp4netns; everything else of ours goes */
+		/* fds 3 and 4 (and 5, the namespace) for slirp4netns; everything
+		 * else of ours goes */
 		int r = fcntl(ready[1], F_DUPFD, 10), x = fcntl(ex[0], F_DUPFD, 10);
+		int ns = netns_fd >= 0 ? fcntl(netns_fd, F_DUPFD, 10) : -1;
 		int null = open("/dev/null", O_RDONLY);
 		if (r < 0 || x < 0 || null < 0 || dup2(null, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0 ||
-		    dup2(r, 3) < 0 || dup2(x, 4) < 0)
+		    dup2(r, 3) < 0 || dup2(x, 4) < 0 || (netns_fd >= 0 && (ns < 0 || dup2(ns, 5) < 0)))
 			_exit(127);
-		close_fds_from(5, NULL, 0);
+		close_fds_from(netns_fd >= 0 ? 6 : 5, NULL, 0);
 		process_reset_signals();
 		setsid();   /* the user's ^C is for the box, not for its network */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		char *args[] = {"slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
 				"--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--exit-fd=4",
-				pidstr, "tap0", NULL};
+				netns_fd >= 0 ? "--netns-type=path" : "--netns-type=pid", target, "tap0", NULL};
 		execvp(args[0], args);
 		dprintf(2, "exec slirp4netns: %s\n", strerror(errno));
 		_exit(127);
@@ -80,24 +88,77 @@ int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, str
 	s->pid = child;
 	s->pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	s->exit_fd = ex[1];
+	s->ready_fd = ready[0];
+	return 0;
+}
 
-	struct pollfd p = {.fd = ready[0], .events = POLLIN};
-	int n = poll(&p, 1, SLIRP_READY_MS);
+int kit_slirp_ready(struct kit_slirp *s, struct ab_err *err)
+{
+	if (s->ready_fd < 0)
+		return 0;
+	struct pollfd p = {.fd = s->ready_fd, .events = POLLIN};
+	int n;
+	do
+		n = poll(&p, 1, SLIRP_READY_MS);
+	while (n < 0 && errno == EINTR);
 	char c = 0;
-	ssize_t got = n > 0 ? read(ready[0], &c, 1) : -1;
-	close(ready[0]);
+	ssize_t got = n > 0 ? read(s->ready_fd, &c, 1) : -1;
+	close(s->ready_fd);
+	s->ready_fd = -1;
 	if (got == 1 && c == '1')
 		return 0;
 	char tail[512];
 	if (n == 0)
 		snprintf(tail, sizeof tail, "not ready after %d s", SLIRP_READY_MS / 1000);
-	else if (read_log_tail(log_path, tail, sizeof tail) < 0 || !tail[0])
+	else if (read_log_tail(s->log_path, tail, sizeof tail) < 0 || !tail[0])
 		snprintf(tail, sizeof tail, "exited before it was ready");
 	return ab_error(err, 0, "network: slirp4netns: %s", tail);
 }
 
+int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, struct ab_err *err)
+{
+	if (kit_slirp_spawn(s, box_pid, -1, log_dir, err) < 0)
+		return -1;
+	return kit_slirp_ready(s, err);
+}
+
+/* Has it exited within MS? On its pidfd, so the exit is seen when it
+ * happens; without one (an old kernel), by asking every 10 ms. */
+static bool exited_within(struct kit_slirp *s, int ms)
+{
+	if (s->pidfd >= 0) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int left = ms; left >= 0;) {
+			struct pollfd p = {.fd = s->pidfd, .events = POLLIN};
+			int n = poll(&p, 1, left);
+			if (n > 0)
+				return true;
+			if (n == 0 || errno != EINTR)
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			left = ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		}
+		return false;
+	}
+	for (int i = 0; i <= ms / 10; i++) {
+		pid_t r = waitpid(s->pid, NULL, WNOHANG);
+		if (r == s->pid || (r < 0 && errno == ECHILD)) {
+			s->reaped = true;
+			return true;
+		}
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 void kit_slirp_stop(struct kit_slirp *s)
 {
+	if (s->ready_fd >= 0) {
+		close(s->ready_fd);
+		s->ready_fd = -1;
+	}
 	if (s->exit_fd >= 0) {
 		close(s->exit_fd);
 		s->exit_fd = -1;
@@ -105,21 +166,17 @@ void kit_slirp_stop(struct kit_slirp *s)
 	if (s->pid <= 0)
 		return;
 	/* it exits on the closed pipe; give it a moment, then make sure */
-	for (int i = 0; i < 200; i++) {
-		pid_t r = waitpid(s->pid, NULL, WNOHANG);
-		if (r == s->pid || (r < 0 && errno == ECHILD))
-			goto done;
-		struct timespec ts = {0, 10 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+	if (!exited_within(s, SLIRP_STOP_MS)) {
+		if (s->pidfd >= 0)
+			(void)syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+		else
+			kill(s->pid, SIGKILL);
 	}
-	if (s->pidfd >= 0)
-		(void)syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
-	else
-		kill(s->pid, SIGKILL);
-	while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-done:
+	if (!s->reaped)
+		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	s->pid = 0;
+	s->reaped = false;
 	if (s->pidfd >= 0) {
 		close(s->pidfd);
 		s->pidfd = -1;

@@ -42,6 +42,13 @@ struct create_opts {
 	 * (e.g. to attach slirp4netns to its network namespace). */
 	int (*on_created)(pid_t init_pid, void *data, struct ab_err *err);
 	void *on_created_data;
+	/* run only, optional: called with the same data as soon as the init's new
+	 * network namespace exists (cloned, id maps written), while the init is
+	 * still setting up: NETNS_FD is the pooled namespace the init joins
+	 * (valid during the call only), or -1 when /proc/INIT_PID/ns/net is it.
+	 * Not called when the init gets no new network namespace. Whatever it
+	 * starts must not let the program run before on_created. */
+	int (*on_netns)(pid_t init_pid, int netns_fd, void *data, struct ab_err *err);
 	int timeout_ms;                 /* run only: SIGKILL the container after this, 0 = none */
 	bool report_egress;             /* run only: print refused egress to stderr at the end */
 	/* Use this parsed config instead of loading BUNDLE/config.json (kit run: a config
