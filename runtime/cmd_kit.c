@@ -9,6 +9,7 @@
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_run.h"
+#include "rootless.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,7 +18,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char kit_usage[] =
 	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
@@ -313,11 +316,32 @@ static int kit_fork_cmd(int argc, char **argv, struct ab_err *err)
 	return kit_box_fork(argv[1], argv[2], err) < 0 ? -1 : 0;
 }
 
+/* An unprivileged user's kit commands run as root of a user namespace of the
+ * user's (rootless.h): the overlay, the workspace's protections and the
+ * box's network namespace are then the user's to make, and files that the
+ * box's other users own stay within reach for ls, rm and fork. The temporary
+ * directories go below the user's runtime directory. */
+static int kit_enter_rootless(struct ab_err *err)
+{
+	if (geteuid() == 0)
+		return 0;
+	char dir[PATH_MAX - 32], base[PATH_MAX];
+	if (rootless_user_runtime_dir(dir, sizeof dir, err) < 0)
+		return -1;
+	snprintf(base, sizeof base, "%s/agentbox-kits", dir);
+	if (mkdir(base, 0700) < 0 && errno != EEXIST)
+		return ab_error(err, errno, "mkdir %s", base);
+	kit_rundir_set_base(base);
+	return rootless_enter_userns(err);
+}
+
 DECLARE_COMMAND(kit)
 {
 	if (argc < 2)
 		return usage_error(err, "give a subcommand: build, run, show, ls, rm or fork%s", "");
 	const char *sub = argv[1];
+	if (!streq(sub, "--help") && !streq(sub, "-h") && !streq(sub, "help") && kit_enter_rootless(err) < 0)
+		return -1;
 	kit_sweep_stale_runs(g);
 	kit_placeholders_sweep();
 	if (streq(sub, "build"))

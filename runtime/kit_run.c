@@ -5,6 +5,7 @@
  * anything (kit_slirp.c), writes file credentials into the box's tmpfs before
  * its program starts, and removes everything it made at the end. */
 #include "kit_run.h"
+#include "cgroups_path.h"
 #include "config.h"
 #include "kit_box.h"
 #include "kit_idmap.h"
@@ -14,6 +15,7 @@
 #include "kit_slirp.h"
 #include "log.h"
 #include "mounts.h"
+#include "rootless.h"
 #include "util.h"
 
 #include <errno.h>
@@ -42,6 +44,52 @@ struct run_ctx {
 	struct kit_box box;             /* a named box; box.name[0] == 0 for none */
 	char home_source[PATH_MAX + 16];
 };
+
+/* The box's user: the kit's; else, rootless, root of the user's namespace
+ * (the user on the host, the owner of the user's workspace: no capability
+ * the kit does not grant); else kit_effective_user's choice. */
+static void run_user(const struct kit *k, const char *ws, uint32_t *uid, uint32_t *gid)
+{
+	if (!k->has_user && rootless_detect()) {
+		*uid = *gid = 0;
+		return;
+	}
+	kit_effective_user(k, ws, uid, gid);
+}
+
+/* Rootless without a cgroup v2 subtree delegated to the user: the kit's
+ * limits cannot hold. One warning names them, and the run goes on without a
+ * cgroup (true: the caller disables them for it) rather than being refused:
+ * the box's other promises do not depend on them. */
+static bool rootless_limits_dropped(const struct global_opts *g, struct kit *k, const char *id)
+{
+	if (!g->rootless || g->cgroups_disabled)
+		return false;
+	struct cgroup_ref ref;
+	bool skipped = false;
+	struct ab_err e;
+	if (cgroup_resolve_rootless(NULL, id, g->systemd_cgroup, false, NULL, &ref, &skipped, &e) < 0 || !skipped)
+		return false;
+	char named[256] = "";
+	size_t off = 0;
+	if (k->resources.has_memory)
+		off += (size_t)snprintf(named + off, sizeof named - off, "%smemory %s", off ? ", " : "",
+					k->resources.memory_text ? k->resources.memory_text : "");
+	if (k->resources.has_cpus && off < sizeof named)
+		off += (size_t)snprintf(named + off, sizeof named - off, "%scpus %s", off ? ", " : "",
+					k->resources.cpus_text ? k->resources.cpus_text : "");
+	if (k->resources.has_pids && off < sizeof named)
+		off += (size_t)snprintf(named + off, sizeof named - off, "%spids %lld", off ? ", " : "",
+					(long long)k->resources.pids);
+	if (off)
+		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the kit's limits "
+			 "(%s) are NOT applied; the box runs without a cgroup (see agentbox-kit(8), ROOTLESS)", named);
+	else
+		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the box runs without "
+			 "a cgroup (see agentbox-kit(8), ROOTLESS)");
+	k->resources.has_memory = k->resources.has_cpus = k->resources.has_pids = false;
+	return true;
+}
 
 int kit_resolve_image_cached(const struct global_opts *g, struct kit *k, struct ab_err *err)
 {
@@ -148,7 +196,7 @@ static int box_prepare(struct run_ctx *rc, const char *name, const char *kit_fil
 	const struct kit *k = rc->k;
 	if (kit_box_acquire(name, &rc->box, err) < 0)
 		return -1;
-	kit_effective_user(k, ws, &rc->uid, &rc->gid);
+	run_user(k, ws, &rc->uid, &rc->gid);
 	if (!k->has_user && rc->box.has_user) {
 		rc->uid = rc->box.uid;
 		rc->gid = rc->box.gid;
@@ -242,6 +290,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	char *allow_list = NULL, *deny_list = NULL;
 	const char *saved_allow = g->egress_allow, *saved_deny = g->egress_deny;
 	const char *saved_seccomp = g->seccomp_profile;
+	bool saved_cgroups_disabled = g->cgroups_disabled, cgroups_off = false;
 	char ws_real[PATH_MAX];
 	const char *workspace = o->workspace;
 	int ret = -1;
@@ -263,7 +312,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		goto out;
 	const struct kit *k = rc.k;
 	const char *ws = workspace ? workspace : k->workspace;
-	kit_effective_user(k, ws, &rc.uid, &rc.gid);
+	run_user(k, ws, &rc.uid, &rc.gid);
 	if (o->name && box_prepare(&rc, o->name, o->kit_path, ws, err) < 0)
 		goto out;
 
@@ -303,6 +352,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		random_hex(id + 4, 6);
 	if (kit_rundir_make(&rc.rd, g, id, err) < 0)
 		goto out;
+	cgroups_off = rootless_limits_dropped(g, rc.k, id);
 	if (o->name && k->readonly_rootfs_set && k->readonly_rootfs)
 		snprintf(rc.home_source, sizeof rc.home_source, "%s%s", rc.rd.merged, kit_home(rc.uid));
 	struct kit_build_opts bo = {
@@ -379,6 +429,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		.n_gateway_creds = n_gcreds,
 		.gateway_upstream_ca = k->upstream_ca,
 	};
+	g->cgroups_disabled = saved_cgroups_disabled || cgroups_off;
 	ret = container_run(g, &co, err);
 out:
 	{
@@ -392,6 +443,7 @@ out:
 	g->egress_allow = saved_allow;
 	g->egress_deny = saved_deny;
 	g->seccomp_profile = saved_seccomp;
+	g->cgroups_disabled = saved_cgroups_disabled;
 	kit_free(rc.k);
 	free(allow_list);
 	free(deny_list);

@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,8 +14,17 @@
 #define KIT_RUN_DIR "/run/agentbox-kits"
 #define OWNER_FILE "owner"
 
+static char user_base[PATH_MAX];
+
+void kit_rundir_set_base(const char *dir)
+{
+	snprintf(user_base, sizeof user_base, "%s", dir);
+}
+
 const char *kit_rundir_base(void)
 {
+	if (user_base[0])
+		return user_base;
 	const char *base = KIT_RUN_DIR;
 	if (geteuid() != 0 || (mkdir(base, 0700) < 0 && errno != EEXIST)) {
 		base = getenv("TMPDIR");

@@ -1,7 +1,8 @@
 /* A kit run's temporary directory: the bundle it builds, the overlay that is
  * the box's root (merged, and for a throw-away box its upper and work
- * directories), slirp4netns' log. It lives under /run/agentbox-kits (root) or
- * $TMPDIR (others), named after the container, with an "owner" file saying
+ * directories), slirp4netns' log. It lives under /run/agentbox-kits (root),
+ * USER_RUNTIME_DIR/agentbox-kits (rootless, set before the user namespace is
+ * entered) or $TMPDIR (others), named after the container, with an "owner" file saying
  * which process made it, so that the next kit command removes what a killed
  * run left. */
 #ifndef AGENTBOX_KIT_RUNDIR_H
@@ -22,6 +23,8 @@ struct kit_rundir {
 
 /* Where kit runs keep their temporary directories (made if need be). */
 const char *kit_rundir_base(void);
+/* Rootless: keep them in dir (made already) instead. */
+void kit_rundir_set_base(const char *dir);
 /* Make the directory for container `id` (owner file written first, then
  * renamed into place). */
 int kit_rundir_make(struct kit_rundir *rd, const struct global_opts *g, const char *id,

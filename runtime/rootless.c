@@ -4,13 +4,21 @@
 #include "userns.h"
 #include "util.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 bool rootless_detect(void)
@@ -77,4 +85,163 @@ const char *rootless_default_state_root(struct ab_err *err)
 		return NULL;
 	snprintf(root, sizeof root, "%s/agentbox", dir);
 	return root;
+}
+
+/* A sysctl's value as a number, or -1 when the host has no such file. */
+static long read_sysctl(const char *path)
+{
+	_cleanup_free_ char *text = NULL;
+	struct ab_err e;
+	if (read_file_at(AT_FDCWD, path, 64, &text, NULL, &e) < 0)
+		return -1;
+	return strtol(text, NULL, 10);
+}
+
+const char *rootless_userns_refused(void)
+{
+	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
+		return "this host allows no user namespaces (user.max_user_namespaces = 0): a rootless box needs "
+		       "one; ask the administrator to set it above 0 (sysctl -w user.max_user_namespaces=15000)";
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+		return "this host forbids unprivileged user namespaces (kernel.unprivileged_userns_clone = 0): a "
+		       "rootless box needs one; ask the administrator to set it to 1 (sysctl -w "
+		       "kernel.unprivileged_userns_clone=1)";
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+		return "AppArmor forbids unprivileged user namespaces here "
+		       "(kernel.apparmor_restrict_unprivileged_userns = 1): a rootless box needs one; ask the "
+		       "administrator to set it to 0, or to give agentbox an AppArmor profile that allows userns";
+	return NULL;
+}
+
+/* The user's subordinate range in /etc/subuid (or /etc/subgid): the first
+ * line naming the user or its number. False when there is none. */
+static bool subid_range(const char *file, const char *name, uint32_t id, uint32_t *start, uint32_t *count)
+{
+	_cleanup_free_ char *text = NULL;
+	struct ab_err e;
+	if (read_file_at(AT_FDCWD, file, 1 << 20, &text, NULL, &e) < 0)
+		return false;
+	char num[16];
+	snprintf(num, sizeof num, "%u", id);
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = 0;
+		if (!streq(line, num) && !(name && streq(line, name)))
+			continue;
+		char *end1, *end2;
+		unsigned long long s = strtoull(c1 + 1, &end1, 10), n = strtoull(c2 + 1, &end2, 10);
+		if (end1 != c2 || end2 == c2 + 1 || n == 0 || s > UINT32_MAX || n > UINT32_MAX - s)
+			continue;
+		*start = (uint32_t)s;
+		*count = (uint32_t)(n > UINT32_MAX - 1 ? UINT32_MAX - 1 : n);
+		return true;
+	}
+	return false;
+}
+
+/* The helper that writes our maps from outside: waits for the word that we
+ * are in the new namespace, writes, sends back an error's text (nothing when
+ * all went well). */
+static void map_writer(pid_t target, int go, int report, const struct oci_id_mapping *u, size_t nu,
+		       const struct oci_id_mapping *g, size_t ng)
+{
+	char c;
+	ssize_t n;
+	while ((n = read(go, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(1);
+	struct ab_err e;
+	if (userns_write_maps(target, u, nu, g, ng, &e) < 0) {
+		(void)!write(report, e.msg, strlen(e.msg));
+		_exit(1);
+	}
+	_exit(0);
+}
+
+int rootless_enter_userns(struct ab_err *err)
+{
+	const char *refused = rootless_userns_refused();
+	if (refused)
+		return ab_error(err, 0, "%s", refused);
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	struct oci_id_mapping um[2] = {{0, uid, 1}}, gm[2] = {{0, gid, 1}};
+	size_t nu = 1, ng = 1;
+	struct passwd *pw = getpwuid(uid);
+	struct group *gr = getgrgid(gid);
+	uint32_t start, count;
+	if (subid_range("/etc/subuid", pw ? pw->pw_name : NULL, uid, &start, &count))
+		um[nu++] = (struct oci_id_mapping){1, start, count};
+	if (subid_range("/etc/subgid", pw ? pw->pw_name : gr ? gr->gr_name : NULL, gid, &start, &count))
+		gm[ng++] = (struct oci_id_mapping){1, start, count};
+
+	int go[2], report[2];
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return ab_error(err, errno, "pipe");
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		return ab_error(err, errno, "pipe");
+	}
+	pid_t self = getpid();
+	pid_t writer = fork();
+	if (writer < 0) {
+		int e = errno;
+		close(go[0]);
+		close(go[1]);
+		close(report[0]);
+		close(report[1]);
+		return ab_error(err, e, "fork");
+	}
+	if (writer == 0) {
+		close(go[1]);
+		close(report[0]);
+		map_writer(self, go[0], report[1], um, nu, gm, ng);
+	}
+	close(go[0]);
+	close(report[1]);
+	int r = unshare(CLONE_NEWUSER);
+	int e = errno;
+	if (r == 0)
+		(void)!write(go[1], "u", 1);
+	close(go[1]);
+	char msg[512];
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(report[0], msg + got, sizeof msg - 1 - got)) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0)
+			got += (size_t)n;
+	close(report[0]);
+	msg[got] = 0;
+	int status;
+	while (waitpid(writer, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r < 0) {
+		if (e == EPERM || e == ENOSPC || e == EUSERS)
+			return ab_error(err, e, "rootless: this host refuses a user namespace to the user %u (ask the "
+					"administrator to allow unprivileged user namespaces: user.max_user_namespaces "
+					"above 0, kernel.unprivileged_userns_clone = 1 where it exists)", (unsigned)uid);
+		return ab_error(err, e, "rootless: unshare a user namespace");
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return ab_error(err, 0, "rootless: the user namespace's id maps: %s", got ? msg : "not written");
+	/* root of it; a map newgidmap wrote leaves setgroups allowed: drop the
+	 * user's supplementary groups, which the namespace cannot name */
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		return ab_error(err, errno, "rootless: become root of the user namespace");
+	if (ng > 1 && setgroups(0, NULL) < 0)
+		return ab_error(err, errno, "rootless: setgroups");
+	/* a changed uid made us undumpable: /proc/self would be the host root's */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (unshare(CLONE_NEWNS) < 0)
+		return ab_error(err, errno, "rootless: unshare a mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return ab_error(err, errno, "rootless: make the mounts of / slaves");
+	return 0;
 }

@@ -28,4 +28,17 @@ int rootless_user_runtime_dir(char *buf, size_t len, struct ab_err *err);
  * USER_RUNTIME_DIR/agentbox. The returned string is static. */
 const char *rootless_default_state_root(struct ab_err *err);
 
+/* Why this host refuses user namespaces to unprivileged users, as one
+ * sentence saying what to change (a sysctl), or NULL when it does not say. */
+const char *rootless_userns_refused(void);
+
+/* Make the calling process root of a new user namespace of the user's, with
+ * a mount namespace of its own (mounts made now stay in it): uid and gid 0
+ * map to the user's own, 1 and up to the user's range in /etc/subuid and
+ * /etc/subgid (written by newuidmap/newgidmap, as for a container's maps);
+ * without a range, 0 alone. The same process goes on: no exit status or
+ * signal to pass along. For commands that need root's powers over the
+ * user's own files and mounts (agentbox kit, rootless). */
+int rootless_enter_userns(struct ab_err *err);
+
 #endif
