@@ -1,0 +1,444 @@
+#!/usr/bin/env bats
+# Rootless kits (agentbox-kit(8), ROOTLESS): `agentbox kit` run by an
+# unprivileged user runs as root of a user namespace of the user's, and the
+# kit's promises hold there: the workspace's protections, the firewall and
+# DNS sentry in the box's network namespace (the user's), slirp4netns,
+# credentials only in memory, named boxes under the user's XDG data
+# directory, limits named in one warning when no cgroup is delegated.
+#
+# setup_file makes the user abkr-$$ with a subuid/subgid range of its own;
+# teardown_file removes it and its files. /dev/net/tun, 0600 on some hosts,
+# is opened by slirp4netns as the user: 0666 for this file's run, restored
+# after. Network: a namespace abkr-inet-$$ joined to the host by a veth
+# (198.18.42.1/30 here, .2 there), test hosts on 198.18.42.130 (web.test)
+# and .131 (other.test) and a DNS server on 198.18.42.153 in it, routed by
+# 198.18.42.128/25. The user's runtime runs in a mount namespace whose
+# /etc/resolv.conf names that server. Names abkr*, addresses 198.18.42.0/24.
+
+load helpers
+load kit_helpers
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v useradd >/dev/null || return 0
+	export KR_USER=abkr-$$
+	export KR_SUBID=$((2130000000 + ($$ % 100) * 65536))
+	useradd -m -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 -s /bin/sh "$KR_USER" >&2 || { KR_USER=; return 0; }
+	usermod --add-subuids "$KR_SUBID-$((KR_SUBID + 65535))" --add-subgids "$KR_SUBID-$((KR_SUBID + 65535))" \
+		"$KR_USER" >&2
+	export KR_UID KR_HOME KR_BIN
+	KR_UID=$(id -u "$KR_USER")
+	KR_HOME=$(getent passwd "$KR_USER" | cut -d: -f6)
+	# a copy the user may run, the gateway beside it
+	KR_BIN=$(mktemp -d /tmp/abkr-bin.XXXXXX)
+	cp "$RUNTIME" "$KR_BIN/agentbox"
+	cp "${AGENTBOX_GATEWAY:-$REPO_ROOT/agentbox-gateway}" "$KR_BIN/agentbox-gateway" 2>/dev/null || true
+	chmod 755 "$KR_BIN" "$KR_BIN"/*
+	export KR_XDG=/run/user/$KR_UID KR_MADE_RUN_USER=
+	[ -d /run/user ] || KR_MADE_RUN_USER=1
+	mkdir -p "$KR_XDG"
+	chown "$KR_USER:" "$KR_XDG"
+	chmod 700 "$KR_XDG"
+	export KR_TUN_MODE=
+	if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+		KR_TUN_MODE=$(stat -c %a /dev/net/tun)
+		chmod 666 /dev/net/tun
+	fi
+}
+
+teardown_file() {
+	[ -z "${KR_TUN_MODE:-}" ] || chmod "$KR_TUN_MODE" /dev/net/tun
+	[ -n "${KR_USER:-}" ] || return 0
+	local pids
+	pids=$(ps -o pid= -u "$KR_USER" 2>/dev/null || true)
+	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	# what the user's boxes hold belongs to its subordinate ids too
+	rm -rf "$KR_HOME" "$KR_XDG" "$KR_BIN"
+	userdel -r "$KR_USER" 2>/dev/null || userdel -f "$KR_USER" 2>/dev/null || true
+	[ -z "$KR_MADE_RUN_USER" ] || rmdir /run/user 2>/dev/null || true
+}
+
+setup() {
+	requires root userns agentbox
+	[ -n "${KR_USER:-}" ] || skip "no test user (needs root and useradd)"
+	command -v newuidmap >/dev/null || skip "needs newuidmap (package uidmap)"
+	setup_state_only
+	chmod a+x "$BATS_RUN_TMPDIR" "$TEST_DIR"
+	WS=$TEST_DIR/ws
+	mkdir -p "$WS"
+	chown -R "$KR_USER:" "$TEST_DIR"
+	KR_RESOLV=
+}
+
+teardown() {
+	# the user's runs, should one be left: its processes go with the user's
+	local pids
+	pids=$(ps -o pid= -u "$KR_USER" 2>/dev/null || true)
+	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+	teardown_bundle
+}
+
+# kr ARGS...: agentbox run by the user (output as `runtime` keeps it); in a
+# mount namespace of ours whose /etc/resolv.conf is $KR_RESOLV when set.
+kr() {
+	RT_CALLS=$((RT_CALLS + 1))
+	RT_STDOUT=$TEST_DIR/rt.$RT_CALLS.stdout
+	RT_STDERR=$TEST_DIR/rt.$RT_CALLS.stderr
+	status=0
+	kr_cmd "$KR_BIN/agentbox" "$@" >"$RT_STDOUT" 2>"$RT_STDERR" 3>&- </dev/null || status=$?
+	_rt_collect "agentbox (as $KR_USER) $*"
+}
+
+# kr_cmd CMD...: CMD as the user, with a clean environment.
+kr_cmd() {
+	local as=(runuser -u "$KR_USER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$KR_HOME"
+		USER="$KR_USER" XDG_RUNTIME_DIR="$KR_XDG" ${KR_ENV:-})
+	(
+		cd "$TEST_DIR" || exit 1
+		if [ -n "$KR_RESOLV" ]; then
+			exec timeout -k 5 120 unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' \
+				"$KR_RESOLV" "${as[@]}" "$@"
+		fi
+		exec timeout -k 5 120 "${as[@]}" "$@"
+	)
+}
+
+# kkit FILE <<<TEXT: a kit the user may read.
+kkit() {
+	cat >"$TEST_DIR/$1"
+	chown "$KR_USER:" "$TEST_DIR/$1"
+}
+
+# The user's state: nothing of a run may be left there, nor a mount of it.
+assert_user_run_clean() {
+	local left
+	left=$(ls "$KR_XDG/agentbox" 2>/dev/null | grep -v -e '\.lock$' -e '^\.' || true)
+	[ -z "$left" ] || fail "state left under $KR_XDG/agentbox: $left"
+	left=$(ls "$KR_XDG/agentbox-kits" 2>/dev/null | grep -v '^\.placeholders' || true)
+	[ -z "$left" ] || fail "temporary kit dirs left: $left"
+	! grep -q "$KR_XDG/" /proc/self/mountinfo || fail "a mount of the user's is left in ours"
+	# (zombies wait for whoever reaps orphans here: they run nothing)
+	left=$(ps -o pid=,stat=,args= -u "$KR_USER" 2>/dev/null | awk '$2 !~ /^Z/' | grep -v ' ps ' || true)
+	[ -z "$left" ] || fail "processes of the user left: $left"
+}
+
+@test "rootless kit run: the box is the user's, in namespaces the user owns; its files are the user's; the limits are named in one warning" {
+	kkit k.yaml <<-'EOF'
+		rootfs: host
+		resources:
+		  memory: 64m
+		  pids: 100
+		command:
+		  - sh
+		  - -c
+		  - |
+		    id -u >/workspace/uid
+		    grep -c . /proc/self/uid_map >/workspace/maps
+		    grep '^Seccomp:' /proc/self/status >/workspace/seccomp
+		    touch /workspace/made /workspace/up
+		    while [ ! -e /workspace/go ]; do sleep 0.05; done
+	EOF
+	kr_cmd "$KR_BIN/agentbox" kit run --workspace "$WS" k.yaml >"$TEST_DIR/run.out" 2>"$TEST_DIR/run.err" &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/run.err" >&2; kill "$pid"; false; }
+	# the state is under the user's runtime directory
+	local id init
+	id=$(ls "$KR_XDG/agentbox" | grep '^kit-' | grep -v '\.lock$')
+	[ -n "$id" ] || fail "no state under $KR_XDG/agentbox"
+	init=$(jq -r .pid "$KR_XDG/agentbox/$id/state.json")
+	[ "$init" -gt 0 ]
+	# the box's init is the user's, in a user namespace that is not the host's,
+	# and its network namespace is not the host's either
+	[ "$(stat -c %U "/proc/$init")" = "$KR_USER" ]
+	[ "$(readlink "/proc/$init/ns/user")" != "$(readlink /proc/self/ns/user)" ]
+	[ "$(readlink "/proc/$init/ns/net")" != "$(readlink /proc/self/ns/net)" ]
+	touch "$WS/go"
+	local st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ] || fail "kit run: $st: $(cat "$TEST_DIR/run.err")"
+	[ "$(cat "$WS/uid")" = 0 ]
+	[ "$(cat "$WS/maps")" -ge 2 ]            # the subordinate range is mapped too
+	grep -q 'Seccomp:	2' "$WS/seccomp"
+	[ "$(stat -c %U "$WS/made")" = "$KR_USER" ]
+	# one warning, naming the limits that do not hold
+	[ "$(grep -c . "$TEST_DIR/run.err")" = 1 ] || fail "$(cat "$TEST_DIR/run.err")"
+	grep -q '^agentbox: warning: .*rootless.*memory 64m.*pids 100.*NOT applied' "$TEST_DIR/run.err" ||
+		fail "$(cat "$TEST_DIR/run.err")"
+	assert_user_run_clean
+}
+
+@test "rootless kit run: git's hooks and config and the kit's protected paths cannot be written; placeholders are removed" {
+	command -v git >/dev/null || skip "needs git"
+	git -C "$WS" init -q
+	mkdir "$WS/kits"
+	echo 'name: x' >"$WS/kits/a.yaml"
+	chown -R "$KR_USER:" "$WS"
+	local before
+	before=$(cd "$WS" && find . | sort)
+	kkit k.yaml <<-'EOF'
+		rootfs: host
+		workspace_protect: [kits]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    try() { if sh -c "$2" 2>/dev/null; then echo "$1: written"; else echo "$1: refused"; fi; }
+		    try hook 'echo evil >/workspace/.git/hooks/pre-commit'
+		    try config 'echo evil >>/workspace/.git/config'
+		    try kit 'echo evil >>/workspace/kits/a.yaml'
+		    try claude 'mkdir -p /workspace/.claude/x'
+		    try plain 'echo ok >/workspace/plain'
+	EOF
+	kr kit run --workspace "$WS" k.yaml
+	assert_success
+	assert_output_contains "hook: refused"
+	assert_output_contains "config: refused"
+	assert_output_contains "kit: refused"
+	assert_output_contains "claude: refused"
+	assert_output_contains "plain: written"
+	# the protections first shown open: the user can write them outside the box
+	runuser -u "$KR_USER" -- sh -c "echo ok >>'$WS/kits/a.yaml'"
+	# the placeholders are gone; only the box's plain file is new
+	rm "$WS/plain"
+	[ "$(cd "$WS" && find . | sort)" = "$before" ] || fail "workspace changed: $(cd "$WS" && find . | sort)"
+	assert_user_run_clean
+}
+
+# The little internet, removed by teardown.
+setup_inet() {
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	command -v socat >/dev/null || skip "needs socat"
+	command -v dnsmasq >/dev/null || skip "needs dnsmasq"
+	exec 8>/run/agentbox-kit-rootless-net.lock
+	flock -w 60 8
+	local r=$$
+	NS=abkr-inet-$r
+	HV=abkr-h$((r % 100000))
+	ip netns add "$NS"
+	defer ip netns del "$NS"
+	ip link add "$HV" type veth peer name n0 netns "$NS"
+	defer ip link del "$HV"
+	ip addr add 198.18.42.1/30 dev "$HV"
+	ip link set "$HV" up
+	ip -n "$NS" addr add 198.18.42.2/30 dev n0
+	ip -n "$NS" link set n0 up
+	ip -n "$NS" link set lo up
+	ip -n "$NS" addr add 198.18.42.130/32 dev lo
+	ip -n "$NS" addr add 198.18.42.131/32 dev lo
+	ip -n "$NS" addr add 198.18.42.153/32 dev lo
+	ip route add 198.18.42.128/25 via 198.18.42.2 dev "$HV"
+	defer ip route del 198.18.42.128/25 via 198.18.42.2
+	ip netns exec "$NS" socat TCP-LISTEN:8080,fork,reuseaddr SYSTEM:'echo hello-from-inet' \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	ip netns exec "$NS" dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground \
+		--user=root --group=root --bind-interfaces --listen-address=198.18.42.153 \
+		--log-queries --log-facility="$TEST_DIR/dnsmasq.log" --local=/test/ \
+		--host-record=web.test,198.18.42.130,600 --host-record=other.test,198.18.42.131,600 \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	echo "nameserver 198.18.42.153" >"$TEST_DIR/resolv.conf"
+	chmod 644 "$TEST_DIR/resolv.conf"
+	local i
+	for i in $(seq 50); do
+		unshare -m sh -c "mount --bind $TEST_DIR/resolv.conf /etc/resolv.conf && getent hosts web.test" \
+			>/dev/null && socat -T2 - TCP:198.18.42.130:8080,connect-timeout=1 </dev/null 2>/dev/null |
+			grep -q hello && break
+		sleep 0.1
+	done
+}
+
+@test "rootless kit run: an allowed name resolves through the user's resolver and connects; a refused one does not" {
+	setup_inet
+	KR_RESOLV=$TEST_DIR/resolv.conf
+	# the test hosts are "benchmarking" addresses (special-purpose): answers
+	# pointing there are withheld unless the range is opened for them
+	kkit names.yaml <<-'EOF'
+		rootfs: host
+		network:
+		  allow: ["web.test:8080"]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    grep -q tap0 /proc/net/dev && echo has-tap0
+		    getent hosts web.test >/dev/null || echo web-unresolved
+		    socat -T5 - TCP:web.test:8080,connect-timeout=4 </dev/null || echo web-failed
+		    getent hosts other.test >/dev/null || echo other-unresolved
+		    socat -T2 - TCP:198.18.42.131:8080,connect-timeout=2 </dev/null 2>/dev/null || echo other-blocked
+	EOF
+	# the refused host answers a box whose policy allows it: the policy, not the setup, stops it below
+	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" --allow other.test:8080 names.yaml
+	assert_success
+	[ "$(grep -c hello-from-inet <<<"$stdout")" = 2 ] || fail "$output"
+	assert_user_run_clean
+
+	local seen
+	seen=$(wc -l <"$TEST_DIR/dnsmasq.log")
+	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" names.yaml
+	assert_success
+	assert_output_contains has-tap0
+	refute_output_contains web-unresolved
+	refute_output_contains web-failed
+	[ "$(grep -c hello-from-inet <<<"$stdout")" = 1 ] || fail "$output"
+	assert_output_contains other-unresolved
+	assert_output_contains other-blocked
+	# the sentry asked the user's resolver for the allowed name only
+	tail -n +$((seen + 1)) "$TEST_DIR/dnsmasq.log" >"$TEST_DIR/dnsmasq.run2"
+	grep -q 'query\[A\] web.test' "$TEST_DIR/dnsmasq.run2"
+	! grep -q other.test "$TEST_DIR/dnsmasq.run2" || fail "other.test reached the upstream"
+	assert_user_run_clean
+}
+
+@test "rootless kit run: credentials reach the box as env and file and are never on disk" {
+	local secret="KRSECRET-$RANDOM$RANDOM$RANDOM"
+	printf '%s' "$secret" >"$TEST_DIR/token"
+	chown "$KR_USER:" "$TEST_DIR/token"
+	chmod 600 "$TEST_DIR/token"
+	kkit cred.yaml <<-EOF
+		rootfs: host
+		credentials:
+		  - name: KR_TOKEN
+		    from: env:KR_SECRET
+		  - name: TOKEN_FILE
+		    from: file:token
+		    to: file:/run/secrets/token
+		command:
+		  - sh
+		  - -c
+		  - |
+		    printf %s "\$KR_TOKEN" | sha256sum >/workspace/env.sha
+		    sha256sum </run/secrets/token >/workspace/file.sha
+		    touch /workspace/up
+		    while [ ! -e /workspace/go ]; do sleep 0.05; done
+	EOF
+	local want
+	want=$(printf '%s' "$secret" | sha256sum | cut -d' ' -f1)
+	KR_ENV="KR_SECRET=$secret" kr_cmd "$KR_BIN/agentbox" kit run --workspace "$WS" cred.yaml \
+		>"$TEST_DIR/run.out" 2>&1 &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/run.out" >&2; kill "$pid"; false; }
+	# while it runs: the user's state, bundle and overlay are there, and hold no secret
+	ls "$KR_XDG"/agentbox-kits/kit-*/bundle/config.json >/dev/null
+	run grep -rsl -- "$secret" "$KR_XDG" "$KR_HOME" "$WS"
+	[ "$status" -eq 1 ] || fail "the secret is on disk: $output"
+	touch "$WS/go"
+	local st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ] || fail "$(cat "$TEST_DIR/run.out")"
+	[ "$(cut -d' ' -f1 "$WS/env.sha")" = "$want" ]
+	[ "$(cut -d' ' -f1 "$WS/file.sha")" = "$want" ]
+	run grep -rsl -- "$secret" "$KR_XDG" "$KR_HOME" "$WS"
+	[ "$status" -eq 1 ] || fail "the secret is on disk: $output"
+	assert_user_run_clean
+}
+
+@test "rootless kit run --name: a box kept under the user's XDG data directory across runs; fork; kit rm" {
+	kkit p.yaml <<<'rootfs: host'
+	kr kit run --workspace "$WS" --name kr1 p.yaml -- sh -c 'echo one >/root/kept'
+	assert_success
+	kr kit run --workspace "$WS" --name kr1 p.yaml -- sh -c 'echo two >>/root/kept'
+	assert_success
+	kr kit run --workspace "$WS" --name kr1 p.yaml -- cat /root/kept
+	assert_success
+	[ "$stdout" = "one
+two" ] || fail "$output"
+	# the box is the user's, beside no one else's
+	[ -d "$KR_HOME/.local/share/agentbox/boxes/kr1" ]
+	[ "$(stat -c %U "$KR_HOME/.local/share/agentbox/boxes/kr1")" = "$KR_USER" ]
+	[ ! -e "/var/lib/agentbox/boxes/kr1" ]
+	kr kit ls -q
+	assert_success
+	[ "$stdout" = kr1 ]
+	kr kit fork kr1 kr2
+	assert_success
+	kr kit run --workspace "$WS" --name kr2 p.yaml -- sh -c 'cat /root/kept; echo fork >/root/kept'
+	assert_success
+	[ "$stdout" = "one
+two" ] || fail "$output"
+	kr kit run --workspace "$WS" --name kr1 p.yaml -- cat /root/kept
+	[ "$stdout" = "one
+two" ] || fail "the fork wrote into its origin: $output"
+	kr kit rm kr1 kr2
+	assert_success
+	[ ! -e "$KR_HOME/.local/share/agentbox/boxes/kr1" ]
+	[ ! -e "$KR_HOME/.local/share/agentbox/boxes/kr2" ]
+	kr kit ls -q
+	assert_success
+	[ -z "$stdout" ]
+	assert_user_run_clean
+}
+
+@test "rootless kit run: a SIGKILLed run takes its box along; the next run is clean" {
+	kkit k.yaml <<<'command: [sh, -c, "touch /workspace/up; exec sleep 300"]'
+	kr_cmd "$KR_BIN/agentbox" kit run --workspace "$WS" k.yaml >"$TEST_DIR/k.out" 2>&1 &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/k.out" >&2; kill "$pid"; false; }
+	local id init runner
+	id=$(ls "$KR_XDG/agentbox" | grep '^kit-' | grep -v '\.lock$')
+	[ -n "$id" ]
+	init=$(jq -r .pid "$KR_XDG/agentbox/$id/state.json")
+	[ "$init" -gt 0 ]
+	# the kit run itself: the user's process whose child the box's init is
+	runner=$(awk '{ print $4 }' "/proc/$init/stat")
+	[ "$(stat -c %U "/proc/$runner")" = "$KR_USER" ]
+	kill -KILL "$runner"
+	wait "$pid" || true
+	wait_gone "$init" || fail "the box's init $init outlived its kit run"
+	[ -d "$KR_XDG/agentbox-kits/$id" ]      # left until the next kit command
+	kr kit run --workspace "$WS" k.yaml -- true
+	assert_success
+	[ ! -e "$KR_XDG/agentbox-kits/$id" ]
+	[ ! -e "$KR_XDG/agentbox/$id" ]
+	assert_user_run_clean
+}
+
+# kr_no_userns CMD...: CMD as the user in a user namespace of ours (the user's
+# own id mapped, and root's) whose user.max_user_namespaces is 0: the limit
+# is per namespace, so nothing outside it, other tests included, sees it.
+kr_no_userns() {
+	local fifo=$TEST_DIR/userns.go
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	unshare --user -- sh -c 'read _ <"$0"; exec sh -c '"'"'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"'"'"' sh "$@"' \
+		"$fifo" setpriv --reuid="$KR_UID" --regid="$(id -g "$KR_USER")" --clear-groups \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$KR_HOME" USER="$KR_USER" XDG_RUNTIME_DIR="$KR_XDG" \
+		"$@" >"$TEST_DIR/nouserns.out" 2>"$TEST_DIR/nouserns.err" 3>&- </dev/null &
+	local pid=$! i
+	for ((i = 0; i < 500; i++)); do
+		[ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ] && break
+		sleep 0.01
+	done
+	python3 -c '
+import sys
+for f in ("uid_map", "gid_map"):
+    with open("/proc/%s/%s" % (sys.argv[1], f), "w") as m:
+        m.write("0 0 1\n%s %s 1\n" % ((sys.argv[2 if f == "uid_map" else 3],) * 2))' \
+		"$pid" "$KR_UID" "$(id -g "$KR_USER")"
+	echo go >"$fifo"
+	status=0
+	wait "$pid" || status=$?
+	stderr=$(cat "$TEST_DIR/nouserns.err")
+	mapfile -t stderr_lines <"$TEST_DIR/nouserns.err"
+}
+
+@test "rootless kit run: a host without unprivileged user namespaces is named in one line" {
+	# the refusal shown first: in that namespace, no user namespace can be made
+	kr_no_userns unshare --user true
+	[ "$status" -ne 0 ]
+	kr_no_userns "$KR_BIN/agentbox" kit run --workspace "$WS" -- true
+	[ "$status" -eq 1 ] || fail "status $status: $stderr"
+	assert_one_error_line "user.max_user_namespaces = 0.*set it above 0"
+	[ ! -e "$KR_XDG/agentbox-kits" ] || [ -z "$(ls "$KR_XDG/agentbox-kits" | grep -v '^\.')" ]
+	# where the host has Debian's switch, it is named too
+	if [ -w /proc/sys/kernel/unprivileged_userns_clone ]; then
+		local old
+		old=$(cat /proc/sys/kernel/unprivileged_userns_clone)
+		defer sysctl -qw "kernel.unprivileged_userns_clone=$old"
+		sysctl -qw kernel.unprivileged_userns_clone=0
+		kr kit run --workspace "$WS" -- true
+		sysctl -qw "kernel.unprivileged_userns_clone=$old"
+		assert_failure 1
+		assert_one_error_line "kernel.unprivileged_userns_clone = 0"
+	fi
+}
