@@ -225,6 +225,7 @@ setup_inet() {
 	ip -n "$NS" link set lo up
 	ip -n "$NS" addr add 198.18.42.130/32 dev lo
 	ip -n "$NS" addr add 198.18.42.131/32 dev lo
+	ip -n "$NS" addr add 198.18.42.132/32 dev lo
 	ip -n "$NS" addr add 198.18.42.153/32 dev lo
 	ip route add 198.18.42.128/25 via 198.18.42.2 dev "$HV"
 	defer ip route del 198.18.42.128/25 via 198.18.42.2
@@ -235,6 +236,7 @@ setup_inet() {
 		--user=root --group=root --bind-interfaces --listen-address=198.18.42.153 \
 		--log-queries --log-facility="$TEST_DIR/dnsmasq.log" --local=/test/ \
 		--host-record=web.test,198.18.42.130,600 --host-record=other.test,198.18.42.131,600 \
+		--host-record=api.test,198.18.42.132,600 \
 		</dev/null >/dev/null 2>&1 3>&- &
 	defer kill $!
 	echo "nameserver 198.18.42.153" >"$TEST_DIR/resolv.conf"
@@ -366,6 +368,54 @@ two" ] || fail "the fork wrote into its origin: $output"
 	kr kit ls -q
 	assert_success
 	[ -z "$stdout" ]
+	assert_user_run_clean
+}
+
+@test "rootless kit run: a header credential reaches the server through the box's gateway; the box never holds it" {
+	for t in openssl curl python3; do
+		command -v "$t" >/dev/null || skip "needs $t"
+	done
+	[ -x "$KR_BIN/agentbox-gateway" ] || skip "build agentbox-gateway first (make all)"
+	setup_inet
+	KR_RESOLV=$TEST_DIR/resolv.conf
+	# the test host: HTTPS with a certificate from a test CA the gateway is told to trust
+	BATS_TEST_DIRNAME=$REPO_ROOT/tests/netfilter . "$REPO_ROOT/tests/netfilter/gateway-net.bash"
+	gw_certs "$TEST_DIR/certs"
+	chmod -R a+rX "$TEST_DIR/certs"
+	ip netns exec "$NS" python3 "$REPO_ROOT/tests/netfilter/https-echo.py" --bind 198.18.42.132 \
+		--cert "$TEST_DIR/certs/api.pem" --key "$TEST_DIR/certs/api.key" --record "$TEST_DIR/records.jsonl" \
+		--name api --ready "$TEST_DIR/https.ready" </dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	wait_for_path "$TEST_DIR/https.ready"
+	local secret="ghp_abkr$RANDOM$RANDOM$RANDOM"
+	kkit hdr.yaml <<-'EOF'
+		rootfs: host
+		network:
+		  allow: [api.test]
+		upstream_ca: certs/ca.pem
+		credentials:
+		  - name: KR_API
+		    from: env:KR_API_SECRET
+		    to: header
+		    hosts: [api.test]
+		    header: "Authorization: Bearer {}"
+		    env: KR_API
+	EOF
+	# the box looks for the secret (its $0) in its files and environments
+	local script='echo "var=$KR_API"
+		curl -sS --max-time 20 -H "Authorization: Bearer fake" https://api.test/kr -o /dev/null -w "kr %{http_code}\n"
+		grep -rl "$0" /etc /proc/[0-9]*/environ 2>/dev/null
+		echo searched'
+	KR_ENV="KR_API_SECRET=$secret" kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" hdr.yaml -- \
+		sh -c "$script" "$secret"
+	assert_success
+	assert_output_contains "var=agentbox-credential-placeholder-KR_API"
+	assert_output_contains "kr 200"
+	# the search for the secret in the box's files and environments found nothing
+	[ "$(sed -n '/kr 200/,/searched/p' <<<"$stdout" | wc -l)" = 2 ] || fail "$output"
+	[ "$(jq -r 'select(.path == "/kr") | .headers.authorization[0]' "$TEST_DIR/records.jsonl")" = "Bearer $secret" ]
+	run grep -rsl -- "$secret" "$KR_XDG" "$KR_HOME" "$WS"
+	[ "$status" -eq 1 ] || fail "the secret is on disk: $output"
 	assert_user_run_clean
 }
 
