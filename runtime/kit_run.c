@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -148,6 +149,27 @@ static int rootfs_lower(const struct run_ctx *rc, char lower[PATH_MAX + 8], stru
 		snprintf(lower, PATH_MAX + 8, "%s", rc->k->image_root);
 	else if (!realpath(rc->k->rootfs_path, lower))
 		return ab_error(err, errno, "rootfs %s", rc->k->rootfs_path);
+	return 0;
+}
+
+/* Rootless, a rootfs directory of ids the user's namespace does not map
+ * (root's on the host) shows as the overflow id, and nothing in it can be
+ * changed, not even by the overlay: the first mount point fails deep in
+ * create. Said at once instead. */
+static int check_rootless_rootfs(const struct kit *k, struct ab_err *err)
+{
+	if (k->rootfs != KIT_ROOTFS_DIR || !rootless_detect())
+		return 0;
+	struct stat st;
+	_cleanup_free_ char *text = NULL;
+	struct ab_err e;
+	long overflow = 65534;
+	if (read_file_at(AT_FDCWD, "/proc/sys/kernel/overflowuid", 64, &text, NULL, &e) == 0)
+		overflow = strtol(text, NULL, 10);
+	if (stat(k->rootfs_path, &st) == 0 && (long)st.st_uid == overflow)
+		return ab_error(err, 0, "rootfs %s: rootless, and its owner is not the user nor one of its "
+				"subordinate ids (it shows as %ld): the box could not change anything in it; give a "
+				"rootfs copied as the user, or an image", k->rootfs_path, overflow);
 	return 0;
 }
 
@@ -308,7 +330,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	} else {
 		rc.k = kit_default(workspace);
 	}
-	if (kit_resolve_image_cached(g, rc.k, err) < 0)
+	if (check_rootless_rootfs(rc.k, err) < 0 || kit_resolve_image_cached(g, rc.k, err) < 0)
 		goto out;
 	const struct kit *k = rc.k;
 	const char *ws = workspace ? workspace : k->workspace;

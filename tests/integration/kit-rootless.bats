@@ -204,6 +204,22 @@ assert_user_run_clean() {
 	assert_user_run_clean
 }
 
+@test "rootless kit run: a rootfs directory of root's is refused in one line; the user's own runs" {
+	ensure_rootfs
+	cp -a "$TEST_ROOTFS" "$TEST_DIR/rootfs"
+	chmod a+rx "$TEST_DIR/rootfs"
+	kkit dir.yaml <<<"rootfs: $TEST_DIR/rootfs"
+	kr kit run --workspace "$WS" dir.yaml -- sh -c 'echo in-box'
+	assert_failure 1
+	assert_one_error_line "rootfs $TEST_DIR/rootfs: rootless, and its owner is not the user"
+	assert_user_run_clean
+	chown -R "$KR_USER:" "$TEST_DIR/rootfs"
+	kr kit run --workspace "$WS" dir.yaml -- sh -c 'echo in-box'
+	assert_success
+	[ "$stdout" = in-box ]
+	assert_user_run_clean
+}
+
 # The little internet, removed by teardown.
 setup_inet() {
 	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
