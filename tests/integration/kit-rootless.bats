@@ -220,6 +220,23 @@ assert_user_run_clean() {
 	assert_user_run_clean
 }
 
+@test "rootless kit show and kit build: as the user, the bundle the user's" {
+	kkit b.yaml <<-'EOF'
+		rootfs: host
+		network:
+		  allow: ["web.test:8080"]
+	EOF
+	kr kit show b.yaml
+	assert_success
+	assert_output_contains "web.test:8080"
+	kr kit build b.yaml -o "$TEST_DIR/bundle"
+	assert_success
+	[ "$(stat -c %U "$TEST_DIR/bundle/config.json")" = "$KR_USER" ]
+	jq -e '.process.args | length > 0' "$TEST_DIR/bundle/config.json" >/dev/null
+	[ -d "$TEST_DIR/bundle/rootfs" ]
+	assert_user_run_clean
+}
+
 # The little internet, removed by teardown.
 setup_inet() {
 	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
