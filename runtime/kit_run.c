@@ -5,6 +5,7 @@
  * anything (kit_slirp.c), writes file credentials into the box's tmpfs before
  * its program starts, and removes everything it made at the end. */
 #include "kit_run.h"
+#include "cgroups_host.h"
 #include "cgroups_path.h"
 #include "config.h"
 #include "kit_box.h"
@@ -58,38 +59,75 @@ static void run_user(const struct kit *k, const char *ws, uint32_t *uid, uint32_
 	kit_effective_user(k, ws, uid, gid);
 }
 
-/* Rootless without a cgroup v2 subtree delegated to the user: the kit's
- * limits cannot hold. One warning names them, and the run goes on without a
- * cgroup (true: the caller disables them for it) rather than being refused:
- * the box's other promises do not depend on them. */
-static bool rootless_limits_dropped(const struct global_opts *g, struct kit *k, const char *id)
+/* Does the delegated cgroup at path (v2) offer ctrl? Its parent's
+ * cgroup.controllers says what a child of it may be given. */
+static bool delegated_has(const char *path, const char *ctrl)
+{
+	char parent[PATH_MAX], dir[PATH_MAX], file[PATH_MAX + 32];
+	snprintf(parent, sizeof parent, "%s", path);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*slash = 0;
+	if (cg_v2_dir(parent, dir, sizeof dir) < 0)
+		return false;
+	snprintf(file, sizeof file, "%s/cgroup.controllers", dir);
+	_cleanup_free_ char *text = NULL;
+	struct ab_err e;
+	if (read_file_at(AT_FDCWD, file, 4096, &text, NULL, &e) < 0)
+		return false;
+	size_t n = strlen(ctrl);
+	for (char *p = text; (p = strstr(p, ctrl)); p += n)
+		if ((p == text || p[-1] == ' ') && (!p[n] || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/* Rootless, the kit's limits hold only through a cgroup v2 subtree delegated
+ * to the user that offers their controllers. Those that cannot hold are named
+ * in one warning and left out, rather than the run refused: the box's other
+ * promises do not depend on them. True when there is no cgroup at all (the
+ * caller disables cgroups for the run: the warning said so already). */
+static bool rootless_limits(const struct global_opts *g, struct kit *k, const char *id)
 {
 	if (!g->rootless || g->cgroups_disabled)
 		return false;
 	struct cgroup_ref ref;
 	bool skipped = false;
 	struct ab_err e;
-	if (cgroup_resolve_rootless(NULL, id, g->systemd_cgroup, false, NULL, &ref, &skipped, &e) < 0 || !skipped)
-		return false;
+	if (cgroup_resolve_rootless(NULL, id, g->systemd_cgroup, false, NULL, &ref, &skipped, &e) < 0)
+		return false;   /* create says what is wrong */
+	struct {
+		bool *has;
+		const char *ctrl, *name;
+		char value[32];
+	} limits[] = {
+		{&k->resources.has_memory, "memory", "memory", ""},
+		{&k->resources.has_cpus, "cpu", "cpus", ""},
+		{&k->resources.has_pids, "pids", "pids", ""},
+	};
+	snprintf(limits[0].value, sizeof limits[0].value, "%s", k->resources.memory_text ? k->resources.memory_text : "");
+	snprintf(limits[1].value, sizeof limits[1].value, "%s", k->resources.cpus_text ? k->resources.cpus_text : "");
+	snprintf(limits[2].value, sizeof limits[2].value, "%lld", (long long)k->resources.pids);
 	char named[256] = "";
 	size_t off = 0;
-	if (k->resources.has_memory)
-		off += (size_t)snprintf(named + off, sizeof named - off, "%smemory %s", off ? ", " : "",
-					k->resources.memory_text ? k->resources.memory_text : "");
-	if (k->resources.has_cpus && off < sizeof named)
-		off += (size_t)snprintf(named + off, sizeof named - off, "%scpus %s", off ? ", " : "",
-					k->resources.cpus_text ? k->resources.cpus_text : "");
-	if (k->resources.has_pids && off < sizeof named)
-		off += (size_t)snprintf(named + off, sizeof named - off, "%spids %lld", off ? ", " : "",
-					(long long)k->resources.pids);
-	if (off)
+	for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
+		if (!*limits[i].has || (!skipped && delegated_has(ref.path, limits[i].ctrl)))
+			continue;
+		if (off < sizeof named)
+			off += (size_t)snprintf(named + off, sizeof named - off, "%s%s %s", off ? ", " : "",
+						limits[i].name, limits[i].value);
+		*limits[i].has = false;
+	}
+	if (skipped && off)
 		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the kit's limits "
 			 "(%s) are NOT applied; the box runs without a cgroup (see agentbox-kit(8), ROOTLESS)", named);
-	else
+	else if (skipped)
 		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the box runs without "
 			 "a cgroup (see agentbox-kit(8), ROOTLESS)");
-	k->resources.has_memory = k->resources.has_cpus = k->resources.has_pids = false;
-	return true;
+	else if (off)
+		log_warn("kit: rootless, and the cgroup v2 subtree delegated to the user offers no controller for "
+			 "the kit's limits (%s): they are NOT applied (see agentbox-kit(8), ROOTLESS)", named);
+	return skipped;
 }
 
 int kit_resolve_image_cached(const struct global_opts *g, struct kit *k, struct ab_err *err)
@@ -374,7 +412,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 		random_hex(id + 4, 6);
 	if (kit_rundir_make(&rc.rd, g, id, err) < 0)
 		goto out;
-	cgroups_off = rootless_limits_dropped(g, rc.k, id);
+	cgroups_off = rootless_limits(g, rc.k, id);
 	if (o->name && k->readonly_rootfs_set && k->readonly_rootfs)
 		snprintf(rc.home_source, sizeof rc.home_source, "%s%s", rc.rd.merged, kit_home(rc.uid));
 	struct kit_build_opts bo = {

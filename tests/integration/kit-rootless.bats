@@ -167,6 +167,67 @@ assert_user_run_clean() {
 	assert_user_run_clean
 }
 
+@test "rootless kit run: a cgroup v2 subtree delegated to the user holds the box; limits it offers no controller for are named in one warning" {
+	local uni
+	for uni in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+		[ -e "$uni/cgroup.procs" ] && [ -e "$uni/cgroup.subtree_control" ] && break
+	done
+	[ -e "$uni/cgroup.procs" ] || skip "no cgroup2 mount"
+	# delegate a subtree as systemd does: the directory and its interface files
+	local cgd=$uni/abkr-d$$
+	mkdir -p "$cgd/shell"
+	defer rmdir "$cgd/shell" "$cgd"
+	chown "$KR_USER:" "$cgd" "$cgd/cgroup.procs" "$cgd/cgroup.subtree_control" "$cgd/cgroup.threads" \
+		"$cgd/shell" "$cgd/shell/cgroup.procs"
+	local offered
+	offered=$(cat "$cgd/cgroup.controllers")
+	kkit k.yaml <<-'EOF'
+		rootfs: host
+		resources:
+		  memory: 64m
+		  pids: 100
+		command: [sh, -c, 'touch /workspace/up; while [ ! -e /workspace/go ]; do sleep 0.05; done']
+	EOF
+	# the kit run starts in the delegated subtree, as a user service would
+	sh -c 'echo $$ >"$1/shell/cgroup.procs" && shift && exec "$@"' sh "$cgd" \
+		runuser -u "$KR_USER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$KR_HOME" USER="$KR_USER" \
+		XDG_RUNTIME_DIR="$KR_XDG" sh -c 'cd "$0" && exec "$@"' "$TEST_DIR" \
+		"$KR_BIN/agentbox" kit run --workspace "$WS" k.yaml >"$TEST_DIR/run.out" 2>"$TEST_DIR/run.err" 3>&- </dev/null &
+	local pid=$!
+	wait_for_path "$WS/up" || { cat "$TEST_DIR/run.err" >&2; kill "$pid"; false; }
+	local id init cg
+	id=$(ls "$KR_XDG/agentbox" | grep '^kit-' | grep -v '\.lock$')
+	init=$(jq -r .pid "$KR_XDG/agentbox/$id/state.json")
+	cg=$cgd/agentbox-$id
+	[ -d "$cg" ] || fail "no cgroup at $cg: $(ls "$cgd")"
+	grep -qx "$init" "$cg/cgroup.procs" || fail "the box's init is not in $cg"
+	# a limit is applied where the subtree offers its controller, else named
+	local want=
+	if grep -qw memory <<<"$offered"; then
+		[ "$(cat "$cg/memory.max")" = 67108864 ]
+	else
+		want="memory 64m"
+	fi
+	if grep -qw pids <<<"$offered"; then
+		[ "$(cat "$cg/pids.max")" = 100 ]
+	else
+		want="${want:+$want, }pids 100"
+	fi
+	touch "$WS/go"
+	local st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ] || fail "kit run: $st: $(cat "$TEST_DIR/run.err")"
+	if [ -n "$want" ]; then
+		[ "$(grep -c . "$TEST_DIR/run.err")" = 1 ] || fail "$(cat "$TEST_DIR/run.err")"
+		grep -qF "offers no controller for the kit's limits ($want): they are NOT applied" "$TEST_DIR/run.err" ||
+			fail "$(cat "$TEST_DIR/run.err")"
+	else
+		[ ! -s "$TEST_DIR/run.err" ] || fail "$(cat "$TEST_DIR/run.err")"
+	fi
+	[ ! -d "$cg" ] || fail "the box's cgroup is left"
+	assert_user_run_clean
+}
+
 @test "rootless kit run: git's hooks and config and the kit's protected paths cannot be written; placeholders are removed" {
 	command -v git >/dev/null || skip "needs git"
 	git -C "$WS" init -q
