@@ -180,6 +180,13 @@ int rootless_enter_userns(struct ab_err *err)
 		um[nu++] = (struct oci_id_mapping){1, start, count};
 	if (subid_range("/etc/subgid", pw ? pw->pw_name : gr ? gr->gr_name : NULL, gid, &start, &count))
 		gm[ng++] = (struct oci_id_mapping){1, start, count};
+	/* a box has ids besides root's (tty's group for devpts, nobody, its
+	 * programs' own): without a range it would fail deep in create */
+	if (nu == 1 || ng == 1)
+		return ab_error(err, 0, "rootless: the user %s has no range in %s: a box needs ids besides the user's "
+				"own (as root: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s)",
+				pw ? pw->pw_name : "(unnamed)", nu == 1 ? "/etc/subuid" : "/etc/subgid",
+				pw ? pw->pw_name : "USER");
 
 	int go[2], report[2];
 	if (pipe2(go, O_CLOEXEC) < 0)

@@ -586,3 +586,17 @@ for f in ("uid_map", "gid_map"):
 		assert_one_error_line "kernel.unprivileged_userns_clone = 0"
 	fi
 }
+
+@test "rootless kit run: a user without a subordinate id range is told how to add one, in one line" {
+	local range="$KR_SUBID-$((KR_SUBID + 65535))"
+	usermod --del-subuids "$range" "$KR_USER"
+	defer usermod --add-subuids "$range" "$KR_USER"
+	kr kit run --workspace "$WS" -- true
+	usermod --add-subuids "$range" "$KR_USER"
+	assert_failure 1
+	assert_one_error_line "the user $KR_USER has no range in /etc/subuid: .*usermod --add-subuids"
+	assert_user_run_clean
+	# and with it back, the same run works
+	kr kit run --workspace "$WS" -- true
+	assert_success
+}
