@@ -319,9 +319,10 @@ static int kit_fork_cmd(int argc, char **argv, struct ab_err *err)
 /* An unprivileged user's kit commands run as root of a user namespace of the
  * user's (rootless.h): the overlay, the workspace's protections and the
  * box's network namespace are then the user's to make, and files that the
- * box's other users own stay within reach for ls, rm and fork. The temporary
+ * box's other users own stay within reach for ls, rm and fork (only run
+ * needs the user's subordinate ids: a box has more users). The temporary
  * directories go below the user's runtime directory. */
-static int kit_enter_rootless(struct ab_err *err)
+static int kit_enter_rootless(const char *sub, struct ab_err *err)
 {
 	if (geteuid() == 0)
 		return 0;
@@ -332,7 +333,7 @@ static int kit_enter_rootless(struct ab_err *err)
 	if (mkdir(base, 0700) < 0 && errno != EEXIST)
 		return ab_error(err, errno, "mkdir %s", base);
 	kit_rundir_set_base(base);
-	return rootless_enter_userns(err);
+	return rootless_enter_userns(streq(sub, "run"), err);
 }
 
 DECLARE_COMMAND(kit)
@@ -340,7 +341,7 @@ DECLARE_COMMAND(kit)
 	if (argc < 2)
 		return usage_error(err, "give a subcommand: build, run, show, ls, rm or fork%s", "");
 	const char *sub = argv[1];
-	if (!streq(sub, "--help") && !streq(sub, "-h") && !streq(sub, "help") && kit_enter_rootless(err) < 0)
+	if (!streq(sub, "--help") && !streq(sub, "-h") && !streq(sub, "help") && kit_enter_rootless(sub, err) < 0)
 		return -1;
 	kit_sweep_stale_runs(g);
 	kit_placeholders_sweep();

@@ -164,7 +164,7 @@ static void map_writer(pid_t target, int go, int report, const struct oci_id_map
 	_exit(0);
 }
 
-int rootless_enter_userns(struct ab_err *err)
+int rootless_enter_userns(bool need_range, struct ab_err *err)
 {
 	const char *refused = rootless_userns_refused();
 	if (refused)
@@ -182,7 +182,7 @@ int rootless_enter_userns(struct ab_err *err)
 		gm[ng++] = (struct oci_id_mapping){1, start, count};
 	/* a box has ids besides root's (tty's group for devpts, nobody, its
 	 * programs' own): without a range it would fail deep in create */
-	if (nu == 1 || ng == 1)
+	if (need_range && (nu == 1 || ng == 1))
 		return ab_error(err, 0, "rootless: the user %s has no range in %s: a box needs ids besides the user's "
 				"own (as root: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s)",
 				pw ? pw->pw_name : "(unnamed)", nu == 1 ? "/etc/subuid" : "/etc/subgid",

@@ -36,9 +36,10 @@ const char *rootless_userns_refused(void);
  * a mount namespace of its own (mounts made now stay in it): uid and gid 0
  * map to the user's own, 1 and up to the user's range in /etc/subuid and
  * /etc/subgid (written by newuidmap/newgidmap, as for a container's maps);
- * without a range, an error saying how to give one. The same process goes on: no exit status or
+ * without a range, 0 alone, or (need_range: to run a box, which has ids
+ * besides root's) an error saying how to give one. The same process goes on: no exit status or
  * signal to pass along. For commands that need root's powers over the
  * user's own files and mounts (agentbox kit, rootless). */
-int rootless_enter_userns(struct ab_err *err);
+int rootless_enter_userns(bool need_range, struct ab_err *err);
 
 #endif

@@ -134,7 +134,8 @@ assert_user_run_clean() {
 		  - |
 		    id -u >/workspace/uid
 		    grep -c . /proc/self/uid_map >/workspace/maps
-		    grep '^Seccomp:' /proc/self/status >/workspace/seccomp
+		    grep -E '^(Seccomp|CapEff|CapBnd|NoNewPrivs):' /proc/self/status >/workspace/status
+		    { echo x >/proc/sys/kernel/hostname; } 2>/dev/null || echo refused >/workspace/procsys
 		    touch /workspace/made /workspace/up
 		    while [ ! -e /workspace/go ]; do sleep 0.05; done
 	EOF
@@ -158,7 +159,12 @@ assert_user_run_clean() {
 	[ "$st" -eq 0 ] || fail "kit run: $st: $(cat "$TEST_DIR/run.err")"
 	[ "$(cat "$WS/uid")" = 0 ]
 	[ "$(cat "$WS/maps")" -ge 2 ]            # the subordinate range is mapped too
-	grep -q 'Seccomp:	2' "$WS/seccomp"
+	# the seccomp profile and the floor: no capability, no new privileges, /proc/sys read-only
+	grep -q 'Seccomp:	2' "$WS/status"
+	grep -q 'CapEff:	0000000000000000' "$WS/status"
+	grep -q 'CapBnd:	0000000000000000' "$WS/status"
+	grep -q 'NoNewPrivs:	1' "$WS/status"
+	[ "$(cat "$WS/procsys")" = refused ]
 	[ "$(stat -c %U "$WS/made")" = "$KR_USER" ]
 	# one warning, naming the limits that do not hold
 	[ "$(grep -c . "$TEST_DIR/run.err")" = 1 ] || fail "$(cat "$TEST_DIR/run.err")"
@@ -587,14 +593,17 @@ for f in ("uid_map", "gid_map"):
 	fi
 }
 
-@test "rootless kit run: a user without a subordinate id range is told how to add one, in one line" {
+@test "rootless kit run: a user without a subordinate id range is told how to add one, in one line; kit ls needs none" {
 	local range="$KR_SUBID-$((KR_SUBID + 65535))"
 	usermod --del-subuids "$range" "$KR_USER"
 	defer usermod --add-subuids "$range" "$KR_USER"
 	kr kit run --workspace "$WS" -- true
-	usermod --add-subuids "$range" "$KR_USER"
 	assert_failure 1
 	assert_one_error_line "the user $KR_USER has no range in /etc/subuid: .*usermod --add-subuids"
+	# the commands that run no box need none
+	kr kit ls -q
+	usermod --add-subuids "$range" "$KR_USER"
+	assert_success
 	assert_user_run_clean
 	# and with it back, the same run works
 	kr kit run --workspace "$WS" -- true
