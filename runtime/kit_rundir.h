@@ -1,10 +1,10 @@
 /* A kit run's temporary directory: the bundle it builds, the overlay that is
  * the box's root (merged, and for a throw-away box its upper and work
  * directories), slirp4netns' log. It lives under /run/agentbox-kits (root),
- * USER_RUNTIME_DIR/agentbox-kits (rootless, set before the user namespace is
- * entered) or $TMPDIR (others), named after the container, with an "owner" file saying
- * which process made it, so that the next kit command removes what a killed
- * run left. */
+ * USER_RUNTIME_DIR/agentbox-kits (an unprivileged user's, set before the
+ * user namespace is entered) or $TMPDIR (root of another user namespace),
+ * named after the container, with an "owner" file saying which process made
+ * it, so that the next kit command removes what a killed run left. */
 #ifndef AGENTBOX_KIT_RUNDIR_H
 #define AGENTBOX_KIT_RUNDIR_H
 
