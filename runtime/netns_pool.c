@@ -83,8 +83,10 @@ void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1])
 	sha256_update(&h, id, strlen(id) + 1);   /* with its NUL: the text starts after it */
 	sha256_update(&h, policy_text, strlen(policy_text));
 	sha256_final(&h, sum);
-	for (size_t i = 0; i < NETNS_POOL_KEY_LEN / 2; i++)
-		sprintf(key + 2 * i, "%02x", sum[i]);
+	char hex[65];
+	sha256_hex(sum, hex);
+	memcpy(key, hex, NETNS_POOL_KEY_LEN);
+	key[NETNS_POOL_KEY_LEN] = 0;
 }
 
 static bool is_netns(int fd)
