@@ -206,9 +206,28 @@ int seccomp_compile_cached(const struct oci_seccomp *s, const char *cache_dir,
 	return 0;
 }
 
+/* FNV-1a over the text's 64-bit words, mixed (the tail byte by byte): a byte at a
+ * time cost ~95,000 instructions per create for the agent profile, 7% of all
+ * the runtime ran before its clone. */
+static uint64_t text_hash(const char *text, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, text + i, 8);
+		h = (h ^ w) * 1099511628211ULL;
+		h ^= h >> 29;   /* a multiply carries only upwards: bring the high bits down */
+	}
+	for (; i < len; i++)
+		h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+	return h;
+}
+
 /* A shipped profile: its text is part of this binary, so the key need not resist
- * collisions by an attacker, only tell binaries apart: FNV-1a of the text, its
- * length, libseccomp, machine and kernel. On a hit the profile is not even parsed. */
+ * collisions by an attacker, only tell binaries apart: a hash of the text
+ * (text_hash), its length, libseccomp, machine and kernel. On a hit the
+ * profile is not even parsed. */
 int seccomp_builtin_compile_cached(const char *name, const char *cache_dir, struct seccomp_prog *ret,
 				   struct ab_err *err)
 {
@@ -220,9 +239,7 @@ int seccomp_builtin_compile_cached(const char *name, const char *cache_dir, stru
 		dirfd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
 		if (dirfd >= 0 && fstat(dirfd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 077)) {
-			uint64_t h = 1469598103934665603ULL;
-			for (size_t i = 0; i < len; i++)
-				h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+			uint64_t h = text_hash(text, len);
 			const struct scmp_version *v = seccomp_version();
 			struct utsname u = {0};
 			(void)uname(&u);
