@@ -100,6 +100,11 @@ static bool parse_mountinfo_line(char *line, struct cg_hier *h, struct cg_host *
 	char *f[10] = {0};
 	char *save = NULL, *tok;
 	int n = 0;
+	/* Most lines are other file systems: passed over without splitting them.
+	 * Paths in mountinfo have their blanks escaped (\040), so " - " is only
+	 * ever the separator before the fstype. */
+	if (!strstr(line, " - cgroup "))
+		return false;
 	/* id parent maj:min root mountpoint opts [optional...] - fstype source superopts */
 	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 		if (n < 5) {
