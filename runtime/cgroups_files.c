@@ -26,12 +26,16 @@ bool cg_exists(const char *dir, const char *file)
 
 int cg_write_keep(const char *dir, const char *file, int *fd, const char *val, struct ab_err *err)
 {
-	char p[PATH_MAX];
-	if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p)
-		return ab_error(err, ENAMETOOLONG, "write %s/%s", dir, file);
-	log_debug("cgroups: write \"%s\" to %s", val, p);
-	if (*fd < 0 && (*fd = open(p, O_WRONLY | O_CLOEXEC)) < 0)
-		return ab_error(err, errno, "write \"%s\" to %s", val, p);
+	/* the path is made only to open the file or to name it: the device
+	 * rules come a dozen to one open file */
+	if (*fd < 0 || log_debug_enabled()) {
+		char p[PATH_MAX];
+		if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p)
+			return ab_error(err, ENAMETOOLONG, "write %s/%s", dir, file);
+		log_debug("cgroups: write \"%s\" to %s", val, p);
+		if (*fd < 0 && (*fd = open(p, O_WRONLY | O_CLOEXEC)) < 0)
+			return ab_error(err, errno, "write \"%s\" to %s", val, p);
+	}
 	/* One write(2): cgroup files take one value a call. */
 	size_t len = strlen(val);
 	ssize_t n;
@@ -39,7 +43,7 @@ int cg_write_keep(const char *dir, const char *file, int *fd, const char *val, s
 		n = write(*fd, val, len);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return ab_error(err, errno, "write \"%s\" to %s", val, p);
+		return ab_error(err, errno, "write \"%s\" to %s/%s", val, dir, file);
 	return 0;
 }
 

@@ -359,12 +359,21 @@ static int v1_hugetlb(const char *dir, const struct oci_resources *r, struct ab_
 	return 0;
 }
 
-static void dev_num(char *buf, size_t len, int64_t v)
+/* a device number of a rule, or "*" (no snprintf: a dozen rules a create) */
+static void dev_num(char buf[24], int64_t v)
 {
-	if (v < 0)
-		snprintf(buf, len, "*");
-	else
-		snprintf(buf, len, "%" PRId64, v);
+	if (v < 0) {
+		strcpy(buf, "*");
+		return;
+	}
+	char rev[24];
+	size_t n = 0;
+	do
+		rev[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = rev[n - 1 - i];
+	buf[n] = 0;
 }
 
 /* Rules are written in order, so the kernel's list ends up as the config says;
@@ -387,11 +396,23 @@ static int v1_devices(const char *dir, const struct oci_resources *r, struct ab_
 			continue;
 		}
 		char maj[24], min[24], rule[80];
-		dev_num(maj, sizeof maj, d->major);
-		dev_num(min, sizeof min, d->minor);
+		dev_num(maj, d->major);
+		dev_num(min, d->minor);
 		const char *types = d->type == 'a' ? "cb" : d->type == 'b' ? "b" : "c";
+		/* "c 1:3 rwm" */
+		size_t lmaj = strlen(maj), lmin = strlen(min), lacc = strnlen(d->access, sizeof d->access);
 		for (const char *t = types; *t; t++) {
-			snprintf(rule, sizeof rule, "%c %s:%s %s", *t, maj, min, d->access);
+			char *w = rule;
+			*w++ = *t;
+			*w++ = ' ';
+			memcpy(w, maj, lmaj);
+			w += lmaj;
+			*w++ = ':';
+			memcpy(w, min, lmin);
+			w += lmin;
+			*w++ = ' ';
+			memcpy(w, d->access, lacc);
+			w[lacc] = 0;
 			if (cg_write_keep(dir, file, fd, rule, err) < 0)
 				return -1;
 		}
