@@ -26,12 +26,15 @@
 static int prescan(const char *text, const char *what, struct ab_err *err)
 {
 	int depth = 0;
-	for (const char *p = text; *p; p++) {
+	/* strcspn jumps to the next byte that matters (a few instructions a
+	 * byte less than looking at each) */
+	for (const char *p = text + strcspn(text, "\"/[]{}"); *p; p++, p += strcspn(p, "\"/[]{}")) {
 		switch (*p) {
 		case '"':
 			for (p++; *p && *p != '"'; p++) {
+				p += strcspn(p, "\"\\");
 				if (*p != '\\')
-					continue;
+					break;
 				if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
 					return ab_error(err, 0, "%s: invalid JSON: a string contains \\u0000", what);
 				if (p[1])
