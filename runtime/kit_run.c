@@ -322,12 +322,14 @@ static int box_home(struct run_ctx *rc, struct ab_err *err)
 
 static void run_cleanup(struct run_ctx *rc)
 {
-	kit_slirp_stop(&rc->slirp);
+	/* slirp4netns exits while the rest is removed; reaped last */
+	kit_slirp_stop_begin(&rc->slirp);
 	kit_secrets_wipe(&rc->secrets);
 	kit_rundir_remove(&rc->rd);
 	kit_placeholders_release(&rc->placeholders);
 	if (rc->box.name[0])
 		kit_box_release(&rc->box);
+	kit_slirp_stop(&rc->slirp);
 	arena_free(&rc->arena);
 }
 

@@ -153,7 +153,7 @@ static bool exited_within(struct kit_slirp *s, int ms)
 	return false;
 }
 
-void kit_slirp_stop(struct kit_slirp *s)
+void kit_slirp_stop_begin(struct kit_slirp *s)
 {
 	if (s->ready_fd >= 0) {
 		close(s->ready_fd);
@@ -163,6 +163,11 @@ void kit_slirp_stop(struct kit_slirp *s)
 		close(s->exit_fd);
 		s->exit_fd = -1;
 	}
+}
+
+void kit_slirp_stop(struct kit_slirp *s)
+{
+	kit_slirp_stop_begin(s);
 	if (s->pid <= 0)
 		return;
 	/* it exits on the closed pipe; give it a moment, then make sure */

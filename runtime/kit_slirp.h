@@ -34,5 +34,9 @@ int kit_slirp_ready(struct kit_slirp *s, struct ab_err *err);
 /* Stop it and reap it (closing the pipe, then SIGKILL after 2 s); its exit
  * is waited for on its pidfd. */
 void kit_slirp_stop(struct kit_slirp *s);
+/* Only tell it to go (close the pipe): its exit, ~10-15 ms of the kernel's
+ * (its tap device and namespaces), then overlaps whatever comes before
+ * kit_slirp_stop. */
+void kit_slirp_stop_begin(struct kit_slirp *s);
 
 #endif
