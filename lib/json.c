@@ -273,7 +273,8 @@ static int close_container(void *ctx)
 		return 0;
 	struct json_frame f = b->frames[--b->n_frames];
 	size_t n = b->n_members - f.first;
-	const struct json_member *m = b->members + f.first;
+	/* no members yet: members may still be NULL */
+	const struct json_member *m = n ? b->members + f.first : NULL;
 	yajl_val *values = n ? arena_alloc(b->a, n * sizeof *values) : NULL;
 	for (size_t i = 0; i < n; i++)
 		values[i] = m[i].value;
