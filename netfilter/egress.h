@@ -210,6 +210,11 @@ struct egress_sentry_params {
 	int log_fd;                       /* the deny log opened by the caller (O_APPEND), or
 					   * -1: open log_path */
 	uint64_t log_max_bytes;           /* stop logging past this size; 0 = 16 MiB */
+	/* the durable log (durable_log.h): every record goes there too, with its
+	 * own rotation; only with durable set (the directory is the caller's) */
+	bool durable;
+	int durable_dirfd;
+	uint64_t durable_max_bytes;       /* per file; 0 = DURABLE_LOG_MAX_DEFAULT */
 	pid_t init_pid;                   /* exit when it exits */
 	int init_pidfd;                   /* -1: pidfd_open(init_pid) */
 	bool no_pidfd;                    /* force the /proc polling fallback (tests) */

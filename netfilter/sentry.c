@@ -94,6 +94,9 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 		if (fstat(s->logfd, &st) == 0)
 			s->log_size = (uint64_t)st.st_size;
 	}
+	/* best effort: without it the records still reach the state's log */
+	if (sp->durable && durable_log_open(&s->durable, sp->durable_dirfd, sp->durable_max_bytes) < 0)
+		log_debug("egress sentry: the durable log: %s", strerror(errno));
 	if ((r = watch_init(s, err)) < 0)
 		return r;
 	if (sp->dns) {
@@ -266,6 +269,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->sni_fd[0] = s->sni_fd[1] = -1;
 	s->sni_next = UINT64_MAX;
 	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
+	s->durable.fd = s->durable.dirfd = -1;
 	for (size_t i = 0; i < MAX_QUERIES; i++)
 		s->q[i].fd = -1;
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
@@ -274,7 +278,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
-		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd };
+		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1 };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	/* fresh mappings: pages never touched cost nothing */
@@ -350,6 +354,9 @@ out:
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	durable_log_close(&s->durable);
+	if (sp->durable && sp->durable_dirfd >= 0)
+		close(sp->durable_dirfd);
 	if (s->pidfd >= 0 && s->pidfd != sp->init_pidfd)
 		close(s->pidfd);
 	if (s->buf)

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "dns.h"
+#include "durable_log.h"
 #include "egress_internal.h"
 
 #define DNS_QUERY_MAX 1024       /* larger queries get FORMERR */
@@ -179,6 +180,7 @@ struct sentry {
 	int net;                /* the net helper (host-side sockets), -1: none */
 	pid_t net_pid;
 	int logfd;
+	struct durable_log durable;   /* fd -1: none */
 	uint64_t log_size, log_max;
 	double tokens;
 	uint64_t tokens_at;

@@ -106,6 +106,7 @@ static bool line_write(struct sentry *s, struct line *l, bool reserve)
 	if (write(s->logfd, l->buf, l->len) != (ssize_t)l->len)
 		return false;
 	s->log_size += l->len;
+	durable_log_append(&s->durable, l->buf, l->len);   /* what outlives the state */
 	return true;
 }
 

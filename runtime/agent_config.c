@@ -255,6 +255,34 @@ static int load_runtime(const struct yml_node *n, struct agent_config *c, struct
 	return 0;
 }
 
+/* log: where the durable egress log goes, and its bounds (deny_log.c). */
+static int load_log(const struct yml_node *n, struct agent_config *c, struct ab_err *err)
+{
+	static const char *const keys[] = {"dir", "max_bytes", "max_total", NULL};
+	if (yml_check_map(n, "log", keys, err) < 0)
+		return -1;
+	const struct yml_node *v;
+	if ((v = yml_map_get(n, "dir"))) {
+		if (yml_get_str(v, "log.dir", &c->log_dir, err) < 0)
+			return -1;
+		if (c->log_dir[0] != '/')
+			return yml_error(err, v, "log.dir", "\"%s\" is not an absolute path", c->log_dir);
+	}
+	int64_t size;
+	/* a few records at least; no more than a file system is likely to hold */
+	if ((v = yml_map_get(n, "max_bytes"))) {
+		if (yml_get_int(v, "log.max_bytes", 4096, INT64_C(1) << 40, &size, err) < 0)
+			return -1;
+		c->log_max_bytes = (uint64_t)size;
+	}
+	if ((v = yml_map_get(n, "max_total"))) {
+		if (yml_get_int(v, "log.max_total", 65536, INT64_C(1) << 50, &size, err) < 0)
+			return -1;
+		c->log_max_total = (uint64_t)size;
+	}
+	return 0;
+}
+
 int agent_config_load(const char *path, struct arena *a, struct agent_config *ret, struct ab_err *err)
 {
 	defaults(ret);
@@ -268,7 +296,8 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 	ret->path = arena_strdup(a, file);
 	if (!root)
 		return 0;
-	static const char *const keys[] = {"seccomp", "egress", "floor", "runtime", "credentials", "gateway", NULL};
+	static const char *const keys[] = {"seccomp", "egress", "floor", "runtime", "log", "credentials", "gateway",
+					   NULL};
 	if (yml_check_map(root, NULL, keys, err) < 0)
 		return -1;
 	const struct yml_node *n;
@@ -279,6 +308,8 @@ int agent_config_load(const char *path, struct arena *a, struct agent_config *re
 	if ((n = yml_map_get(root, "floor")) && load_floor(a, n, ret, err) < 0)
 		return -1;
 	if ((n = yml_map_get(root, "runtime")) && load_runtime(n, ret, err) < 0)
+		return -1;
+	if ((n = yml_map_get(root, "log")) && load_log(n, ret, err) < 0)
 		return -1;
 	if (agent_credentials_load(a, yml_map_get(root, "credentials"), yml_map_get(root, "gateway"),
 				   agent_config_name(ret), &ret->credentials, err) < 0)

@@ -45,6 +45,10 @@ struct agent_config {
 	size_t n_readonly_paths;
 	struct floor_device *allow_devices;   /* beyond the standard set (floor_devices.c) */
 	size_t n_allow_devices;
+	/* log: the durable egress log (deny_log.h) */
+	const char *log_dir;              /* NULL = /var/log/agentbox (root's runtime) */
+	uint64_t log_max_bytes;           /* per file, a container keeps two; 0 = default */
+	uint64_t log_max_total;           /* the whole directory; 0 = default */
 	/* runtime */
 	unsigned netns_pool;              /* network namespaces made ahead (runtime/netns_pool.h) */
 	/* header credentials and their gateway (agent_credentials.h) */

@@ -1,6 +1,10 @@
 /* egress log: what the container tried to reach and was refused, from the deny log
- * its DNS sentry writes in the state directory. */
+ * its DNS sentry writes in the state directory, or once the state is gone,
+ * from the durable log (deny_log.h). */
 #include "commands.h"
+#include "agent_config.h"
+#include "deny_log.h"
+#include "durable_log.h"
 #include "json.h"
 #include "util.h"
 
@@ -8,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void print_record(const char *line, bool json)
@@ -85,6 +90,32 @@ static void drain(int fd, char *buf, size_t cap, size_t *len, bool json)
 	fflush(stdout);
 }
 
+/* After delete: the durable log, the rotated file first. */
+static int durable_log_print(struct global_opts *g, const char *id, bool json, struct ab_err *err)
+{
+	struct arena a = {0};
+	struct agent_config cfg;
+	char base[PATH_MAX];
+	_cleanup_close_ int dirfd = -1;
+	int r = agent_config_load(g->config_path, &a, &cfg, err);
+	if (r == 0)
+		r = deny_log_find(&cfg, id, &dirfd, base, err);
+	if (r == 0 && dirfd < 0)
+		r = ab_error(err, 0, "egress log: container \"%s\" does not exist, and %s holds no log of it", id, base);
+	static const char *const files[] = {DURABLE_LOG_OLD, DURABLE_LOG};
+	char buf[65536];
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(files); i++) {
+		_cleanup_close_ int fd = openat(dirfd, files[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno != ENOENT)
+			r = ab_error(err, errno, "egress log: open %s/%s", base, files[i]);
+		size_t len = 0;
+		if (fd >= 0)
+			drain(fd, buf, sizeof buf, &len, json);
+	}
+	arena_free(&a);
+	return r;
+}
+
 static int egress_log(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	static const struct option opts[] = {
@@ -102,6 +133,13 @@ static int egress_log(struct global_opts *g, int argc, char **argv, struct ab_er
 	}
 	if (optind != argc - 1)
 		return ab_error(err, 0, "egress log: expected exactly one container ID");
+	/* no state (deleted, or the engine's shim removed it): what outlives it */
+	char path[PATH_MAX];
+	struct stat st;
+	if (container_id_valid(argv[optind]) &&
+	    snprintf(path, sizeof path, "%s/%s", g->root, argv[optind]) < (int)sizeof path &&
+	    lstat(path, &st) < 0 && errno == ENOENT)
+		return durable_log_print(g, argv[optind], json, err);
 	if (follow)
 		unblock_termination_signals();
 	struct container_state s;

@@ -4,6 +4,7 @@
 #include "sentry_process.h"
 #include "test_hooks.h"
 #include "cgroups_host.h"
+#include "deny_log.h"
 #include "egress_netns.h"
 #include "log.h"
 #include "process.h"
@@ -53,7 +54,8 @@ static void sentry_child_free(struct sentry_child *a)
 	if (!a)
 		return;
 	egress_sentry_sockets_close(&a->sp);
-	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd, a->sp.gateway_fd};
+	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd, a->sp.gateway_fd,
+		     a->sp.durable_dirfd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -74,7 +76,7 @@ static int sentry_child(void *arg)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
 		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd,
-		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd};
+		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -151,7 +153,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
-	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = -1;
+	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = -1;
 	a->netns = egress_netns_open(p, c, st->pid, err);
 	if (a->netns < 0)
 		goto fail;
@@ -203,6 +205,12 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		ab_error(err, errno, "egress: open the deny log %s", EGRESS_LOG);
 		goto fail;
 	}
+	/* the records go where they outlive the state too (deny_log.h): the
+	 * sentry holds the container's directory, locked, while it lives */
+	if (deny_log_open_dir(&p->config, st->id, &sp->durable_dirfd, err) < 0)
+		goto fail;
+	sp->durable = true;
+	sp->durable_max_bytes = p->config.log_max_bytes;
 	/* made now, before the container's program can run: its first lookups and
 	 * refused packets wait in them until the sentry serves */
 	if (egress_sentry_sockets_open(a->netns, sp->dns, EGRESS_SENTRY_PORT, sp, err) < 0) {

@@ -110,6 +110,8 @@ setup_bundle() {
 	TEST_DIR=$(mktemp -d "$BATS_RUN_TMPDIR/t.XXXXXX")
 	BUNDLE=$TEST_DIR/bundle
 	ROOT=$TEST_DIR/state
+	# the durable egress log of a test build goes here, not to /var/log/agentbox
+	export AGENTBOX_LOG_DIR=$TEST_DIR/egress-logs
 	TEARDOWN_CMDS=()
 	RT_CALLS=0
 	mkdir -p "$BUNDLE" "$ROOT"
@@ -138,6 +140,7 @@ setup_state_only() {
 	RUNTIME_ARGS=()
 	TEST_DIR=$(mktemp -d "$BATS_RUN_TMPDIR/t.XXXXXX")
 	ROOT=$TEST_DIR/state
+	export AGENTBOX_LOG_DIR=$TEST_DIR/egress-logs
 	BUNDLE= CGROUP_NAME=
 	TEARDOWN_CMDS=()
 	RT_CALLS=0
