@@ -437,6 +437,41 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	refute_output_contains "wget=0"
 }
 
+@test "docker run --rm: the deny log is read after the container and its state are gone" {
+	NETWORKS=abdeny.test
+	run dk network create --subnet 198.18.40.0/24 abdeny.test
+	assert_success
+	dk run -d --name abt-denyweb --network abdeny.test --runtime=runc "$IMG" \
+		sh -c 'mkdir /www; echo hello-deny >/www/index.html; exec httpd -f -p 8080 -h /www' >/dev/null
+	local ip cid
+	ip=$(dk inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' abt-denyweb)
+	[[ "$ip" == 198.18.40.* ]] || fail "server address $ip"
+	# the host answers when nothing stands in the way
+	run dk run --rm --network abdeny.test --runtime=runc "$IMG" timeout 10 wget -qO- "http://$ip:8080/"
+	assert_output_contains hello-deny
+	rm -f "$ENGINES_DIR/deny.cid"
+	run dk run --rm --cidfile "$ENGINES_DIR/deny.cid" --network abdeny.test --runtime=agentbox "$IMG" \
+		sh -c "timeout 3 wget -qO- http://$ip:8080/ 2>&1; echo wget=\$?"
+	refute_output_contains hello-deny
+	refute_output_contains "wget=0"
+	cid=$(cat "$ENGINES_DIR/deny.cid")
+	[[ $cid =~ ^[0-9a-f]{64}$ ]] || fail "container id $cid"
+	# the shim deletes the state once the container exited
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$(rt_root)/$cid" ] || break
+		sleep 0.1
+	done
+	[ ! -e "$(rt_root)/$cid" ] || fail "the shim left the state"
+	run dk inspect "$cid"
+	assert_status 1
+	run "$AGENTBOX" egress log "$cid"
+	rm -rf "/var/log/agentbox/$cid"
+	assert_success
+	assert_output_contains "$ip:8080"
+	assert_output_contains not-allowed
+}
+
 @test "docker --network container:X: the joiner shares X's firewall; X keeps its DNS" {
 	dk run -d --name abt-owner --runtime=agentbox "$IMG" sleep 1000 >/dev/null
 	run dk run --rm --network container:abt-owner --runtime=agentbox "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "; timeout 5 nslookup x.test 2>&1; true'

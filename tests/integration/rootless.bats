@@ -358,4 +358,8 @@ rl_wired_run() {
 	rl egress log policed
 	assert_success
 	assert_output_matches '198\.19\.65\.1.*8081|8081.*198\.19\.65\.1'
+	# and its durable log is the user's, in the user's state directory
+	local dl=$RL_HOME/.local/state/agentbox/log/policed/egress.log
+	[ "$(stat -c '%U %a' "$dl")" = "$RL_USER 600" ] || fail "$(ls -l "$dl")"
+	grep -q 8081 "$dl"
 }
