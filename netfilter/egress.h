@@ -156,6 +156,13 @@ int egress_install(int netns_fd, const struct egress_policy *p, const char *cont
  * its sentry) keeps that container's rules. */
 int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
 		       uint16_t sentry_port, struct ab_err *err);
+/* Replace the ruleset for a changed policy (egress allow/deny): in one batch,
+ * with the elements the sentry put in its sets carried over (their remaining
+ * timeouts) into those of the new ruleset, but for the addresses learnt for
+ * allowed names when keep_names is false (a deny must not leave them open:
+ * the box looks them up again). ruleset_carry.c. */
+int egress_reinstall(int netns_fd, const struct egress_policy *p, const char *container_id, uint16_t sentry_port,
+		     bool keep_names, struct ab_err *err);
 /* Is there an agentbox ruleset in netns_fd? 1 and the id of the container that
  * installed it (from the table comment; "" if it has none) into id, 0 if there
  * is none. */
@@ -215,6 +222,13 @@ struct egress_sentry_params {
 	bool durable;
 	int durable_dirfd;
 	uint64_t durable_max_bytes;       /* per file; 0 = DURABLE_LOG_MAX_DEFAULT */
+	/* live policy changes (sentry_reload.c): with reloadable, the file the
+	 * runtime writes a changed policy to, read on SIGHUP; with live, the
+	 * helpers and the SNI check are started even if the policy at start
+	 * needs none, so a change may allow a name or TCP/443 */
+	bool reloadable;
+	int policy_fd;
+	bool live;
 	pid_t init_pid;                   /* exit when it exits */
 	int init_pidfd;                   /* -1: pidfd_open(init_pid) */
 	bool no_pidfd;                    /* force the /proc polling fallback (tests) */

@@ -89,6 +89,16 @@ struct eg_elem {
  * VERB reads before the set's name ("add elements to set"). */
 void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, uint16_t flags,
 		    const struct eg_elem *elems, size_t n, const char *verb);
+/* The ruleset's batch (ruleset.c): the table for p, replacing one that is
+ * there when replace; more->put adds its messages last (ruleset_carry.c: the
+ * elements a replaced ruleset's sets held), told which sets exist. 1: not
+ * replace, and a table is there already. */
+struct eg_more {
+	void (*put)(struct eg_batch *b, const bool used[EG_N_SETS], void *data);
+	void *data;
+};
+int eg_ruleset_install(int netns_fd, const struct egress_policy *p, const char *container_id, uint16_t sentry_port,
+		       bool replace, const struct eg_more *more, struct ab_err *err);
 /* Wrap in batch begin/end, send, and check one ack per message. On failure
  * err names the first failing object; nothing of the batch is applied. */
 int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err);

@@ -506,8 +506,8 @@ static int send_batch(int netns_fd, struct eg_batch *b, struct ab_err *err)
 	return r;
 }
 
-static int install(int netns_fd, const struct egress_policy *p, const char *container_id,
-		   uint16_t sentry_port, bool replace, struct ab_err *err)
+int eg_ruleset_install(int netns_fd, const struct egress_policy *p, const char *container_id, uint16_t sentry_port,
+		       bool replace, const struct eg_more *more, struct ab_err *err)
 {
 	struct eg_batch b;
 	char comment[NFTNL_UDATA_COMMENT_MAXLEN];
@@ -536,6 +536,8 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 	put_output_rules(&b, used);
 	put_nat_rules(&b, sentry_port);
 	put_sni_rules(&b, p, used);
+	if (more)
+		more->put(&b, used, more->data);
 
 	int r = send_batch(netns_fd, &b, err);
 	eg_batch_free(&b);
@@ -551,13 +553,13 @@ static int install(int netns_fd, const struct egress_policy *p, const char *cont
 int egress_install(int netns_fd, const struct egress_policy *p, const char *container_id,
 		   uint16_t sentry_port, struct ab_err *err)
 {
-	return install(netns_fd, p, container_id, sentry_port, true, err);
+	return eg_ruleset_install(netns_fd, p, container_id, sentry_port, true, NULL, err);
 }
 
 int egress_install_new(int netns_fd, const struct egress_policy *p, const char *container_id,
 		       uint16_t sentry_port, struct ab_err *err)
 {
-	return install(netns_fd, p, container_id, sentry_port, false, err);
+	return eg_ruleset_install(netns_fd, p, container_id, sentry_port, false, NULL, err);
 }
 
 int egress_remove(int netns_fd, struct ab_err *err)

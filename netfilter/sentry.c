@@ -144,7 +144,7 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 
 static void serve(struct sentry *s)
 {
-	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_GATEWAY, P_FIXED };
+	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_GATEWAY, P_RELOAD, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
 		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
@@ -165,6 +165,7 @@ static void serve(struct sentry *s)
 		pf[P_SNI] = (struct pollfd){ .fd = s->sni ? sni_proxy_fd(s->sni) : -1, .events = POLLIN };
 		pf[P_GATEWAY] = (struct pollfd){ .fd = sentry_gateway_polled(s) ? s->sp->gateway_fd : -1,
 						 .events = POLLIN };
+		pf[P_RELOAD] = (struct pollfd){ .fd = s->reload_fd, .events = POLLIN };
 		for (size_t i = 0; i < MAX_QUERIES; i++) {
 			struct query *q = &s->q[i];
 			bool live = q->state != Q_FREE && q->fd >= 0;
@@ -200,6 +201,8 @@ static void serve(struct sentry *s)
 				sentry_handle_nflog_repeats(s);
 			if (pf[P_GATEWAY].revents)
 				sentry_gateway_read(s, 64);
+			if (pf[P_RELOAD].revents)
+				sentry_reload(s);
 			for (int i = 0; i < 2; i++) {
 				if (pf[P_UDP4 + i].revents)
 					sentry_udp_query(s, s->udp[i]);
@@ -270,6 +273,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->sni_next = UINT64_MAX;
 	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
 	s->durable.fd = s->durable.dirfd = -1;
+	s->policy_fd = s->reload_fd = -1;
 	for (size_t i = 0; i < MAX_QUERIES; i++)
 		s->q[i].fd = -1;
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
@@ -278,7 +282,8 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
-		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1 };
+		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
+		       sp->reloadable ? sp->policy_fd : -1 };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	/* fresh mappings: pages never touched cost nothing */
@@ -298,8 +303,8 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	 * helpers then (default deny: forks and ~0.2 MiB each fewer per container).
 	 * The SNI check's upstream sockets carry a mark: only the netadmin helper
 	 * can set it. */
-	bool need_net = sp->dns && egress_policy_allows_names(s->p);
-	bool need_netadmin = need_net || sni_policy_needs_proxy(s->p);
+	bool need_net = sp->dns && (egress_policy_allows_names(s->p) || sp->live);
+	bool need_netadmin = need_net || sni_policy_needs_proxy(s->p) || sp->live;
 	if ((r = setup(s, need_netadmin, need_net, &nl, err)) < 0 ||
 	    (need_netadmin && (r = sentry_start_helper(s, nl, err)) < 0)) {
 		ab_wrap(err, "egress sentry");
@@ -314,6 +319,10 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 		goto out;
 	}
 	if ((s->sni_fd[0] >= 0 || s->sni_fd[1] >= 0) && (r = sentry_sni_start(s, err)) < 0) {
+		ab_wrap(err, "egress sentry");
+		goto out;
+	}
+	if ((r = sentry_reload_start(s, err)) < 0) {
 		ab_wrap(err, "egress sentry");
 		goto out;
 	}
@@ -350,7 +359,8 @@ out:
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
 		if (s->tc[i].fd >= 0)
 			close(s->tc[i].fd);
-	int fds[] = { s->udp[0], s->udp[1], s->tcp[0], s->tcp[1], s->nflog, s->nflog_repeat, s->procfd, s->logfd };
+	int fds[] = { s->udp[0], s->udp[1], s->tcp[0], s->tcp[1], s->nflog, s->nflog_repeat, s->procfd, s->logfd,
+		      s->reload_fd, sp->reloadable ? sp->policy_fd : -1 };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -181,6 +181,7 @@ struct sentry {
 	pid_t net_pid;
 	int logfd;
 	struct durable_log durable;   /* fd -1: none */
+	int policy_fd, reload_fd;     /* live changes (sentry_reload.c); -1: none */
 	uint64_t log_size, log_max;
 	double tokens;
 	uint64_t tokens_at;
@@ -270,6 +271,10 @@ enum exchange sentry_exchange_io(struct sentry *s, struct query *q, short revent
 short sentry_exchange_events(const struct query *q);
 /* Close q's socket and buffer. */
 void sentry_exchange_end(struct sentry *s, struct query *q);
+
+/* sentry_reload.c: live policy changes */
+int sentry_reload_start(struct sentry *s, struct ab_err *err);
+void sentry_reload(struct sentry *s);
 
 /* sentry_log.c */
 /* A name refused (proto "dns"): its first refusal is a record, the next ones

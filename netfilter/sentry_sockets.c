@@ -130,7 +130,7 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 	if (r == 0)
 		r = sentry_open_log_sockets(&sp->nflog_fd, &sp->nflog_repeat_fd, err);
 	/* the SNI check's listeners, before the program can connect anywhere */
-	if (r == 0 && sp->policy && sni_policy_needs_proxy(sp->policy))
+	if (r == 0 && sp->policy && (sni_policy_needs_proxy(sp->policy) || sp->live))
 		r = sentry_bind_sni(sp->sni_fd, err);
 	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
 	 * runs, not once the sentry (which may start later) gets to it. Other

@@ -107,7 +107,7 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		       struct ab_err *err)
 {
 	static const char *const keys[] = {"enforce", "allow", "deny", "internal", "annotations_may_widen", "hook_anchor",
-					   NULL};
+					   "live_may_widen", NULL};
 	if (yml_check_map(n, "egress", keys, err) < 0)
 		return -1;
 	const struct yml_node *v;
@@ -121,6 +121,9 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		return -1;
 	if ((v = yml_map_get(n, "annotations_may_widen")) &&
 	    yml_get_bool(v, "egress.annotations_may_widen", &c->egress_annotations_may_widen, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "live_may_widen")) &&
+	    yml_get_bool(v, "egress.live_may_widen", &c->egress_live_may_widen, err) < 0)
 		return -1;
 	if ((v = yml_map_get(n, "hook_anchor")) &&
 	    yml_get_bool(v, "egress.hook_anchor", &c->egress_hook_anchor, err) < 0)

@@ -29,6 +29,7 @@ struct agent_config {
 	const char *egress_deny;
 	const char *egress_internal;      /* ranges allowed names may point into */
 	bool egress_annotations_may_widen;
+	bool egress_live_may_widen;       /* egress allow may go beyond egress.allow and the flags */
 	bool egress_hook_anchor;          /* pin the netfilter hook anchor (netfilter/anchor.c) */
 	/* floor */
 	bool refuse_privileged;

@@ -5,6 +5,7 @@
 #include "agent_config.h"
 #include "deny_log.h"
 #include "durable_log.h"
+#include "egress_live.h"
 #include "json.h"
 #include "util.h"
 
@@ -30,6 +31,14 @@ static void print_record(const char *line, bool json)
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		yajl_val x = json_get(v, keys[i]);
 		f[i] = YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
+	}
+	if (f[1] && streq(f[1], "policy")) {
+		/* a live change (egress allow/deny) */
+		yajl_val change = json_get(v, "change"), entries = json_get(v, "entries");
+		printf("%s  policy %s %s\n", f[0] ? f[0] : "-", YAJL_IS_STRING(change) ? YAJL_GET_STRING(change) : "?",
+		       YAJL_IS_STRING(entries) ? YAJL_GET_STRING(entries) : "");
+		json_free(v);
+		return;
 	}
 	if (f[1] && streq(f[1], "summary")) {
 		/* what the sentry could not write, or the kernel could not pass on */
@@ -180,7 +189,7 @@ out:
 int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	if (argc < 2)
-		return ab_error(err, 0, "egress: expected a subcommand: log");
+		return ab_error(err, 0, "egress: expected a subcommand: log, allow or deny");
 	if (streq(argv[1], "log")) {
 		if (wants_help(argc - 1, argv + 1)) {
 			printf("usage: agentbox egress log [--json] [--follow] ID\n\n"
@@ -190,5 +199,19 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		optind = 0;
 		return egress_log(g, argc - 1, argv + 1, err);
 	}
-	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log)", argv[1]);
+	if (streq(argv[1], "allow") || streq(argv[1], "deny")) {
+		bool deny = streq(argv[1], "deny");
+		if (wants_help(argc - 1, argv + 1)) {
+			printf("usage: agentbox egress %s ID ENTRY...\n\n"
+			       "%s the entries in a running container's egress policy, at once.\nSee agentbox-egress(8).\n",
+			       argv[1], deny ? "deny" : "allow");
+			return 0;
+		}
+		if (argc >= 3 && argv[2][0] == '-')
+			return ab_error(err, 0, "egress %s: unknown option \"%s\"", argv[1], argv[2]);
+		if (argc < 4)
+			return ab_error(err, 0, "egress %s: expected a container ID and at least one entry", argv[1]);
+		return egress_live_change(g, argv[2], deny, argv + 3, (size_t)argc - 3, err);
+	}
+	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log, allow, deny)", argv[1]);
 }

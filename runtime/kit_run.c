@@ -353,6 +353,9 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	const char *saved_allow = g->egress_allow, *saved_deny = g->egress_deny;
 	const char *saved_seccomp = g->seccomp_profile;
 	bool saved_cgroups_disabled = g->cgroups_disabled, cgroups_off = false;
+	bool saved_live = g->egress_live;
+	/* the box is its user's: egress allow may widen what the kit allows */
+	g->egress_live = true;
 	char ws_real[PATH_MAX];
 	const char *workspace = o->workspace;
 	int ret = -1;
@@ -506,6 +509,7 @@ out:
 	g->egress_deny = saved_deny;
 	g->seccomp_profile = saved_seccomp;
 	g->cgroups_disabled = saved_cgroups_disabled;
+	g->egress_live = saved_live;
 	kit_free(rc.k);
 	free(allow_list);
 	free(deny_list);

@@ -26,6 +26,7 @@ struct global_opts {
 	const char *egress_internal;    /* --egress-internal LIST */
 	const char *seccomp_profile;    /* --seccomp-profile NAME */
 	const char *credentials;        /* --credentials LIST (config.yaml's header credentials) */
+	bool egress_live;               /* kit run: the box's user may widen its policy live (egress allow) */
 };
 
 struct create_opts {

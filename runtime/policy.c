@@ -56,6 +56,13 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 	if (g->egress_internal &&
 	    egress_policy_add_internal(&ret->egress, g->egress_internal, "--egress-internal", err) < 0)
 		return -1;
+	/* what a live allow (egress allow) must stay within, unless it may widen */
+	ret->egress_live = g->egress_live || cfg->egress_live_may_widen;
+	if (!ret->egress_live) {
+		char *text = egress_policy_to_string(&ret->egress);
+		ret->egress_ceiling = arena_strdup(&ret->arena, text);
+		free(text);
+	}
 	const char *ann_allow = oci_annotation(c, ANNOTATION_EGRESS_ALLOW);
 	if (ann_allow && *ann_allow) {
 		struct egress_policy req = {0};
@@ -249,6 +256,8 @@ int policy_netns_owner(const struct agent_policy *p, const char *path, const cha
 	return r;
 }
 
+static void record_policy(struct agent_policy *p, struct container_state *st);
+
 const char *policy_egress_text(struct agent_policy *p)
 {
 	if (!p->egress_enforced)
@@ -259,6 +268,14 @@ const char *policy_egress_text(struct agent_policy *p)
 		free(text);
 	}
 	return p->egress_text;
+}
+
+/* The policy in the state, and what a live change of it must respect. */
+static void record_policy(struct agent_policy *p, struct container_state *st)
+{
+	st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
+	st->egress_ceiling = p->egress_ceiling ? arena_strdup(&st->arena, p->egress_ceiling) : NULL;
+	st->egress_may_widen = p->egress_live;
 }
 
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
@@ -290,7 +307,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 	if (p->ruleset_pooled) {
 		/* made by the pool's filler for this very policy: only say whose it is */
 		st->egress_token = arena_strdup(&st->arena, p->pool_token);
-		st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
+		record_policy(p, st);
 		return 0;
 	}
 	_cleanup_close_ int netns = egress_netns_open(p, c, st->pid, err);
@@ -316,7 +333,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		} else {
 			/* ours: a failed create must not leave it in a namespace that stays */
 			p->egress_installed_path = arena_strdup(&p->arena, net->path);
-			st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
+			record_policy(p, st);
 		}
 		return 0;
 	}
@@ -329,7 +346,7 @@ int policy_install(struct agent_policy *p, const struct oci_config *c, struct co
 		return ab_error(err, 0, "egress: the container's new network namespace already has a ruleset");
 	if (r < 0)
 		return ab_wrap(err, "egress: install the firewall");
-	st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
+	record_policy(p, st);
 	return 0;
 }
 

@@ -34,6 +34,8 @@ struct agent_policy {
 	bool ruleset_pooled;                /* ... with our ruleset in it already (netns_pool.h) */
 	char pool_token[NETNS_POOL_TOKEN_LEN + 1];   /* then the token its table's comment names */
 	char *egress_text;                  /* policy_egress_text's answer, cached */
+	char *egress_ceiling;               /* the admin's policy, before annotations narrowed it */
+	bool egress_live;                   /* a live allow may widen it: the sentry starts able to */
 	struct gateway_child gateway;       /* the credential gateway (policy_gateway.c) */
 	bool gateway_started;
 };

@@ -55,7 +55,7 @@ static void sentry_child_free(struct sentry_child *a)
 		return;
 	egress_sentry_sockets_close(&a->sp);
 	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd, a->sp.gateway_fd,
-		     a->sp.durable_dirfd};
+		     a->sp.durable_dirfd, a->sp.policy_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -76,7 +76,7 @@ static int sentry_child(void *arg)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
 		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd,
-		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd};
+		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd, a->sp.policy_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -153,7 +153,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
-	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = -1;
+	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = a->sp.policy_fd = -1;
 	a->netns = egress_netns_open(p, c, st->pid, err);
 	if (a->netns < 0)
 		goto fail;
@@ -211,6 +211,14 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		goto fail;
 	sp->durable = true;
 	sp->durable_max_bytes = p->config.log_max_bytes;
+	/* live changes (egress allow/deny, egress_live.c) come through this file */
+	sp->policy_fd = openat(state_dirfd, EGRESS_POLICY_FILE, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sp->policy_fd < 0) {
+		ab_error(err, errno, "egress: open %s", EGRESS_POLICY_FILE);
+		goto fail;
+	}
+	sp->reloadable = true;
+	sp->live = p->egress_live;
 	/* made now, before the container's program can run: its first lookups and
 	 * refused packets wait in them until the sentry serves */
 	if (egress_sentry_sockets_open(a->netns, sp->dns, EGRESS_SENTRY_PORT, sp, err) < 0) {

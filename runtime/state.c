@@ -113,6 +113,10 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 		json_kv_str(o, "egressPolicy", s->egress_policy);
 	if (s->egress_token)
 		json_kv_str(o, "egressToken", s->egress_token);
+	if (s->egress_ceiling)
+		json_kv_str(o, "egressCeiling", s->egress_ceiling);
+	if (s->egress_may_widen)
+		json_kv_bool(o, "egressMayWiden", true);
 	if (s->seccomp_profile)
 		json_kv_str(o, "seccompProfile", s->seccomp_profile);
 	json_key(o, "annotations");
@@ -189,6 +193,8 @@ static int state_from_json(yajl_val v, const char *id, const char *path, struct 
 	ret->gateway_start_time = (uint64_t)get_int(v, "gatewayStartTime");
 	ret->egress_policy = arena_strdup(a, get_str(v, "egressPolicy"));
 	ret->egress_token = arena_strdup(a, get_str(v, "egressToken"));
+	ret->egress_ceiling = arena_strdup(a, get_str(v, "egressCeiling"));
+	ret->egress_may_widen = YAJL_IS_TRUE(json_get(v, "egressMayWiden"));
 	ret->seccomp_profile = arena_strdup(a, get_str(v, "seccompProfile"));
 	yajl_val ann = json_get(v, "annotations");
 	if (YAJL_IS_OBJECT(ann) && ann->u.object.len) {

@@ -18,6 +18,7 @@
 #define EXEC_FIFO "exec.fifo"
 #define CONFIG_COPY "config.json"
 #define EGRESS_LOG "egress.log"
+#define EGRESS_POLICY_FILE "egress.policy"   /* a live policy change for the sentry (egress_live.c) */
 #define SENTRY_STATUS "sentry.status"   /* after create: "1" once the DNS sentry serves, or why not */
 #define STATE_FILE_MAX (1 << 20)
 
@@ -41,6 +42,8 @@ struct container_state {
 	uint64_t gateway_start_time;
 	char *egress_policy;          /* canonical policy text, NULL if none */
 	char *egress_token;           /* the pool token its ruleset's table names (netns_pool.h) */
+	char *egress_ceiling;         /* the admin's policy (config, flags) a live allow must stay within */
+	bool egress_may_widen;        /* a live allow may go beyond it (kit run, egress.live_may_widen) */
 	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */
 	bool systemd_cgroup;
 	bool own_pidns;               /* a new pid namespace: killing init kills all */
