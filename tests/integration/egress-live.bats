@@ -161,3 +161,33 @@ ruleset() { nsenter --net=/run/netns/ablive$$ nft list table inet agentbox | gre
 	assert_failure 1
 	assert_one_error_line 'is not running with its DNS sentry'
 }
+
+@test "egress allow: a named kit box is its user's: widened while it runs; kit ls --json gives its id" {
+	export AGENTBOX_BOXES=$TEST_DIR/boxes
+	cp -a "$TEST_ROOTFS" "$TEST_DIR/base"
+	cat >"$TEST_DIR/live.yaml" <<-EOF
+		name: ablive-kit
+		rootfs: $TEST_DIR/base
+		user: "0:0"
+		network:
+		  allow: ["198.18.40.9:8080"]
+		command: [sh, -c, 'echo started; sleep 60']
+	EOF
+	RUNTIME_ARGS=()
+	"$RUNTIME" --root "$ROOT" kit run --name ablk "$TEST_DIR/live.yaml" >"$TEST_DIR/kit.out" 2>&1 3>&- &
+	local kitpid=$!
+	defer kill $kitpid
+	wait_for_line "$TEST_DIR/kit.out" '^started$'
+	[ "$(jq -r .egressMayWiden "$ROOT/box-ablk/state.json")" = true ]
+	runtime kit ls --json
+	[ "$(jq -r '.[] | select(.name == "ablk") | .id' <<<"$stdout")" = box-ablk ]
+	# beyond the kit's allowlist, with no config saying so: a kit box may
+	runtime egress allow box-ablk 198.18.40.10:8080 live.test
+	assert_success
+	[[ "$(egress_policy box-ablk)" == "allow=198.18.40.9:8080,198.18.40.10:8080,live.test;"* ]] ||
+		fail "$(egress_policy box-ablk)"
+	runtime egress log box-ablk
+	assert_output_matches 'policy allow 198\.18\.40\.10:8080,live\.test'
+	runtime kill box-ablk KILL
+	wait $kitpid || true
+}
