@@ -185,7 +185,8 @@ static void prune(int basefd, const struct agent_config *cfg, const char *keep)
 	free(all);
 }
 
-int deny_log_open_dir(const struct agent_config *cfg, const char *id, int *ret_dirfd, struct ab_err *err)
+int deny_log_open_dir(const struct agent_config *cfg, const char *id, int *ret_dirfd, bool *ret_made,
+		      struct ab_err *err)
 {
 	char base[PATH_MAX], name[NAME_MAX + 1];
 	if (deny_log_base(cfg, base, sizeof base, err) < 0)
@@ -216,6 +217,8 @@ int deny_log_open_dir(const struct agent_config *cfg, const char *id, int *ret_d
 					base, name, (unsigned)st.st_uid);
 		if (made)
 			prune(basefd, cfg, name);
+		if (ret_made)
+			*ret_made = made;
 		*ret_dirfd = TAKE_FD(fd);
 		return 0;
 	}
@@ -247,7 +250,7 @@ bool deny_log_append(const struct agent_config *cfg, const char *id, const char 
 {
 	struct ab_err e;
 	_cleanup_close_ int dirfd = -1;
-	if (deny_log_open_dir(cfg, id, &dirfd, &e) < 0)
+	if (deny_log_open_dir(cfg, id, &dirfd, NULL, &e) < 0)
 		return false;
 	struct durable_log d;
 	if (durable_log_open(&d, dirfd, cfg->log_max_bytes) < 0 || d.fd < 0)
@@ -255,4 +258,24 @@ bool deny_log_append(const struct agent_config *cfg, const char *id, const char 
 	durable_log_append(&d, line, len);
 	durable_log_close(&d);
 	return true;
+}
+
+void deny_log_forget(const struct agent_config *cfg, const char *id)
+{
+	char base[PATH_MAX], name[NAME_MAX + 1];
+	struct ab_err e;
+	bool missing;
+	if (deny_log_base(cfg, base, sizeof base, &e) < 0)
+		return;
+	_cleanup_close_ int basefd = open_base(base, false, &missing, &e);
+	if (basefd < 0)
+		return;
+	dir_name(id, name);
+	_cleanup_close_ int fd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	if (fstatat(fd, DURABLE_LOG, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_size == 0)
+		(void)unlinkat(fd, DURABLE_LOG, 0);
+	(void)unlinkat(basefd, name, AT_REMOVEDIR);   /* not when it holds records */
 }

@@ -6,6 +6,7 @@
 #ifndef AGENTBOX_DENY_LOG_H
 #define AGENTBOX_DENY_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +27,10 @@ int deny_log_base(const struct agent_config *cfg, char *buf, size_t len, struct 
 /* The container's directory, made if need be (0700, its parents too), opened
  * and locked shared for as long as it is open: the pruning passes over it
  * then. May prune the others first. */
-int deny_log_open_dir(const struct agent_config *cfg, const char *id, int *ret_dirfd, struct ab_err *err);
+int deny_log_open_dir(const struct agent_config *cfg, const char *id, int *ret_dirfd, bool *ret_made,
+		      struct ab_err *err);
+/* A failed create's log, made by it and still empty, goes again. */
+void deny_log_forget(const struct agent_config *cfg, const char *id);
 
 /* The container's directory for reading: *ret_dirfd -1 when there is none.
  * ret_base (PATH_MAX) gets the log directory, for messages. */

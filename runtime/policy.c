@@ -4,6 +4,7 @@
  * one). The DNS sentry's process: sentry_process.c. */
 #include "policy.h"
 #include "config_linux.h"
+#include "deny_log.h"
 #include "egress_netns.h"
 #include "log.h"
 #include "policy_gateway.h"
@@ -410,6 +411,8 @@ void policy_cleanup(struct agent_policy *p, struct container_state *st)
 {
 	policy_gateway_stop(p);
 	policy_sentry_cleanup(p);
+	if (p->durable_made)
+		deny_log_forget(&p->config, st->id);
 	if (p->egress_installed_path) {
 		_cleanup_close_ int fd = open(p->egress_installed_path, O_RDONLY | O_CLOEXEC);
 		struct ab_err e;

@@ -207,7 +207,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	}
 	/* the records go where they outlive the state too (deny_log.h): the
 	 * sentry holds the container's directory, locked, while it lives */
-	if (deny_log_open_dir(&p->config, st->id, &sp->durable_dirfd, err) < 0)
+	if (deny_log_open_dir(&p->config, st->id, &sp->durable_dirfd, &p->durable_made, err) < 0)
 		goto fail;
 	sp->durable = true;
 	sp->durable_max_bytes = p->config.log_max_bytes;

@@ -159,3 +159,16 @@ log_dir() { echo "$AGENTBOX_LOG_DIR/$1"; }
 	assert_output_contains '"dst":"198.18.40.13"'
 	refute_output_contains forged
 }
+
+@test "deny log: a run that fails leaves no log behind" {
+	requires test_hooks
+	routed_netns
+	export AGENTBOX_FAULT_SENTRY_FAIL=1
+	set_args abtest pause
+	run_container dl6
+	assert_failure 1
+	assert_one_error_line 'injected by AGENTBOX_FAULT_SENTRY_FAIL'
+	run_container dl7 --detach
+	assert_failure 1
+	[ ! -e "$(log_dir dl6)" ] && [ ! -e "$(log_dir dl7)" ] || fail "left: $(ls -la "$AGENTBOX_LOG_DIR")"
+}
