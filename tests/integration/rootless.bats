@@ -363,3 +363,49 @@ rl_wired_run() {
 	[ "$(stat -c '%U %a' "$dl")" = "$RL_USER 600" ] || fail "$(ls -l "$dl")"
 	grep -q 8081 "$dl"
 }
+
+@test "rootless: the owning user allows a port of a running container at once (egress allow), within the runtime's allowlist" {
+	requires agentbox
+	RL_NET=abrl-live$$-${TEST_DIR##*.}
+	ip netns add "$RL_NET"
+	defer ip netns delete "$RL_NET"
+	ip -n "$RL_NET" link set lo up
+	ip -n "$RL_NET" addr add 198.18.40.1/32 dev lo
+	local www=$TEST_DIR/www veth=abrl-lv$$
+	mkdir -p "$www"
+	echo hello-live >"$www/index.html"
+	ip netns exec "$RL_NET" busybox httpd -f -p 198.18.40.1:8081 -h "$www" </dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	# it tries port 8081 until it gets the page
+	set_args sh -c 'until printf "GET / HTTP/1.0\r\n\r\n" | nc -w 1 198.18.40.1 8081 | grep hello; do sleep 0.2; done'
+	update_config '.annotations["agentbox.egress.allow"] = "198.18.40.1:8080"'
+	RL_ARGS=(--egress-allow 198.18.40.0/24)
+	rl create live
+	assert_success
+	local out=$RT_STDOUT pid
+	pid=$(as_user "$RL_BIN/runtime" --root "$ROOT" state live | jq -r .pid)
+	ip link add "$veth" netns "$RL_NET" type veth peer name "${veth}c" netns "/proc/$pid/ns/net"
+	ip -n "$RL_NET" link set "$veth" up
+	ip -n "$RL_NET" route replace 198.18.40.2/32 dev "$veth"
+	nsenter -t "$pid" -n ip addr add 198.18.40.2/24 dev "${veth}c"
+	nsenter -t "$pid" -n ip link set "${veth}c" up
+	rl start live
+	assert_success
+	sleep 1
+	[ "$(as_user "$RL_BIN/runtime" --root "$ROOT" state live | jq -r .status)" = running ] ||
+		fail "got through before the allow"
+	# beyond the runtime's allowlist: refused
+	rl egress allow live 198.18.41.1:8081
+	assert_failure 1
+	assert_one_error_line 'not within the runtime.s allowlist'
+	rl egress allow live 198.18.40.1:8081
+	assert_success
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(as_user "$RL_BIN/runtime" --root "$ROOT" state live | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	grep -q hello-live "$out" || fail "no page after the allow"
+	rl egress log live
+	assert_output_contains "policy allow 198.18.40.1:8081"
+}
