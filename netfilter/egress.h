@@ -163,6 +163,10 @@ int egress_install_new(int netns_fd, const struct egress_policy *p, const char *
  * the box looks them up again). ruleset_carry.c. */
 int egress_reinstall(int netns_fd, const struct egress_policy *p, const char *container_id, uint16_t sentry_port,
 		     bool keep_names, struct ab_err *err);
+/* End the flows in netns_fd's conntrack table whose destination a CIDR entry
+ * of deny covers (a live deny: established flows pass the ruleset before its
+ * deny sets). How many went into *ret_cut. ct_cut.c. */
+int egress_conntrack_cut(int netns_fd, const struct egress_list *deny, size_t *ret_cut, struct ab_err *err);
 /* Is there an agentbox ruleset in netns_fd? 1 and the id of the container that
  * installed it (from the table comment; "" if it has none) into id, 0 if there
  * is none. */

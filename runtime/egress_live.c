@@ -8,15 +8,16 @@
  *      over (after a deny, but for the addresses of allowed names)
  *   4. the sentry told through EGRESS_POLICY_FILE and SIGHUP; if it refuses,
  *      the old ruleset goes back
- *   5. the state, and a "policy" record in both deny logs
- *
- * Established connections stay (agentbox-egress(8)). */
+ *   5. after a deny, the conntrack entries of flows to a denied CIDR deleted,
+ *      so established connections end too (not those to a denied name)
+ *   6. the state, and a "policy" record in both deny logs */
 #include "egress_live.h"
 #include "agent_config.h"
 #include "container.h"
 #include "deny_log.h"
 #include "egress.h"
 #include "json.h"
+#include "log.h"
 #include "netns_pool.h"
 #include "state.h"
 
@@ -309,7 +310,17 @@ int egress_live_change(const struct global_opts *g, const char *id, bool deny, c
 		goto out;
 	}
 
-	/* 5. the state and the logs */
+	/* flows open to what is now denied end here (CIDR entries) */
+	if (deny) {
+		size_t cut = 0;
+		struct ab_err e;
+		if (egress_conntrack_cut(netns, &req.deny, &cut, &e) < 0)
+			log_warn("%s: established connections were not cut: %s", verb, e.msg);
+		else if (cut)
+			log_debug("%s: %zu established connections cut", verb, cut);
+	}
+
+	/* 6. the state and the logs */
 	s.egress_policy = arena_strdup(&s.arena, new_text);
 	if (state_write(dirfd, &s, err) < 0)
 		goto out;

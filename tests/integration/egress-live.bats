@@ -191,3 +191,34 @@ ruleset() { nsenter --net=/run/netns/ablive$$ nft list table inet agentbox | gre
 	runtime kill box-ablk KILL
 	wait $kitpid || true
 }
+
+@test "egress deny: an established connection to a denied address ends too" {
+	command -v socat >/dev/null || skip "needs socat"
+	# a server on 198.18.40.9:9000 that appends what it gets to a host file
+	ip netns exec ablsrv$$ socat -u TCP-LISTEN:9000,bind=198.18.40.9,reuseaddr OPEN:"$TEST_DIR/recv",creat,append \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	RUNTIME_ARGS+=(--egress-allow 198.18.40.9:9000)
+	start_box ct
+	"$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" exec ct sh -c \
+		'i=0; while true; do echo line $i; i=$((i + 1)); sleep 0.1; done | nc 198.18.40.9 9000' \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	local i a b
+	for ((i = 0; i < 100; i++)); do
+		[ "$({ wc -l <"$TEST_DIR/recv"; } 2>/dev/null || echo 0)" -ge 3 ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <"$TEST_DIR/recv")" -ge 3 ] || fail "the connection never carried anything"
+	runtime egress deny ct 198.18.40.0/24
+	assert_success
+	# the flow is refused from its next packet on: nothing more arrives
+	sleep 0.5
+	a=$(wc -l <"$TEST_DIR/recv")
+	sleep 1
+	b=$(wc -l <"$TEST_DIR/recv")
+	[ "$a" = "$b" ] || fail "still flowing after the deny: $a then $b lines"
+	runtime egress log --json ct
+	jq -se 'map(select(.dst == "198.18.40.9" and .port == 9000 and .reason == "denied")) | length > 0' \
+		<<<"$stdout" >/dev/null || fail "the refused packets are not logged: $stdout"
+}
