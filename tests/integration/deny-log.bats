@@ -172,3 +172,25 @@ log_dir() { echo "$AGENTBOX_LOG_DIR/$1"; }
 	assert_failure 1
 	[ ! -e "$(log_dir dl6)" ] && [ ! -e "$(log_dir dl7)" ] || fail "left: $(ls -la "$AGENTBOX_LOG_DIR")"
 }
+
+@test "deny log: log.dir, log.max_bytes, log.max_total and egress.live_may_widen are checked; nothing left" {
+	local bad
+	for bad in 'log: {dir: relative/path}' 'log: {max_bytes: 100}' 'log: {max_total: lots}' 'log: {rotate: yes}' \
+		'egress: {live_may_widen: maybe}'; do
+		printf '%s\n' "$bad" >"$CONFIG"
+		RUNTIME_ARGS=(--config "$CONFIG")
+		set_args abtest true
+		run_container dl8
+		assert_failure 1
+		assert_one_error_line 'agent\.yaml:1:.*(log\.dir|log\.max_bytes|log\.max_total|rotate|egress\.live_may_widen)'
+		assert_nothing_left
+	done
+	# a log directory others may write to is refused, naming it
+	printf 'log: {dir: %s}\n' "$TEST_DIR/open-logs" >"$CONFIG"
+	mkdir -m 0777 "$TEST_DIR/open-logs"
+	unset AGENTBOX_LOG_DIR
+	run_container dl8
+	assert_failure 1
+	assert_one_error_line "open-logs is not the runtime user's alone \(owner 0, mode 777\): refused"
+	assert_nothing_left
+}
