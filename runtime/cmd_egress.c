@@ -186,10 +186,72 @@ out:
 	return r;
 }
 
+/* egress show: the policy in force, as the state records it (live changes
+ * included). */
+static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	bool json = argc == 3 && (streq(argv[1], "--json") || streq(argv[1], "-j"));
+	if (argc != 2 && !json)
+		return ab_error(err, 0, argc > 1 && argv[1][0] == '-' && argc == 3
+					? "egress show: unknown option \"%s\"" : "egress show: expected exactly one container ID%s",
+				argc > 1 && argv[1][0] == '-' && argc == 3 ? argv[1] : "");
+	struct container_state s;
+	if (container_load(g, argv[argc - 1], false, NULL, &s, err) < 0)
+		return -1;
+	int r = 0;
+	struct egress_policy p = {0};
+	if (!s.egress_policy)
+		r = ab_error(err, 0, "egress show: container \"%s\" has no egress policy (its firewall is off)", s.id);
+	else if (strncmp(s.egress_policy, "shared:", 7) == 0 && !json)
+		printf("shared    %s\n", s.egress_policy + 7);
+	else if (strncmp(s.egress_policy, "shared:", 7) == 0) {
+		struct json_out *o = json_out_new(false);
+		json_obj_begin(o);
+		json_kv_str(o, "shared", s.egress_policy + 7);
+		json_obj_end(o);
+		printf("%s\n", json_out_text(o, NULL));
+		json_out_free(o);
+	}
+	else if (egress_policy_from_string(s.egress_policy, "egressPolicy", &p, err) < 0)
+		r = -1;
+	else {
+		const struct egress_list *lists[3] = {&p.allow, &p.deny, &p.internal};
+		static const char *const names[3] = {"allow", "deny", "internal"};
+		struct json_out *o = json ? json_out_new(false) : NULL;
+		if (o)
+			json_obj_begin(o);
+		for (size_t k = 0; k < 3; k++) {
+			if (o) {
+				json_key(o, names[k]);
+				json_arr_begin(o);
+			}
+			for (size_t i = 0; i < lists[k]->n; i++) {
+				char buf[EGRESS_ENTRY_TEXT];
+				egress_entry_to_string(&lists[k]->v[i], buf, sizeof buf);
+				if (o)
+					json_str(o, buf);
+				else
+					printf("%-8s  %s\n", names[k], buf);
+			}
+			if (o)
+				json_arr_end(o);
+		}
+		if (o) {
+			json_kv_bool(o, "may_widen", s.egress_may_widen);
+			json_obj_end(o);
+			printf("%s\n", json_out_text(o, NULL));
+			json_out_free(o);
+		}
+	}
+	egress_policy_free(&p);
+	state_free(&s);
+	return r;
+}
+
 int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	if (argc < 2)
-		return ab_error(err, 0, "egress: expected a subcommand: log, allow or deny");
+		return ab_error(err, 0, "egress: expected a subcommand: log, show, allow or deny");
 	if (streq(argv[1], "log")) {
 		if (wants_help(argc - 1, argv + 1)) {
 			printf("usage: agentbox egress log [--json] [--follow] ID\n\n"
@@ -198,6 +260,14 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		}
 		optind = 0;
 		return egress_log(g, argc - 1, argv + 1, err);
+	}
+	if (streq(argv[1], "show")) {
+		if (wants_help(argc - 1, argv + 1)) {
+			printf("usage: agentbox egress show [--json] ID\n\n"
+			       "show a container's egress policy in force.\nSee agentbox-egress(8).\n");
+			return 0;
+		}
+		return egress_show(g, argc - 1, argv + 1, err);
 	}
 	if (streq(argv[1], "allow") || streq(argv[1], "deny")) {
 		bool deny = streq(argv[1], "deny");
@@ -213,5 +283,5 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 			return ab_error(err, 0, "egress %s: expected a container ID and at least one entry", argv[1]);
 		return egress_live_change(g, argv[2], deny, argv + 3, (size_t)argc - 3, err);
 	}
-	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log, allow, deny)", argv[1]);
+	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log, show, allow, deny)", argv[1]);
 }

@@ -74,9 +74,17 @@ ruleset() { nsenter --net=/run/netns/ablive$$ nft list table inet agentbox | gre
 	assert_output_contains failed
 	runtime exec lv nslookup live.test
 	assert_output_contains REFUSED
+	runtime egress show lv
+	refute_output_contains live.test
 	runtime egress allow lv live.test
 	assert_success
 	[ -z "$output" ]
+	runtime egress show lv
+	assert_output_matches '^allow +other\.test'
+	assert_output_matches $'\nallow +live\.test'
+	assert_output_matches $'\ninternal +198\.18\.40\.0/24'
+	runtime egress show --json lv
+	[ "$(jq -c .allow <<<"$stdout")" = '["other.test","live.test"]' ] || fail "$stdout"
 	# what the sentry learnt stays: other.test's address, carried into the new ruleset
 	nsenter --net=/run/netns/ablive$$ nft list set inet agentbox dns_allow_v4 | grep -q 198.18.40.9 ||
 		fail "the learnt address was lost"
