@@ -269,22 +269,34 @@ int dns_clamp_ttls(uint8_t *msg, size_t len, uint32_t max)
 	return 0;
 }
 
-size_t dns_query_udp_size(const uint8_t *msg, size_t len)
+/* The class (the UDP payload size) of the query's OPT record, or -1 without one. */
+static int query_opt_class(const uint8_t *msg, size_t len)
 {
 	struct dns_header h;
 	struct dns_question q;
 	struct dns_rr rr;
 	if (dns_parse_question(msg, len, &h, &q) < 0)
-		return 512;
+		return -1;
 	size_t off = q.end;
 	unsigned n = (unsigned)h.ancount + h.nscount + h.arcount;
 	for (unsigned i = 0; i < n; i++) {
 		if (dns_parse_rr(msg, len, &off, &rr) < 0)
-			return 512;
+			return -1;
 		if (i >= (unsigned)h.ancount + h.nscount && rr.type == DNS_TYPE_OPT && rr.name[0] == 0)
-			return rr.class < 512 ? 512 : rr.class;
+			return rr.class;
 	}
-	return 512;
+	return -1;
+}
+
+size_t dns_query_udp_size(const uint8_t *msg, size_t len)
+{
+	int c = query_opt_class(msg, len);
+	return c < 512 ? 512 : (size_t)c;
+}
+
+bool dns_query_has_opt(const uint8_t *msg, size_t len)
+{
+	return query_opt_class(msg, len) >= 0;
 }
 
 size_t dns_build_error(const uint8_t *query, size_t qlen, const struct dns_question *q, int rcode,
@@ -333,4 +345,37 @@ size_t dns_build_query(uint16_t id, const char *name, uint16_t type, uint8_t *ou
 	put16(out + o, type);
 	put16(out + o + 2, DNS_CLASS_IN);
 	return o + 4;
+}
+
+size_t dns_build_refusal(const uint8_t *query, size_t qlen, const struct dns_question *q, int rcode,
+			 uint16_t info_code, const char *text, uint8_t *out, size_t outlen)
+{
+	size_t n = dns_build_error(query, qlen, q, rcode, out, outlen);
+	if (!n || !dns_query_has_opt(query, qlen))
+		return n;
+	/* RFC 6891: OPT (root name, type, our UDP size, TTL 0: no extended
+	 * rcode, version 0, no flags) carrying one RFC 8914 option */
+	size_t room = (outlen < DNS_REFUSAL_MAX ? outlen : DNS_REFUSAL_MAX);
+	if (n + 11 + 6 > room)
+		return n;
+	size_t tlen = text ? strlen(text) : 0;
+	if (tlen > room - n - 11 - 6) {
+		tlen = room - n - 11 - 6;
+		/* never half a UTF-8 character */
+		while (tlen && ((uint8_t)text[tlen] & 0xc0) == 0x80)
+			tlen--;
+	}
+	uint8_t *o = out + n;
+	o[0] = 0;
+	put16(o + 1, DNS_TYPE_OPT);
+	put16(o + 3, DNS_EDNS_UDP_SIZE);
+	put32(o + 5, 0);
+	put16(o + 9, (uint16_t)(6 + tlen));
+	put16(o + 11, DNS_OPT_EDE);
+	put16(o + 13, (uint16_t)(2 + tlen));
+	put16(o + 15, info_code);
+	if (tlen)
+		memcpy(o + 17, text, tlen);
+	put16(out + 10, 1);
+	return n + 17 + tlen;
 }

@@ -33,6 +33,13 @@ enum {
 	DNS_RCODE_REFUSED = 5,
 };
 
+/* RFC 8914 extended DNS errors, the sentry's UDP payload size in its OPT */
+#define DNS_OPT_EDE 15
+#define DNS_EDE_BLOCKED 15
+#define DNS_EDE_PROHIBITED 18
+#define DNS_EDNS_UDP_SIZE 1232
+#define DNS_REFUSAL_MAX 512
+
 #define DNS_FLAG_QR 0x8000
 #define DNS_FLAG_TC 0x0200
 #define DNS_FLAG_RD 0x0100
@@ -92,10 +99,19 @@ int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *ret);
 int dns_clamp_ttls(uint8_t *msg, size_t len, uint32_t max);
 /* The EDNS UDP payload size the query advertises (512 without OPT). */
 size_t dns_query_udp_size(const uint8_t *msg, size_t len);
+/* Does the query carry EDNS (an OPT record in its additional section)? */
+bool dns_query_has_opt(const uint8_t *msg, size_t len);
 /* A response to query with the given rcode and no records; the question is
  * copied when q is not NULL. Returns the length, or 0 if out is too small. */
 size_t dns_build_error(const uint8_t *query, size_t qlen, const struct dns_question *q, int rcode,
 		       uint8_t *out, size_t outlen);
+/* A refusal: dns_build_error's response and, when the query carried EDNS, an
+ * OPT record with one RFC 8914 extended DNS error: info_code and text (UTF-8,
+ * cut at a character so the whole response stays within DNS_REFUSAL_MAX
+ * bytes, which any client takes over UDP). Never an answer record. Returns
+ * the length, or 0 if out is too small for the response without OPT. */
+size_t dns_build_refusal(const uint8_t *query, size_t qlen, const struct dns_question *q, int rcode,
+			 uint16_t info_code, const char *text, uint8_t *out, size_t outlen);
 /* Build a one-question query (tests and the driver). Returns the length or 0. */
 size_t dns_build_query(uint16_t id, const char *name, uint16_t type, uint8_t *out, size_t outlen);
 

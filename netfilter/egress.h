@@ -28,6 +28,7 @@ struct egress_entry {
 	uint8_t prefix;    /* CIDR: prefix length */
 	uint8_t proto;     /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t port;     /* 0 = any port */
+	char *reason;      /* deny entries: why, in the kit's words (egress_reason.c); NULL: none */
 };
 
 struct egress_list {
@@ -69,6 +70,17 @@ char *egress_policy_to_string(const struct egress_policy *p);
 int egress_policy_from_string(const char *text, const char *source, struct egress_policy *ret, struct ab_err *err);
 /* One entry in canonical form into buf; returns buf. */
 char *egress_entry_to_string(const struct egress_entry *e, char *buf, size_t len);
+
+/* Reasons for deny entries (egress_reason.c), from TEXT: lines
+ * "ENTRY=REASON", each ENTRY one of p's deny entries (any spelling of it).
+ * All or nothing; source names the origin in errors. */
+#define EGRESS_REASON_MAX 200
+int egress_policy_set_reasons(struct egress_policy *p, const char *text, const char *source, struct ab_err *err);
+/* The reason of a deny entry that refuses this: a name (its lookup, when addr
+ * is NULL), or an address (family, addr; proto 0 and port -1 when unknown),
+ * with the name that led there when known. NULL when none has one. */
+const char *egress_deny_reason(const struct egress_policy *p, const char *name, int family, const uint8_t *addr,
+			       uint8_t proto, int port);
 
 /* Does a NAME or WILDCARD entry match the lowercase name (no final dot)? */
 bool egress_entry_matches_name(const struct egress_entry *e, const char *name);
@@ -233,6 +245,8 @@ struct egress_sentry_params {
 	bool reloadable;
 	int policy_fd;
 	bool live;
+	int refused_fd;                   /* the box's refused file (O_APPEND), written from
+					   * its end; 0 or -1: none (sentry_refused.c) */
 	pid_t init_pid;                   /* exit when it exits */
 	int init_pidfd;                   /* -1: pidfd_open(init_pid) */
 	bool no_pidfd;                    /* force the /proc polling fallback (tests) */

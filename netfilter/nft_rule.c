@@ -118,6 +118,46 @@ void x_limit(struct rule *r)
 	nftnl_rule_add_expr(r->r, e);
 }
 
+void x_limit_over(struct rule *r, uint64_t per_second, uint32_t burst)
+{
+	struct nftnl_expr *e = expr_new(r, "limit");
+	if (!e)
+		return;
+	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, per_second);
+	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, burst);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_FLAGS, NFT_LIMIT_F_INV);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+void x_reject(struct rule *r, bool tcp_reset)
+{
+	struct nftnl_expr *e = expr_new(r, "reject");
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, tcp_reset ? NFT_REJECT_TCP_RST : NFT_REJECT_ICMPX_UNREACH);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, tcp_reset ? 0 : NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	nftnl_rule_add_expr(r->r, e);
+}
+
+void x_tcp_flag(struct rule *r, uint8_t flag)
+{
+	x_l4proto(r, IPPROTO_TCP);
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 13, 1, NFT_REG_1);
+	struct nftnl_expr *e = expr_new(r, "bitwise");
+	if (!e)
+		return;
+	uint8_t zero = 0;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 1);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &flag, 1);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 1);
+	nftnl_rule_add_expr(r->r, e);
+	x_cmp8(r, NFT_CMP_NEQ, 0);
+}
+
 void x_set_mark(struct rule *r, uint32_t mark)
 {
 	struct nftnl_expr *e = expr_new(r, "immediate");

@@ -39,6 +39,12 @@ void x_verdict(struct rule *r, int verdict, const char *chain);
 void x_counter(struct rule *r);
 /* 20 a second, burst 40 */
 void x_limit(struct rule *r);
+/* limit over RATE/s burst BURST: what passes is over the rate */
+void x_limit_over(struct rule *r, uint64_t per_second, uint32_t burst);
+/* reject with tcp reset, or with icmpx admin-prohibited */
+void x_reject(struct rule *r, bool tcp_reset);
+/* a TCP packet with FLAG (a bit of its flags byte) set */
+void x_tcp_flag(struct rule *r, uint8_t flag);
 /* meta mark set mark */
 void x_set_mark(struct rule *r, uint32_t mark);
 /* meta mark set the reason, goto refused (ruleset_log.c) */
@@ -63,7 +69,9 @@ void x_fib_saddr_type(struct rule *r, uint32_t dreg);
 void x_set_match(struct rule *r, unsigned idx);
 
 /* ruleset_log.c: chain refused (made) gets its sets and rules: the deny
- * log's dedup, then log, drop */
+ * log's dedup, then log, goto reject; chain reject (made) its rules:
+ * a reset or an ICMP error back to the box, or a drop */
 void put_refused_chain(struct eg_batch *b);
+void put_reject_chain(struct eg_batch *b);
 
 #endif

@@ -264,8 +264,10 @@ static bool entry_equal(const struct egress_entry *a, const struct egress_entry 
 
 static void list_clear(struct egress_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].name);
+		free(l->v[i].reason);
+	}
 	free(l->v);
 	*l = (struct egress_list){0};
 }

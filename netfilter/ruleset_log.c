@@ -1,5 +1,5 @@
 /* The deny log's part of the ruleset (issue 22 hole 6): chain refused, where
- * every refusal ends, its reason in the packet's mark (the packet is dropped
+ * every refusal ends, its reason in the packet's mark (the packet is refused
  * there: the mark is free to carry it, and nflog passes it on).
  *
  * The first refused packet to a destination (address, protocol, port) in a
@@ -21,6 +21,21 @@
  *     (the same for ip6)
  *     limit 20/s -> log 171, drop
  *     log 172, drop
+ *   (every "drop" above is "goto reject")
+ *
+ * Chain reject makes a refusal fail at once rather than by a timeout
+ * (issue 25): a TCP reset (ECONNREFUSED), an ICMP(v6) "administratively
+ * prohibited" for the rest (EHOSTUNREACH, EACCES). Both go to the packet's
+ * source, which the spoof rule has made sure is the box's own address, so
+ * they never leave the box's namespace; a forged source is only dropped.
+ * A flood beyond REJECT_RATE is dropped too: the box cannot make the kernel
+ * work without bound for it.
+ *
+ *   chain reject
+ *     meta mark spoofed-source -> drop
+ *     limit over 200/s burst 400 -> drop
+ *     tcp -> reject with tcp reset
+ *     reject with icmpx admin-prohibited
  */
 #include <netinet/in.h> /* before the linux/ headers */
 #include <errno.h>
@@ -126,8 +141,31 @@ static void put_logged(struct eg_batch *b, struct rule *r, bool first)
 		x_log(r, "refused");
 	else
 		x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
-	x_verdict(r, NF_DROP, NULL);
+	x_verdict(r, NFT_GOTO, "reject");
 	put_rule(b, r, "refused");
+}
+
+#define REJECT_RATE 200
+#define REJECT_BURST 400
+
+void put_reject_chain(struct eg_batch *b)
+{
+	const char *chain = "reject";
+	struct rule rr = rule_new(chain), *r = &rr;
+	x_mark_is(r, NFT_CMP_EQ, EGRESS_REFUSAL_MARK(EGRESS_REFUSED_SPOOF));
+	x_verdict(r, NF_DROP, NULL);
+	put_rule(b, r, chain);
+	rr = rule_new(chain);
+	x_limit_over(r, REJECT_RATE, REJECT_BURST);
+	x_verdict(r, NF_DROP, NULL);
+	put_rule(b, r, chain);
+	rr = rule_new(chain);
+	x_l4proto(r, IPPROTO_TCP);
+	x_reject(r, true);
+	put_rule(b, r, chain);
+	rr = rule_new(chain);
+	x_reject(r, false);
+	put_rule(b, r, chain);
 }
 
 void put_refused_chain(struct eg_batch *b)

@@ -274,6 +274,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
 	s->durable.fd = s->durable.dirfd = -1;
 	s->policy_fd = s->reload_fd = -1;
+	s->refusedfd = sp->refused_fd > 0 ? sp->refused_fd : -1;
 	for (size_t i = 0; i < MAX_QUERIES; i++)
 		s->q[i].fd = -1;
 	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
@@ -283,7 +284,7 @@ int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
 		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
-		       sp->reloadable ? sp->policy_fd : -1 };
+		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 
 	/* fresh mappings: pages never touched cost nothing */

@@ -99,10 +99,32 @@ static bool same_answer(const struct dns_answer *a, const struct dns_answer *b)
 	return true;
 }
 
+/* A policy refusal as the client gets it: NXDOMAIN, which every resolver
+ * takes as final (glibc, musl: EAI_NONAME; c-ares: ENOTFOUND; Go: "no such
+ * host"), where REFUSED reads as "try another server" and ends, after the
+ * retries, as a temporary failure (EAI_AGAIN) that clients retry for
+ * minutes. The extended error says why (agentbox-egress(7)). */
+struct refusal {
+	int rcode;
+	uint16_t ede;           /* RFC 8914 INFO-CODE */
+	char text[400];         /* EXTRA-TEXT */
+};
+
+static void refuse_name(const struct sentry *s, struct refusal *rf, const char *code, const char *name,
+			const char *via, int family, const uint8_t *addr)
+{
+	rf->rcode = DNS_RCODE_NXDOMAIN;
+	/* Blocked: an entry or a rule of the policy blocks it; Prohibited: the
+	 * box is not authorised to ask for names off its allowlist */
+	rf->ede = strcmp(code, "not-allowed") == 0 ? DNS_EDE_PROHIBITED : DNS_EDE_BLOCKED;
+	sentry_refusal_text(s, code, name, via, family, addr, 0, -1, rf->text, sizeof rf->text);
+}
+
 /* Apply an upstream answer to the sets. Returns an rcode to send instead of the
- * answer (REFUSED, SERVFAIL), or -1 to relay the answer. */
+ * answer (SERVFAIL; NXDOMAIN with *rf filled in for a policy refusal), or -1
+ * to relay the answer. */
 static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *qname, uint16_t qtype,
-			uint16_t qclass)
+			uint16_t qclass, struct refusal *rf)
 {
 	/* an allocation that fails is a lookup that fails: closed, never open */
 	struct dns_answer *a = malloc(sizeof *a);
@@ -120,7 +142,8 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 	for (size_t i = 1; i < a->n_chain; i++)
 		if (egress_policy_check_name(s->p, a->chain[i]) == EGRESS_NAME_DENY) {
 			sentry_log_name(s, a->chain[i], R_DENIED);
-			ret = DNS_RCODE_REFUSED;
+			refuse_name(s, rf, "denied", qname, a->chain[i], 0, NULL);
+			ret = DNS_RCODE_NXDOMAIN;
 			goto out;
 		}
 
@@ -135,7 +158,9 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 		 * netns, knows them (it runs wherever a name may be forwarded) */
 		if (egress_addr_special(ad->family, ad->addr) || sentry_net_is_local(s, ad->family, ad->addr) == 1) {
 			sentry_log_pointed(s, qname, ad->family, ad->addr);
-			ret = DNS_RCODE_REFUSED;
+			if (ret < 0)
+				refuse_name(s, rf, "internal-address", qname, NULL, ad->family, ad->addr);
+			ret = DNS_RCODE_NXDOMAIN;
 		}
 	}
 	if (ret >= 0)
@@ -199,6 +224,9 @@ out:
 
 /* ---- queries ---- */
 
+/* room for any reply the sentry makes itself: a query's question, an OPT */
+#define REPLY_MAX (DNS_QUERY_MAX + DNS_REFUSAL_MAX)
+
 enum verdict { V_DROP, V_REPLY, V_FORWARD };
 
 /* Decide on a query; for V_REPLY the response is in out/outlen. */
@@ -209,6 +237,7 @@ static enum verdict classify(struct sentry *s, const uint8_t *q, size_t qlen, st
 	if (dns_parse_header(q, qlen, &h) < 0 || (h.flags & DNS_FLAG_QR))
 		return V_DROP;
 	int rcode = -1;
+	struct refusal rf = { .ede = 0 };
 	const struct dns_question *with_q = NULL;
 	if (qlen > DNS_QUERY_MAX)
 		rcode = DNS_RCODE_FORMERR;
@@ -218,8 +247,9 @@ static enum verdict classify(struct sentry *s, const uint8_t *q, size_t qlen, st
 		int r = dns_parse_question(q, qlen, &h, qq);
 		if (r == -EINVAL) {
 			with_q = qq;
-			rcode = DNS_RCODE_REFUSED;
 			sentry_log_name(s, qq->name, R_NOT_ALLOWED);
+			refuse_name(s, &rf, "not-allowed", qq->name, NULL, 0, NULL);
+			rcode = rf.rcode;
 		} else if (r < 0)
 			rcode = DNS_RCODE_FORMERR;
 		else {
@@ -227,14 +257,22 @@ static enum verdict classify(struct sentry *s, const uint8_t *q, size_t qlen, st
 			enum egress_name_verdict v = qq->class == DNS_CLASS_IN ? egress_policy_check_name(s->p, qq->name)
 									      : EGRESS_NAME_NONE;
 			if (v != EGRESS_NAME_ALLOW) {
-				rcode = DNS_RCODE_REFUSED;
+				const char *code = v == EGRESS_NAME_DENY ? "denied" : "not-allowed";
 				sentry_log_name(s, qq->name, v == EGRESS_NAME_DENY ? R_DENIED : R_NOT_ALLOWED);
+				refuse_name(s, &rf, code, qq->name, NULL, 0, NULL);
+				/* CHAOS and the like: no such thing here, rather than "no such name" */
+				if (qq->class != DNS_CLASS_IN)
+					rf.rcode = DNS_RCODE_REFUSED;
+				rcode = rf.rcode;
 			}
 		}
 	}
 	if (rcode < 0)
 		return V_FORWARD;
-	*outlen = dns_build_error(q, qlen, with_q, rcode, out, DNS_QUERY_MAX + 16);
+	if (rf.ede)
+		*outlen = dns_build_refusal(q, qlen, with_q, rcode, rf.ede, rf.text, out, REPLY_MAX);
+	else
+		*outlen = dns_build_error(q, qlen, with_q, rcode, out, REPLY_MAX);
 	return *outlen ? V_REPLY : V_DROP;
 }
 
@@ -305,7 +343,7 @@ static void query_reply(struct sentry *s, struct query *q, const uint8_t *msg, s
 	else {
 		/* too big for the client's UDP: the question with TC set, and it asks
 		 * again over TCP */
-		uint8_t out[DNS_QUERY_MAX + 16];
+		uint8_t out[REPLY_MAX];
 		size_t olen = dns_build_error(q->query, q->qlen, &q->qq, DNS_RCODE_NOERROR, out, sizeof out);
 		if (olen) {
 			out[2] |= DNS_FLAG_TC >> 8;
@@ -316,16 +354,22 @@ static void query_reply(struct sentry *s, struct query *q, const uint8_t *msg, s
 	q->state = Q_FREE;
 }
 
-static void query_fail(struct sentry *s, struct query *q, int rcode)
+static void query_refuse(struct sentry *s, struct query *q, int rcode, const struct refusal *rf)
 {
-	uint8_t out[DNS_QUERY_MAX + 16];
-	size_t olen = dns_build_error(q->query, q->qlen, &q->qq, rcode, out, sizeof out);
+	uint8_t out[REPLY_MAX];
+	size_t olen = rf ? dns_build_refusal(q->query, q->qlen, &q->qq, rcode, rf->ede, rf->text, out, sizeof out)
+			 : dns_build_error(q->query, q->qlen, &q->qq, rcode, out, sizeof out);
 	if (olen)
 		query_reply(s, q, out, olen);
 	else {
 		sentry_exchange_end(s, q);
 		q->state = Q_FREE;
 	}
+}
+
+static void query_fail(struct sentry *s, struct query *q, int rcode)
+{
+	query_refuse(s, q, rcode, NULL);
 }
 
 /* Docker's embedded resolver (a guarded loopback upstream) forwards what it
@@ -376,7 +420,7 @@ static void query_new(struct sentry *s, const uint8_t *msg, size_t len, const st
 			q = &s->q[i];
 	if (!q) {
 		/* all busy: the client tries again */
-		uint8_t out[DNS_QUERY_MAX + 16];
+		uint8_t out[REPLY_MAX];
 		size_t olen = dns_build_error(msg, len, qq, DNS_RCODE_SERVFAIL, out, sizeof out);
 		if (olen && tc)
 			tcp_send(tc, out, olen);
@@ -433,9 +477,10 @@ void sentry_query_event(struct sentry *s, struct query *q, short revents)
 			q->deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
 		return;
 	}
-	int rc = apply_answer(s, msg, len, q->qq.name, q->qq.type, q->qq.class);
+	struct refusal rf = { .ede = 0 };
+	int rc = apply_answer(s, msg, len, q->qq.name, q->qq.type, q->qq.class, &rf);
 	if (rc >= 0)
-		query_fail(s, q, rc);
+		query_refuse(s, q, rc, rf.ede ? &rf : NULL);
 	else
 		query_reply(s, q, msg, len);
 }
@@ -457,7 +502,7 @@ void sentry_udp_query(struct sentry *s, int lfd)
 	if (n <= 0)
 		return;
 	struct dns_question qq;
-	uint8_t out[DNS_QUERY_MAX + 16];
+	uint8_t out[REPLY_MAX];
 	size_t olen = 0;
 	enum verdict v = classify(s, s->buf, (size_t)n, &qq, out, &olen);
 	if (v == V_REPLY)
@@ -503,7 +548,7 @@ void sentry_tcp_client(struct sentry *s, struct tclient *c)
 			return;
 		const uint8_t *q = c->buf + 2;
 		struct dns_question qq;
-		uint8_t out[DNS_QUERY_MAX + 16];
+		uint8_t out[REPLY_MAX];
 		size_t olen = 0;
 		enum verdict v = classify(s, q, qlen, &qq, out, &olen);
 		if (v == V_REPLY)

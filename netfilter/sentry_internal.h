@@ -4,6 +4,7 @@
  *   sentry_dns.c      queries from the container, answers judged and relayed
  *   sentry_upstream.c where each upstream is asked from, the exchange with it
  *   sentry_log.c      the deny log and the packets the ruleset logged
+ *   sentry_refused.c  what the box reads about its refusals: the text, its file
  *   sentry_helper.c   the privileged helper, and the sentry's requests to it
  *   sentry_sni.c      the SNI check (sni_proxy.c) in the sentry: its sockets, its log
  *   sentry_privs.c    dropping capabilities, the empty root
@@ -183,6 +184,9 @@ struct sentry {
 	struct durable_log durable;   /* fd -1: none */
 	int policy_fd, reload_fd;     /* live changes (sentry_reload.c); -1: none */
 	uint64_t log_size, log_max;
+	int refusedfd;          /* the box's refused file, -1: none */
+	uint64_t refused_size;
+	bool refused_full;
 	double tokens;
 	uint64_t tokens_at;
 	struct dest dests[DEST_SLOTS];
@@ -293,6 +297,18 @@ void sentry_handle_nflog_repeats(struct sentry *s);
  * repeats, records that waited for the rate, the summary. final: the last one. */
 uint64_t sentry_log_next(const struct sentry *s);
 void sentry_log_tick(struct sentry *s, bool final);
+
+/* sentry_refused.c */
+/* The sentence that tells the agent why (a refused lookup's extended DNS
+ * error, the refused file's "message"): code is the deny log's reason; name
+ * and/or an address (family 0: none; proto 0, port -1: unknown); via: the
+ * denied name a CNAME led to. */
+void sentry_refusal_text(const struct sentry *s, const char *code, const char *name, const char *via, int family,
+			 const uint8_t *addr, uint8_t proto, int port, char *buf, size_t len);
+/* A first refusal into the refused file, if there is one: kind is the deny
+ * log's "proto" ("dns", "tls", "tcp", ...). */
+void sentry_refused_note(struct sentry *s, const char *kind, const char *code, const char *name, int family,
+			 const uint8_t *addr, uint8_t proto, int port);
 
 /* sentry_dns.c */
 void sentry_udp_query(struct sentry *s, int lfd);

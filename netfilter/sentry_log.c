@@ -332,6 +332,9 @@ void sentry_log_named(struct sentry *s, const struct named_event *e)
 	if (created) {
 		r->pending = true;
 		(void)named_write(s, r);
+		if (e->kind != NK_CREDENTIAL)
+			sentry_refused_note(s, e->kind == NK_DNS ? "dns" : e->kind == NK_TLS ? "tls" : "https", r->reason,
+					    e->name, e->family, e->addr, IPPROTO_TCP, e->family ? e->port : -1);
 	} else
 		r->repeats++;
 	s->log_due = true;
@@ -347,6 +350,7 @@ void sentry_log_pointed(struct sentry *s, const char *name, int family, const ui
 {
 	char dst[INET6_ADDRSTRLEN];
 	inet_ntop(family, addr, dst, sizeof dst);
+	sentry_refused_note(s, "dns", reason_text[R_INTERNAL], name, family, addr, 0, -1);
 	if (!may_write(s)) {
 		s->dropped_records++;
 		s->log_due = true;
@@ -405,6 +409,10 @@ static void on_first(const struct nflog_packet *pkt, void *data)
 		d->reason = (uint8_t)reason_of(pkt);
 		d->pending = true;
 		(void)dest_write(s, d);
+		char pbuf[8];
+		sentry_refused_note(s, nflog_proto_name(d->proto, pbuf), reason_text[d->reason],
+				    recent_name(s, d->family, d->addr), d->family, d->addr, d->proto,
+				    d->has_port ? d->port : -1);
 	} else
 		d->repeats++;   /* a minute on, still tried: with the repeats */
 	s->log_due = true;

@@ -497,6 +497,7 @@ int sni_proxy_new(const struct sni_proxy_params *prm, struct sni_proxy **ret, st
 		for (size_t i = 0; p->cred_hosts.v && i < ch->n; i++) {
 			p->cred_hosts.v[i] = ch->v[i];
 			p->cred_hosts.v[i].name = ch->v[i].name ? strdup(ch->v[i].name) : NULL;
+			p->cred_hosts.v[i].reason = NULL;
 			if (!p->cred_hosts.v[i].name)
 				goto nomem;
 			p->cred_hosts.n = p->cred_hosts.cap = i + 1;

@@ -431,7 +431,7 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	# the default runtime allows nothing: DNS refused, the address dropped
 	run dk run --rm --network abnet.test --runtime=agentbox "$IMG" \
 		sh -c "timeout 10 nslookup srv.abnet.test 2>&1; echo ns=\$?; timeout 3 wget -qO- http://$ip:8080/ 2>&1; echo wget=\$?"
-	assert_output_contains "REFUSED"
+	assert_output_contains "NXDOMAIN"
 	assert_output_contains "ns=1"
 	refute_output_contains hello-from-srv
 	refute_output_contains "wget=0"
@@ -477,9 +477,9 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	run dk run --rm --network container:abt-owner --runtime=agentbox "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "; timeout 5 nslookup x.test 2>&1; true'
 	assert_success
 	assert_output_contains eth0
-	assert_output_contains REFUSED
+	assert_output_contains NXDOMAIN
 	run dk exec abt-owner sh -c 'timeout 5 nslookup x.test 2>&1; true'
-	assert_output_contains REFUSED
+	assert_output_contains NXDOMAIN
 	local pid
 	pid=$(dk inspect -f '{{.State.Pid}}' abt-owner)
 	run nsenter -t "$pid" -n nft list table inet agentbox

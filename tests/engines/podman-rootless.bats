@@ -172,7 +172,7 @@ HTTP='printf "GET / HTTP/1.0\r\n\r\n" | nc -w 3'
 	# another name: the sentry refuses it
 	run pa exec r-fw sh -c "nslookup other.abrl.test 2>&1; $HTTP other.abrl.test 8080 2>&1; echo rc=\$?"
 	refute_output_contains hello-from-2
-	assert_output_contains REFUSED
+	assert_output_contains NXDOMAIN
 	# the allowed address on another port: dropped
 	run pa exec r-fw sh -c "$HTTP $SRV2 8080 2>&1; echo rc=\$?"
 	refute_output_contains hello-from-2
@@ -199,7 +199,7 @@ HTTP='printf "GET / HTTP/1.0\r\n\r\n" | nc -w 3'
 	assert_success
 	run pa run --rm --pod r-pod --dns "$SRV" "$IMG" sh -c "cat /proc/sys/net/ipv4/ping_group_range; nslookup other.abrl.test 2>&1; true"
 	assert_success
-	assert_output_contains REFUSED
+	assert_output_contains NXDOMAIN
 	pa run -d --name r-owner --dns "$SRV" "$IMG" sleep 1000 >/dev/null
 	run pa run --rm --network container:r-owner --sysctl net.ipv4.ip_unprivileged_port_start=90 "$IMG" \
 		cat /proc/sys/net/ipv4/ip_unprivileged_port_start

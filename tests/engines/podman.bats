@@ -348,7 +348,7 @@ AB_ROOT=/run/agentbox
 	assert_output_contains "eth0"
 	# the owner keeps its firewall and DNS after the joiner is gone
 	run pa exec p-owner sh -c 'timeout 5 nslookup example.test 2>&1'
-	assert_output_contains REFUSED
+	assert_output_contains NXDOMAIN
 }
 
 @test "podman pod: members join the infra container's policed netns" {
@@ -358,7 +358,7 @@ AB_ROOT=/run/agentbox
 	pm pod rm -f -t 0 p-pod >/dev/null 2>&1 || true
 	assert_success
 	assert_output_contains eth0
-	assert_output_contains REFUSED
+	assert_output_contains NXDOMAIN
 }
 
 @test "podman healthcheck run: healthy" {

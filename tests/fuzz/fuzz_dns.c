@@ -49,6 +49,13 @@ static void fz_dns_query_side(const uint8_t *data, size_t size)
 		int rr = dns_parse_question(out, n, &rh, &rq);
 		FUZZ_CHECK(rr == r && strcmp(rq.name, q.name) == 0 && rq.type == q.type, "reply question");
 	}
+	/* the refusal: never an answer record, within 512 bytes when it has OPT */
+	size_t rn = dns_build_refusal(data, size, size <= FZ_DNS_QUERY_MAX ? with_q : NULL, DNS_RCODE_NXDOMAIN,
+				      DNS_EDE_BLOCKED, "agentbox egress policy: denied", out, sizeof out);
+	FUZZ_CHECK(rn >= DNS_HEADER_LEN && rn <= sizeof out, "refusal of %zu bytes", rn);
+	FUZZ_CHECK(dns_parse_header(out, rn, &rh) == 0 && rh.ancount == 0 && rh.nscount == 0 && rh.arcount <= 1 &&
+		   DNS_RCODE(rh.flags) == DNS_RCODE_NXDOMAIN, "refusal header");
+	FUZZ_CHECK(rh.arcount == 0 || rn <= DNS_REFUSAL_MAX, "refusal with OPT of %zu bytes", rn);
 	size_t udp = dns_query_udp_size(data, size);
 	FUZZ_CHECK(udp >= 512 && udp <= 65535, "udp size %zu", udp);
 

@@ -35,6 +35,7 @@ static int usage(void)
 		"       egress-driver sentry NETNS_PATH POLICY RESOLV_CONF LOGFILE PID [--port N]\n"
 		"                            [--ttl-min S] [--ttl-max S] [--set-elems-max N] [--no-pidfd]\n"
 		"                            [--log-only] [--host-resolv FILE]\n"
+		"                            [--reasons FILE] [--refused FILE]\n"
 		"       egress-driver resolve SERVER NAME [A|AAAA] [tcp]\n"
 		"       egress-driver hold ADDR PORT SECONDS\n"
 		"       egress-driver policy POLICY\n"
@@ -126,7 +127,8 @@ static int cmd_sentry(int argc, char **argv)
 	struct egress_policy p = {0};
 	struct egress_sentry_params sp = { .dns = true, .port = EGRESS_SENTRY_PORT, .init_pidfd = -1, .ready_fd = -1,
 					   .listen_fd = { -1, -1, -1, -1 }, .nflog_fd = -1, .nflog_repeat_fd = -1,
-					   .sni_fd = { -1, -1 }, .gateway_fd = -1, .log_fd = -1 };
+					   .sni_fd = { -1, -1 }, .gateway_fd = -1, .log_fd = -1, .refused_fd = -1 };
+	const char *reasons = NULL;
 	if (argc < 7)
 		return usage();
 	for (int i = 7; i < argc; i++) {
@@ -142,7 +144,13 @@ static int cmd_sentry(int argc, char **argv)
 			sp.no_pidfd = true;
 		else if (strcmp(argv[i], "--log-only") == 0)
 			sp.dns = false;
-		else if (strcmp(argv[i], "--host-resolv") == 0 && i + 1 < argc) {
+		else if (strcmp(argv[i], "--reasons") == 0 && i + 1 < argc)
+			reasons = argv[++i];
+		else if (strcmp(argv[i], "--refused") == 0 && i + 1 < argc) {
+			sp.refused_fd = open(argv[++i], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+			if (sp.refused_fd < 0)
+				return perror(argv[i]), 1;
+		} else if (strcmp(argv[i], "--host-resolv") == 0 && i + 1 < argc) {
 			if (egress_upstream_from_resolv_conf(argv[++i], sp.host_upstream, &sp.n_host_upstream, &err) < 0)
 				return die(&err);
 		}
@@ -151,6 +159,14 @@ static int cmd_sentry(int argc, char **argv)
 	}
 	if (parse_policy(argv[3], &p, &err) < 0)
 		return die(&err);
+	if (reasons) {
+		char *text;
+		size_t len;
+		if (read_file_at(AT_FDCWD, reasons, 65536, &text, &len, &err) < 0 ||
+		    egress_policy_set_reasons(&p, text, reasons, &err) < 0)
+			return die(&err);
+		free(text);
+	}
 	if (sp.dns && egress_upstream_from_resolv_conf(argv[4], sp.upstream, &sp.n_upstream, &err) < 0)
 		return die(&err);
 	sp.policy = &p;

@@ -95,7 +95,7 @@ inside() { runuser -u "$USERNAME" -- nsenter -t "$HOLDER" -U -n --preserve-crede
 	run -0 inside nft list set inet agentbox dns_allow_v4
 	[[ "$output" == *"198.19.16.10"* ]]
 	run -0 inside "$DRIVER" resolve 127.0.0.1 blocked.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	for i in $(seq 30); do grep -q blocked.test "$T/deny.log" 2>/dev/null && break; sleep 0.1; done
 	grep -q '"name":"blocked.test","reason":"not-allowed"' "$T/deny.log"
 	# the loopback resolver was asked over TCP only

@@ -249,10 +249,10 @@ helper_in() {
 	can_connect $NET6:11 80
 	policy_and_sentry "allow=allowed.test"
 	run -0 resolve blocked.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	[ "${#lines[@]}" = 1 ]
 	run -0 resolve blocked.test AAAA tcp
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	refute can_connect $NET4.11 80
 	refute can_connect $NET6:11 80
 	# the refused name never reached the upstream
@@ -303,7 +303,7 @@ helper_in() {
 	refute can_connect $NET6:20 80
 	# no DNS needed for any of that, and a name still needs an entry
 	run -0 resolve allowed.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 }
 
 @test "deny beats allow: CIDR inside CIDR, name inside wildcard, port on an allowed name" {
@@ -313,7 +313,7 @@ helper_in() {
 	run -0 resolve www.deny.test
 	[ "${lines[0]}" = NOERROR ]
 	run -0 resolve ads.deny.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	# a name's deny entry covers the addresses its answers carried
 	run -0 resolve allowed.test AAAA
 	[ "${lines[0]}" = NOERROR ]
@@ -333,7 +333,7 @@ helper_in() {
 	[ "${lines[0]}" = NOERROR ]
 	[[ "${lines[1]}" == "$NET4.15 "* ]]
 	run -0 resolve wild.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	can_connect $NET4.13 80
 	can_connect $NET4.15 80
 	refute can_connect $NET4.17 80
@@ -350,13 +350,13 @@ helper_in() {
 	can_connect $NET6:14 80
 	# asked for directly, the target is not allowed
 	run -0 resolve edge.cdn.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 }
 
 @test "a CNAME into a denied name is refused" {
 	policy_and_sentry "allow=www.cname.test;deny=edge.cdn.test"
 	run -0 resolve www.cname.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	refute can_connect $NET4.14 80
 	log_has '.proto == "dns" and .name == "edge.cdn.test" and .reason == "denied"'
 }
@@ -364,20 +364,20 @@ helper_in() {
 @test "answers that point inside are withheld unless the policy opens that range; the log says which name pointed where" {
 	policy_and_sentry "allow=rebind.test,meta.test,lan.test,mixed.test,allowed.test;internal=2001:db8::/32"
 	run -0 resolve rebind.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	run -0 resolve rebind.test AAAA
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	run -0 resolve meta.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	run -0 resolve lan.test AAAA
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	# one address inside spoils the whole answer: the other is not opened either
 	run -0 resolve mixed.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	refute can_connect $NET4.10 80
 	# the test hosts are "benchmarking" addresses: their v4 answers too, unless opened
 	run -0 resolve allowed.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	run -0 resolve allowed.test AAAA
 	[ "${lines[0]}" = NOERROR ]
 	can_connect $NET6:10 80
@@ -398,9 +398,9 @@ helper_in() {
 	run -0 resolve rebind.test AAAA
 	[ "${lines[0]}" = NOERROR ]
 	run -0 resolve rebind.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	run -0 resolve allowed.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 }
 
 @test "an upstream behind a gateway is asked from the runtime's netns, out of the box's reach, with a random id and port per query" {
@@ -477,7 +477,7 @@ helper_in() {
 	refute grep -q "db.net.test" "$T/dnsmasq.log"
 	# refused names reach neither
 	run -0 resolve blocked.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	refute grep -q blocked.test "$T/docker-dns.log"
 	# the box may not use Docker's resolver behind the sentry's back
 	run ip netns exec "$C" "$DRIVER" resolve 127.0.0.11 db.net.test
@@ -564,7 +564,7 @@ helper_in() {
 	run -0 ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test
 	[ "${lines[0]}" = NOERROR ]
 	run -0 ip netns exec "$C" "$DRIVER" resolve $NET4.53 blocked.test A tcp
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	run -0 ip netns exec "$C" "$DRIVER" resolve $NET4.53 allowed.test A tcp
 	[ "${lines[0]}" = NOERROR ]
 	refute can_connect $NET4.53 853
@@ -722,7 +722,7 @@ helper_in() {
 	run pgrep -P "$s"
 	[ "$status" -ne 0 ] || { echo "the sentry forked a helper: $output"; false; }
 	run -0 resolve allowed.test
-	[ "${lines[0]}" = REFUSED ]
+	[ "${lines[0]}" = NXDOMAIN ]
 	refute can_connect $NET4.20 80
 	can_connect $NET4.10 80
 	sleep 0.3

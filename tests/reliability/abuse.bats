@@ -183,15 +183,15 @@ rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 	[ "$sentry" -gt 0 ]
 	# no engine set up this namespace: bring its loopback up, as one would
 	nsenter -t "$pid" -n ip link set lo up
-	[ "$(dns_ask "$pid" not-allowed.invalid)" = rcode=5 ]
+	[ "$(dns_ask "$pid" not-allowed.invalid)" = rcode=3 ]
 	local rss0 fds0
 	rss0=$(rss_kb "$sentry")
 	fds0=$(ls "/proc/$sentry/fd" | wc -l)
 	run dns_flood "$pid" 8
 	echo "$output" >&2
 	[[ "$output" == sent=* ]]
-	# still answering, at once: REFUSED for a name it does not allow
-	[ "$(dns_ask "$pid" still-there.invalid)" = rcode=5 ]
+	# still answering, at once: NXDOMAIN for a name it does not allow
+	[ "$(dns_ask "$pid" still-there.invalid)" = rcode=3 ]
 	kill -0 "$sentry"
 	local rss1 fds1 log
 	rss1=$(rss_kb "$sentry")

@@ -54,11 +54,11 @@ reaches() {
 	RUNTIME_ARGS=(--egress-allow inside.test,inside6.test,lo.test)
 	box_start wall
 	box_exec wall netprobe dns-query $HOST4.53 inside.test
-	[[ "$stdout" == "rcode=5" ]] || fail "inside.test: $stdout"
+	[[ "$stdout" == "rcode=3" ]] || fail "inside.test: $stdout"
 	box_exec wall netprobe dns-query $HOST4.53 inside6.test AAAA
-	[[ "$stdout" == "rcode=5" ]] || fail "inside6.test: $stdout"
+	[[ "$stdout" == "rcode=3" ]] || fail "inside6.test: $stdout"
 	box_exec wall netprobe dns-query $HOST4.53 lo.test
-	[[ "$stdout" == "rcode=5" ]] || fail "lo.test: $stdout"
+	[[ "$stdout" == "rcode=3" ]] || fail "lo.test: $stdout"
 	! reaches wall $HOST4.70 || fail "$HOST4.70 was reached"
 	log_has wall ".name == \"inside.test\" and .dst == \"$HOST4.70\" and .reason == \"internal-address\""
 	log_has wall ".name == \"inside6.test\" and .dst == \"$HOST6:70\" and .reason == \"internal-address\""
@@ -72,5 +72,5 @@ reaches() {
 	[[ "$stdout" == *"rcode=0"*"$HOST4.70"* ]] || fail "inside.test with its range internal: $stdout"
 	reaches internal $HOST4.70
 	box_exec internal netprobe dns-query $HOST4.53 inside6.test AAAA
-	[[ "$stdout" == "rcode=5" ]] || fail "inside6.test, whose range is not internal: $stdout"
+	[[ "$stdout" == "rcode=3" ]] || fail "inside6.test, whose range is not internal: $stdout"
 }

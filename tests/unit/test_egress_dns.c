@@ -386,6 +386,32 @@ static void queries_and_replies(void)
 	ok(dns_parse_answer(out, olen, &ans) == 0 && ans.n_addrs == 0, "REFUSED reply as an answer");
 	olen = dns_build_error(q, qlen, NULL, DNS_RCODE_FORMERR, out, sizeof out);
 	ok(olen == DNS_HEADER_LEN && out[5] == 0, "FORMERR without the question");
+
+	/* a refusal: NXDOMAIN, and an extended DNS error only for an EDNS query */
+	ok(!dns_query_has_opt(q, qlen) && dns_query_has_opt(m.b, m.n), "OPT seen only where it is");
+	olen = dns_build_refusal(q, qlen, &qq, DNS_RCODE_NXDOMAIN, DNS_EDE_BLOCKED, "why", out, sizeof out);
+	ok(olen == qlen && out[11] == 0 && DNS_RCODE(out[3]) == DNS_RCODE_NXDOMAIN, "no EDNS: no OPT (RFC 6891)");
+	struct dns_question mq;
+	ok(dns_parse_question(m.b, m.n, &rh, &mq) == 0, "the EDNS query parses");
+	olen = dns_build_refusal(m.b, m.n, &mq, DNS_RCODE_NXDOMAIN, DNS_EDE_BLOCKED, "pypi.org is denied: use the mirror",
+				 out, sizeof out);
+	size_t at = qlen;   /* the OPT follows the question */
+	ok(olen == qlen + 11 + 6 + 34 && out[11] == 1 && out[7] == 0 && out[9] == 0, "EDNS: one OPT, no answer or authority");
+	ok(out[at] == 0 && out[at + 1] == 0 && out[at + 2] == DNS_TYPE_OPT && out[at + 3] == 0x04 && out[at + 4] == 0xd0,
+	   "OPT: root, type 41, UDP size 1232");
+	ok(out[at + 9] == 0 && out[at + 10] == 40 && out[at + 11] == 0 && out[at + 12] == DNS_OPT_EDE && out[at + 13] == 0 &&
+		   out[at + 14] == 36 && out[at + 15] == 0 && out[at + 16] == DNS_EDE_BLOCKED,
+	   "EDE option 15: INFO-CODE 15");
+	ok(memcmp(out + at + 17, "pypi.org is denied: use the mirror", 34) == 0, "EXTRA-TEXT");
+	ok(dns_parse_answer(out, olen, &ans) == 0 && ans.n_addrs == 0, "the refusal parses as an answer, no address");
+	/* a long text is cut to fit 512 bytes, never in the middle of a character */
+	char longtext[700];
+	memset(longtext, 'x', sizeof longtext - 1);
+	longtext[sizeof longtext - 1] = 0;
+	size_t cut = 512 - qlen - 17;
+	memcpy(longtext + cut - 1, "\xc3\xa9", 2);   /* an e-acute across the cut */
+	olen = dns_build_refusal(m.b, m.n, &mq, DNS_RCODE_NXDOMAIN, DNS_EDE_PROHIBITED, longtext, out, sizeof out);
+	ok(olen == 511 && out[qlen + 16] == DNS_EDE_PROHIBITED && (uint8_t)out[olen - 1] == 'x', "cut to 512, before the character");
 	ok(dns_build_query(1, "a..b", DNS_TYPE_A, q, sizeof q) == 0, "empty label refused by the builder");
 }
 

@@ -1,0 +1,124 @@
+/* What the box may read about its refusals (issue 25): one sentence per
+ * refusal, the same one the DNS answer carries as its extended error's text,
+ * and the box's refused file (/run/agentbox/refused, read-only inside):
+ * JSON lines of the first refusal of each name and destination, written by
+ * the sentry from outside the box's reach, at most REFUSED_MAX bytes. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nflog.h"
+#include "sentry_internal.h"
+#include "util.h"
+
+#define REFUSED_MAX (256u << 10)
+#define REFUSED_RESERVE 256      /* for the line that says the file is full */
+
+/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)" */
+static void what(char *buf, size_t len, const char *name, int family, const uint8_t *addr, uint8_t proto, int port)
+{
+	char dst[INET6_ADDRSTRLEN] = "", pbuf[8], where[96] = "";
+	if (family) {
+		inet_ntop(family, addr, dst, sizeof dst);
+		if (port >= 0)
+			snprintf(where, sizeof where, "%s port %d/%s", dst, port, nflog_proto_name(proto, pbuf));
+		else if (proto)
+			snprintf(where, sizeof where, "%s (%s)", dst, nflog_proto_name(proto, pbuf));
+		else
+			snprintf(where, sizeof where, "%s", dst);
+	}
+	if (name && family)
+		snprintf(buf, len, "%s (%s)", name, where);
+	else
+		snprintf(buf, len, "%s", name ? name : where);
+}
+
+void sentry_refusal_text(const struct sentry *s, const char *code, const char *name, const char *via, int family,
+			 const uint8_t *addr, uint8_t proto, int port, char *buf, size_t len)
+{
+	char w[DNS_NAME_TEXT + 128];
+	what(w, sizeof w, name, family, addr, proto, port);
+	const char *why = NULL;
+	if (strcmp(code, "denied") == 0) {
+		why = egress_deny_reason(s->p, via ? via : name, family, addr, proto, port);
+		if (via)
+			snprintf(buf, len, "agentbox egress policy: %s leads to %s, which is denied%s%s", w, via,
+				 why ? ": " : "", why ? why : "");
+		else
+			snprintf(buf, len, "agentbox egress policy: %s is denied%s%s", w, why ? ": " : "", why ? why : "");
+	} else if (strcmp(code, "not-allowed") == 0)
+		snprintf(buf, len, "agentbox egress policy: %s is not on the allowlist", w);
+	else if (strcmp(code, "internal-address") == 0)
+		snprintf(buf, len, "agentbox egress policy: %s points to an internal address the policy does not open", w);
+	else if (strcmp(code, "dns-bypass") == 0)
+		snprintf(buf, len, "agentbox egress policy: %s: DNS goes through the box's resolver only", w);
+	else
+		snprintf(buf, len, "agentbox egress policy: %s is refused (%s)", w, code);
+}
+
+/* "key":"value" with JSON escapes; bytes >= 0x80 pass (reasons may be UTF-8) */
+static size_t put_str(char *out, size_t o, size_t max, const char *key, const char *v)
+{
+	int n = snprintf(out + o, o < max ? max - o : 0, "%s\"%s\":\"", o > 1 ? "," : "", key);
+	o += n > 0 ? (size_t)n : 0;
+	for (size_t i = 0; v[i] && o + 8 < max; i++) {
+		unsigned char c = (unsigned char)v[i];
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, max - o, "\\u%04x", c);
+		else
+			out[o++] = (char)c;
+	}
+	if (o + 1 < max)
+		out[o++] = '"';
+	return o;
+}
+
+static bool refused_write(struct sentry *s, const char *line, size_t n, bool reserve)
+{
+	uint64_t limit = reserve ? REFUSED_MAX : REFUSED_MAX - REFUSED_RESERVE;
+	if (s->refused_size + n > limit)
+		return false;
+	if (write(s->refusedfd, line, n) != (ssize_t)n)
+		return false;
+	s->refused_size += n;
+	return true;
+}
+
+void sentry_refused_note(struct sentry *s, const char *kind, const char *code, const char *name, int family,
+			 const uint8_t *addr, uint8_t proto, int port)
+{
+	if (s->refusedfd < 0 || s->refused_full)
+		return;
+	char line[1024], ts[64], text[600];
+	size_t o = 1, max = sizeof line - 2;
+	line[0] = '{';
+	format_rfc3339(ts, sizeof ts);
+	o = put_str(line, o, max, "time", ts);
+	o = put_str(line, o, max, "proto", kind);
+	if (name)
+		o = put_str(line, o, max, "name", name);
+	if (family) {
+		char dst[INET6_ADDRSTRLEN];
+		inet_ntop(family, addr, dst, sizeof dst);
+		o = put_str(line, o, max, "dst", dst);
+		if (port >= 0)
+			o += (size_t)snprintf(line + o, max - o, ",\"port\":%d", port);
+	}
+	o = put_str(line, o, max, "reason", code);
+	const char *why = strcmp(code, "denied") == 0 ? egress_deny_reason(s->p, name, family, addr, proto, port) : NULL;
+	if (why)
+		o = put_str(line, o, max, "note", why);
+	sentry_refusal_text(s, code, name, NULL, family, addr, proto, port, text, sizeof text);
+	o = put_str(line, o, max, "message", text);
+	line[o++] = '}';
+	line[o++] = '\n';
+	if (refused_write(s, line, o, false))
+		return;
+	static const char full[] = "{\"note\":\"the refused file is full: later refusals are in the deny log only (agentbox egress log)\"}\n";
+	(void)refused_write(s, full, sizeof full - 1, true);
+	s->refused_full = true;
+}
