@@ -86,6 +86,7 @@ struct kit {
 	struct kit_file *files;
 	size_t n_files;
 	char **allow, **deny;   /* egress entries, one per item */
+	char **deny_reasons;    /* n_deny of them, NULL where an entry has none */
 	size_t n_allow, n_deny;
 	struct {
 		bool has_memory, has_cpus, has_pids, has_timeout;

@@ -502,6 +502,25 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 			json_kv_str(j, d ? "agentbox.egress.deny" : "agentbox.egress.allow", list);
 		}
 	}
+	{
+		/* the deny entries' reasons: "ENTRY=REASON" lines (agentbox-egress(7)),
+		 * also when kit run passes the entries as the runtime's flags */
+		size_t rlen = 1;
+		for (size_t i = 0; i < k->n_deny; i++)
+			if (k->deny_reasons && k->deny_reasons[i])
+				rlen += strlen(k->deny[i]) + strlen(k->deny_reasons[i]) + 2;
+		if (rlen > 1) {
+			char *text = arena_alloc(&a, rlen);
+			for (size_t i = 0; i < k->n_deny; i++)
+				if (k->deny_reasons[i]) {
+					strcat(text, k->deny[i]);
+					strcat(text, "=");
+					strcat(text, k->deny_reasons[i]);
+					strcat(text, "\n");
+				}
+			json_kv_str(j, "agentbox.egress.reasons", text);
+		}
+	}
 	json_obj_end(j);
 
 	/* linux */

@@ -385,19 +385,74 @@ static int read_files(struct kit *k, const struct yml_node *n, struct ab_err *er
 	return 0;
 }
 
+/* A deny item may be a mapping {entry: ..., reason: ...}: the reason is what
+ * the agent is shown when the entry refuses something. */
+static int read_deny_item(struct kit *k, const struct yml_node *item, const char *p, const char **ret_entry,
+			  const char **ret_reason, struct ab_err *err)
+{
+	static const char *const fields[] = {"entry", "reason", NULL};
+	*ret_reason = NULL;
+	if (item->kind != YML_MAP) {
+		if (yml_get_str(item, p, ret_entry, err) < 0)
+			return -1;
+		*ret_entry = arena_strdup(&k->arena, *ret_entry);
+		return 0;
+	}
+	if (yml_check_map(item, p, fields, err) < 0)
+		return -1;
+	const struct yml_node *e = yml_map_get(item, "entry"), *r = yml_map_get(item, "reason");
+	char sub[PATHBUF + 16];
+	if (!e || yml_is_null(e))
+		return yml_error(err, item, p, "an entry with a reason needs \"entry\"");
+	if (!r || yml_is_null(r))
+		return yml_error(err, item, p, "\"reason\" is missing (or write the entry as a plain string)");
+	SUBPATH(sub, "%s.entry", p);
+	if (yml_get_str(e, sub, ret_entry, err) < 0)
+		return -1;
+	SUBPATH(sub, "%s.reason", p);
+	if (yml_get_str(r, sub, ret_reason, err) < 0)
+		return -1;
+	size_t n = strlen(*ret_reason);
+	bool ok = n > 0 && n <= EGRESS_REASON_MAX;
+	for (size_t i = 0; i < n && ok; i++)
+		ok = (unsigned char)(*ret_reason)[i] >= 0x20 && (*ret_reason)[i] != 0x7f;
+	if (!ok)
+		return yml_error(err, r, sub, "a reason is 1 to %d bytes of text on one line, without control characters",
+				 EGRESS_REASON_MAX);
+	*ret_entry = arena_strdup(&k->arena, *ret_entry);
+	*ret_reason = arena_strdup(&k->arena, *ret_reason);
+	return 0;
+}
+
 static int read_egress_list(struct kit *k, const struct yml_node *n, bool deny, struct ab_err *err)
 {
 	const char *path = deny ? "network.deny" : "network.allow";
-	char **list;
+	char **list, **reasons = NULL;
 	size_t len;
-	if (kit_str_list_copy(&k->arena, n, path, &list, &len, err) < 0)
+	if (!deny && kit_str_list_copy(&k->arena, n, path, &list, &len, err) < 0)
 		return -1;
+	if (deny) {
+		if (yml_expect(n, YML_SEQ, path, err) < 0)
+			return -1;
+		len = n->n_items;
+		list = arena_alloc(&k->arena, (len + 1) * sizeof *list);
+		reasons = arena_alloc(&k->arena, (len + 1) * sizeof *reasons);
+	}
 	if (len > EGRESS_MAX_ENTRIES)
 		return yml_error(err, n, path, "too many entries (at most %d)", EGRESS_MAX_ENTRIES);
 	for (size_t i = 0; i < len; i++) {
 		const struct yml_node *item = n->items[i];
 		char p[PATHBUF];
 		SUBPATH(p, "%s[%zu]", path, i);
+		if (deny) {
+			const char *entry, *reason;
+			if (read_deny_item(k, item, p, &entry, &reason, err) < 0)
+				return -1;
+			list[i] = (char *)entry;
+			reasons[i] = (char *)reason;
+			if (item->kind == YML_MAP)
+				item = yml_map_get(item, "entry");
+		}
 		if (strchr(list[i], ','))
 			return yml_error(err, item, p, "one entry per item (\"%s\" has a comma)", list[i]);
 		if (streq(list[i], "all"))
@@ -412,6 +467,7 @@ static int read_egress_list(struct kit *k, const struct yml_node *n, bool deny, 
 	}
 	if (deny) {
 		k->deny = list;
+		k->deny_reasons = reasons;
 		k->n_deny = len;
 	} else {
 		k->allow = list;

@@ -108,7 +108,15 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	}
 	struct yml_node *net = yml_new_map(a);
 	yml_map_add(a, net, "allow", str_list(a, k->allow, k->n_allow));
-	yml_map_add(a, net, "deny", str_list(a, k->deny, k->n_deny));
+	struct yml_node *deny = str_list(a, k->deny, k->n_deny);
+	for (size_t i = 0; deny->kind == YML_SEQ && i < k->n_deny; i++)
+		if (k->deny_reasons && k->deny_reasons[i]) {
+			struct yml_node *e = yml_new_map(a);
+			yml_map_add(a, e, "entry", yml_new_str(a, k->deny[i]));
+			yml_map_add(a, e, "reason", yml_new_str(a, k->deny_reasons[i]));
+			deny->items[i] = e;
+		}
+	yml_map_add(a, net, "deny", deny);
 	yml_map_add(a, root, "network", net);
 	if (k->resources.has_memory || k->resources.has_cpus || k->resources.has_pids || k->resources.has_timeout) {
 		struct yml_node *r = yml_new_map(a);

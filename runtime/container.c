@@ -504,10 +504,21 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 		.n_seccomp = cc->n_seccomp,
 		.parent_pidfd = -1,
 		.netns_fd = -1,
+		.refused_fd = -1,
 	};
 	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
 	if (cc->policy.netns_pooled)
 		ictx.netns_fd = cc->policy.netns_fd;
+	/* the refused file, for a box whose own sentry will write it: made now,
+	 * attached by init */
+	_cleanup_close_ int refused = -1;
+	const struct oci_namespace *netns = oci_namespace_find(c, NS_NETWORK);
+	if (cc->policy.egress_enforced && netns && (!netns->path || cc->policy.netns_pooled)) {
+		refused = mount_tree_read_only_file(cc->state_dirfd, EGRESS_REFUSED, min_fd, err);
+		if (refused < 0)
+			return ab_wrap(err, "egress: the refused file");
+	}
+	ictx.refused_fd = refused;
 	_cleanup_close_ int self_pidfd = -1;
 	if (run_mode && o->die_with_parent) {
 		int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);

@@ -13,6 +13,9 @@
 
 struct seccomp_prog;
 
+/* Where the box reads what its egress policy refused (agentbox-egress(7)). */
+#define REFUSED_FILE_BOX "/run/agentbox/refused"
+
 /* Everything the init child needs; it reads this copy after clone. */
 struct init_ctx {
 	const char *id;
@@ -43,6 +46,8 @@ struct init_ctx {
 	char *const *exec_env;          /* process.env, with HOME when it had none */
 	int parent_pidfd;               /* die_with_parent: a pidfd of the runtime, else -1 */
 	int netns_fd;                   /* a pooled network namespace to join, else -1 */
+	int refused_fd;                 /* O_PATH fd of the state dir's refused file, bound
+					 * read-only on REFUSED_FILE_BOX; -1: none */
 	int *mount_trees;               /* per mount: its tree made by the runtime (mount_trees.h),
 					 * -1; or NULL */
 };

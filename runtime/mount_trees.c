@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -142,4 +143,29 @@ int mount_tree_attach(int tree, int target, const char *dest, struct ab_err *err
 	if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return ab_error(err, errno, "attach the prepared mount at %s", dest);
 	return 0;
+}
+
+int mount_tree_read_only_file(int dirfd, const char *name, int min_fd, struct ab_err *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || fchmod(fd, 0644) < 0)
+		return ab_error(err, errno, "create %s", name);
+	int tree = (int)syscall(SYS_open_tree, dirfd, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	if (tree < 0)
+		return ab_error(err, errno, "open_tree %s", name);
+	/* read-only before anyone can see it */
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	};
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+		int e = errno;
+		close(tree);
+		return ab_error(err, e, "make %s read-only", name);
+	}
+	if (tree >= min_fd)
+		return tree;
+	int moved = fcntl(tree, F_DUPFD_CLOEXEC, min_fd);
+	int e = errno;
+	close(tree);
+	return moved < 0 ? ab_error(err, e, "dup fd") : moved;
 }

@@ -18,6 +18,9 @@
 int mount_trees_prepare(const struct oci_config *c, const char *bundle, bool new_userns, int min_fd,
 			int **ret_fds, struct ab_err *err);
 void mount_trees_close(const struct oci_config *c, int *fds);
+/* NAME in dirfd, made empty (0644) if missing, as a detached read-only
+ * (nosuid, nodev, noexec) mount of its own: an fd >= min_fd, close-on-exec. */
+int mount_tree_read_only_file(int dirfd, const char *name, int min_fd, struct ab_err *err);
 /* Attach the tree on target (an O_PATH fd of the mount point). */
 int mount_tree_attach(int tree, int target, const char *dest, struct ab_err *err);
 

@@ -491,6 +491,19 @@ static int nodev_everywhere(int rootfd, const struct oci_config *c, struct ab_er
 	return 0;
 }
 
+/* The refused file (a read-only tree the runtime made), after the config's
+ * mounts: a tmpfs on /run comes first. Best effort: a root file system
+ * where its place cannot be made (read-only at its source, a file in the
+ * way) goes without it, and the container runs as it would have. */
+static void mount_refused_file(int rootfd, int tree)
+{
+	struct ab_err e;
+	_cleanup_close_ int target = -1;
+	if (create_in_root(rootfd, REFUSED_FILE_BOX, 0, &target, &e) < 0)
+		return;
+	(void)mount_tree_attach(tree, target, REFUSED_FILE_BOX, &e);
+}
+
 int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
 {
 	const struct oci_config *c = ctx->config;
@@ -511,6 +524,8 @@ int mounts_setup(const struct init_ctx *ctx, struct ab_err *err)
 		if (do_mount(rootfd, ctx, i, &c->mounts[i], err) < 0)
 			return ab_wrap(err, "mounts[%zu]", i);
 	}
+	if (ctx->refused_fd >= 0)
+		mount_refused_file(rootfd, ctx->refused_fd);
 	if (ctx->nodev_mounts && nodev_everywhere(rootfd, c, err) < 0)
 		return -1;
 	if (setup_devices(rootfd, ctx, err) < 0)

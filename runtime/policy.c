@@ -26,6 +26,7 @@ static bool profile_name_valid(const char *n)
 
 #define ANNOTATION_EGRESS_ALLOW "agentbox.egress.allow"
 #define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
+#define ANNOTATION_EGRESS_REASONS "agentbox.egress.reasons"
 
 static int resolve_egress(const struct global_opts *g, const struct oci_config *c,
 			  struct agent_policy *ret, struct ab_err *err)
@@ -100,6 +101,11 @@ static int resolve_egress(const struct global_opts *g, const struct oci_config *
 deny:;
 	const char *ann_deny = oci_annotation(c, ANNOTATION_EGRESS_DENY);
 	if (ann_deny && egress_policy_add(&ret->egress, ann_deny, true, "annotation " ANNOTATION_EGRESS_DENY, err) < 0)
+		return -1;
+	/* words for the agent (a kit's network.deny reasons): they refuse nothing */
+	const char *ann_reasons = oci_annotation(c, ANNOTATION_EGRESS_REASONS);
+	if (ann_reasons && egress_policy_set_reasons(&ret->egress, ann_reasons, "annotation " ANNOTATION_EGRESS_REASONS,
+						     err) < 0)
 		return -1;
 	const struct oci_namespace *net = oci_namespace_find(c, NS_NETWORK);
 	if (!net)

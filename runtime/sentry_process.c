@@ -55,7 +55,7 @@ static void sentry_child_free(struct sentry_child *a)
 		return;
 	egress_sentry_sockets_close(&a->sp);
 	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd, a->sp.gateway_fd,
-		     a->sp.durable_dirfd, a->sp.policy_fd};
+		     a->sp.durable_dirfd, a->sp.policy_fd, a->sp.refused_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -76,7 +76,8 @@ static int sentry_child(void *arg)
 		dup2(null, fd);
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
 		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd,
-		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd, a->sp.policy_fd};
+		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd, a->sp.policy_fd,
+		      a->sp.refused_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -151,6 +152,7 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	if (!a)
 		return ab_error(err, ENOMEM, "egress: DNS sentry");
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
+	a->sp.refused_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
 	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = a->sp.policy_fd = -1;
@@ -219,6 +221,8 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	}
 	sp->reloadable = true;
 	sp->live = p->egress_live;
+	/* the box's refused file, when create made one (container.c) */
+	sp->refused_fd = openat(state_dirfd, EGRESS_REFUSED, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	/* made now, before the container's program can run: its first lookups and
 	 * refused packets wait in them until the sentry serves */
 	if (egress_sentry_sockets_open(a->netns, sp->dns, EGRESS_SENTRY_PORT, sp, err) < 0) {

@@ -19,6 +19,9 @@
 #define CONFIG_COPY "config.json"
 #define EGRESS_LOG "egress.log"
 #define EGRESS_POLICY_FILE "egress.policy"   /* a live policy change for the sentry (egress_live.c) */
+/* What the box may read about its refusals: the sentry writes it in the state
+ * dir, the box sees it read-only at REFUSED_FILE_BOX (init_ctx.h). */
+#define EGRESS_REFUSED "refused"
 #define SENTRY_STATUS "sentry.status"   /* after create: "1" once the DNS sentry serves, or why not */
 #define STATE_FILE_MAX (1 << 20)
 
