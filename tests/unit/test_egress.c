@@ -284,11 +284,50 @@ static void internal_ranges(void)
 	egress_policy_free(&p);
 }
 
+/* Reasons on deny entries: set by any spelling of the entry, all or nothing,
+ * left out of the canonical text; found for a name and for an address. */
+static void reasons(void)
+{
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "allowed.test", false, SRC, &err) == 0 &&
+		   egress_policy_add(&p, "pypi.org,*.ads.test,198.51.100.0/24,evil.test:22/tcp", true, SRC, &err) == 0,
+	   "a policy with deny entries");
+	char *before = egress_policy_to_string(&p);
+	ok(egress_policy_set_reasons(&p, "PYPI.org.=use the mirror\n*.ads.test=no ads\n198.51.100.0/24=lab\n", "r", &err) == 0,
+	   "reasons set (any spelling of an entry)");
+	char *after = egress_policy_to_string(&p);
+	is_str(after, before, "reasons leave the canonical text alone");
+	free(before);
+	free(after);
+	is_str(egress_deny_reason(&p, "pypi.org", 0, NULL, 0, -1), "use the mirror", "a denied name's reason");
+	is_str(egress_deny_reason(&p, "x.ads.test", 0, NULL, 0, -1), "no ads", "a wildcard's reason");
+	ok(egress_deny_reason(&p, "allowed.test", 0, NULL, 0, -1) == NULL, "an allowed name has none");
+	uint8_t a[16] = {198, 51, 100, 9};
+	is_str(egress_deny_reason(&p, NULL, AF_INET, a, IPPROTO_TCP, 443), "lab", "an address in a denied range");
+	a[2] = 101;
+	ok(egress_deny_reason(&p, NULL, AF_INET, a, IPPROTO_TCP, 443) == NULL, "an address outside it has none");
+	ok(egress_policy_set_reasons(&p, "pypi.org=new\nallowed.test=x\n", "r", &err) < 0 &&
+		   strstr(err.msg, "r: entry \"allowed.test\" is not a deny entry of the policy") != NULL,
+	   "a reason for an allow entry is refused");
+	is_str(egress_deny_reason(&p, "pypi.org", 0, NULL, 0, -1), "use the mirror", "all or nothing: the first line not set");
+	ok(egress_policy_set_reasons(&p, "pypi.org=a\tb", "r", &err) < 0 && strstr(err.msg, "without control characters"),
+	   "a control character is refused");
+	ok(egress_policy_set_reasons(&p, "pypi.org", "r", &err) < 0 && strstr(err.msg, "r: line 1: expected ENTRY=REASON"),
+	   "a line without = is refused");
+	ok(egress_policy_set_reasons(&p, "\n\nevil.test:22/tcp=ssh\n", "r", &err) == 0 &&
+		   egress_deny_reason(&p, "evil.test", AF_INET, a, IPPROTO_TCP, 22) != NULL &&
+		   egress_deny_reason(&p, "evil.test", 0, NULL, 0, -1) == NULL,
+	   "a port entry's reason: for its port, not for the name's lookup");
+	egress_policy_free(&p);
+}
+
 int main(void)
 {
 	valid_shapes();
 	invalid_entries();
 	matching();
 	internal_ranges();
+	reasons();
 	return tap_done();
 }

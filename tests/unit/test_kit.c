@@ -329,6 +329,7 @@ static void test_fields(void)
 	ok(k->files[1].source && streq(k->files[1].source, tpath("token.txt")) && !k->files[1].has_mode, "files[1]: source");
 	ok(k->n_allow == 6 && streq(k->allow[1], "*.pythonhosted.org"), "network.allow: 6 entries");
 	ok(k->n_deny == 1 && streq(k->deny[0], "169.254.169.254"), "network.deny");
+	ok(!k->deny_reasons[0], "network.deny: a plain entry has no reason");
 	ok(k->resources.has_memory && k->resources.memory == 256 << 20, "resources.memory");
 	ok(k->resources.has_cpus && k->resources.cpus_milli == 1500, "resources.cpus");
 	ok(k->resources.has_pids && k->resources.pids == 128, "resources.pids");
@@ -526,6 +527,12 @@ static void test_errors(void)
 		{"files:\n  - path: /a\n    content: x\n  - path: /a\n    content: y\n", "kit.yaml:4:11: files[1].path: /a is given twice"},
 		{"network: [a]\n", "kit.yaml:1:10: network: expected a mapping, got a sequence"},
 		{"network:\n  allowed: [a]\n", "kit.yaml:2:3: network.allowed: unknown field (expected one of: allow, deny)"},
+		{"network:\n  deny:\n    - {entry: a.test}\n", "kit.yaml:3:7: network.deny[0]: \"reason\" is missing"},
+		{"network:\n  deny:\n    - {reason: x}\n", "kit.yaml:3:7: network.deny[0]: an entry with a reason needs \"entry\""},
+		{"network:\n  deny:\n    - {entry: a.test, reason: x, why: y}\n", "network.deny[0].why: unknown field (expected one of: entry, reason)"},
+		{"network:\n  deny:\n    - {entry: a.test, reason: \"a\\tb\"}\n", "network.deny[0].reason: a reason is 1 to 200 bytes"},
+		{"network:\n  deny:\n    - {entry: \"a.test:99999\", reason: x}\n", "network.deny[0]: entry \"a.test:99999\": port 99999 out of range"},
+		{"network:\n  deny:\n    - {entry: [a], reason: x}\n", "network.deny[0].entry: expected a string, got a sequence"},
 		{"network:\n  allow: pypi.org\n", "kit.yaml:2:10: network.allow: expected a sequence, got a string"},
 		{"network:\n  allow:\n    - pypi.org\n    - example.com:443\n    - example.com:70000\n",
 		 "kit.yaml:5:7: network.allow[2]: entry \"example.com:70000\": port 70000 out of range"},
@@ -561,6 +568,23 @@ static void test_errors(void)
 		has_substr(got, cases[i].want, "error %zu: %s", i, cases[i].want);
 	}
 	ok(strstr(parse_err(""), "empty kit") != NULL, "error: an empty kit");
+}
+
+/* A deny item with a reason: kept beside its entry, and shown back the same way. */
+static void test_deny_reasons(void)
+{
+	struct ab_err err;
+	struct kit *k = parse("network:\n  deny:\n    - plain.test\n    - {entry: pypi.org, reason: \"use the mirror\"}\n"
+			      "    - entry: 198.51.100.7:22/tcp\n      reason: off limits\n",
+			      &err);
+	ok(k != NULL, "deny reasons parse");
+	if (!k)
+		return;
+	ok(k->n_deny == 3 && streq(k->deny[1], "pypi.org") && streq(k->deny[2], "198.51.100.7:22/tcp"),
+	   "deny reasons: the entries");
+	ok(!k->deny_reasons[0] && streq(k->deny_reasons[1], "use the mirror") && streq(k->deny_reasons[2], "off limits"),
+	   "deny reasons: each beside its entry");
+	kit_free(k);
 }
 
 /* ---------------------------------------------------------------- extends */
@@ -697,6 +721,7 @@ int main(void)
 	test_defaults();
 	test_image_syntax();
 	test_errors();
+	test_deny_reasons();
 	test_extends();
 	struct ab_err err;
 	(void)rm_rf_at(AT_FDCWD, tmpdir, &err);
