@@ -275,7 +275,8 @@ static int query_opt_class(const uint8_t *msg, size_t len)
 	struct dns_header h;
 	struct dns_question q;
 	struct dns_rr rr;
-	if (dns_parse_question(msg, len, &h, &q) < 0)
+	int r = dns_parse_question(msg, len, &h, &q);
+	if (r < 0 && r != -EINVAL)   /* an odd name is still a whole question */
 		return -1;
 	size_t off = q.end;
 	unsigned n = (unsigned)h.ancount + h.nscount + h.arcount;

@@ -15,9 +15,24 @@
 #define REFUSED_MAX (256u << 10)
 #define REFUSED_RESERVE 256      /* for the line that says the file is full */
 
-/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)" */
-static void what(char *buf, size_t len, const char *name, int family, const uint8_t *addr, uint8_t proto, int port)
+/* A name off the wire as printable ASCII: a refused question may hold any
+ * byte, and what carries it (EXTRA-TEXT, JSON) must stay valid UTF-8. */
+static const char *clean(const char *name, char out[DNS_NAME_TEXT])
 {
+	if (!name)
+		return NULL;
+	size_t i = 0;
+	for (; name[i] && i < DNS_NAME_TEXT - 1; i++)
+		out[i] = (unsigned char)name[i] >= 0x20 && (unsigned char)name[i] < 0x7f ? name[i] : '?';
+	out[i] = 0;
+	return out;
+}
+
+/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)" */
+static void what(char *buf, size_t len, const char *raw, int family, const uint8_t *addr, uint8_t proto, int port)
+{
+	char cn[DNS_NAME_TEXT];
+	const char *name = clean(raw, cn);
 	char dst[INET6_ADDRSTRLEN] = "", pbuf[8], where[96] = "";
 	if (family) {
 		inet_ntop(family, addr, dst, sizeof dst);
@@ -42,8 +57,9 @@ void sentry_refusal_text(const struct sentry *s, const char *code, const char *n
 	const char *why = NULL;
 	if (strcmp(code, "denied") == 0) {
 		why = egress_deny_reason(s->p, via ? via : name, family, addr, proto, port);
+		char cv[DNS_NAME_TEXT];
 		if (via)
-			snprintf(buf, len, "agentbox egress policy: %s leads to %s, which is denied%s%s", w, via,
+			snprintf(buf, len, "agentbox egress policy: %s leads to %s, which is denied%s%s", w, clean(via, cv),
 				 why ? ": " : "", why ? why : "");
 		else
 			snprintf(buf, len, "agentbox egress policy: %s is denied%s%s", w, why ? ": " : "", why ? why : "");
@@ -99,8 +115,9 @@ void sentry_refused_note(struct sentry *s, const char *kind, const char *code, c
 	format_rfc3339(ts, sizeof ts);
 	o = put_str(line, o, max, "time", ts);
 	o = put_str(line, o, max, "proto", kind);
+	char cn[DNS_NAME_TEXT];
 	if (name)
-		o = put_str(line, o, max, "name", name);
+		o = put_str(line, o, max, "name", clean(name, cn));
 	if (family) {
 		char dst[INET6_ADDRSTRLEN];
 		inet_ntop(family, addr, dst, sizeof dst);

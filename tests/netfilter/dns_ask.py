@@ -5,6 +5,7 @@ errors (RFC 8914) of the OPT record: [{"code": N, "text": "..."}]; "opt" says
 whether the answer carried an OPT record at all. A test helper: it parses
 just enough, strictly, and fails loudly on anything else."""
 import json
+import os
 import random
 import socket
 import struct
@@ -13,8 +14,8 @@ import sys
 
 def name_wire(name):
     out = b""
-    for label in name.split("."):
-        out += bytes([len(label)]) + label.encode()
+    for label in os.fsencode(name).split(b"."):   # the bytes as given, any of them
+        out += bytes([len(label)]) + label
     return out + b"\0"
 
 
@@ -73,6 +74,7 @@ def main():
                 code, olen = struct.unpack(">HH", msg[o:o + 4])
                 data = msg[o + 4:o + 4 + olen]
                 if code == 15:
+                    # strict: EXTRA-TEXT must be UTF-8
                     ede.append({"code": struct.unpack(">H", data[:2])[0],
                                 "text": data[2:].decode("utf-8")})
                 o += 4 + olen

@@ -179,6 +179,10 @@ ask() { ip netns exec "$C" python3 "$ASK" "$@"; }
 	run -0 ask $NET4.1 unknown.test edns
 	[ "$(jq -c '[.rcode, .answers, .ede[0].code]' <<<"$output")" = "[3,0,18]" ]
 	[[ "$(jq -r '.ede[0].text' <<<"$output")" == *"unknown.test is not on the allowlist"* ]]
+	# a name with bytes no host name has: refused too, and the text stays UTF-8
+	run -0 ask $NET4.1 $'caf\xe9.test' edns
+	[ "$(jq -c '[.rcode, .answers, .ede[0].code]' <<<"$output")" = "[3,0,18]" ]
+	[[ "$(jq -r '.ede[0].text' <<<"$output")" == *"caf?.test is not on the allowlist"* ]]
 	# a client without EDNS gets no OPT record (RFC 6891), the same final rcode
 	run -0 ask $NET4.1 pypi.test
 	[ "$(jq -c '[.rcode, .answers, .opt]' <<<"$output")" = "[3,0,false]" ]
@@ -269,6 +273,7 @@ except OSError as e: print(e.errno)'
 	ask $NET4.1 pypi.test >/dev/null
 	ask $NET4.1 pypi.test >/dev/null
 	ask $NET4.1 unknown.test >/dev/null
+	ask $NET4.1 $'caf\xe9.test' >/dev/null
 	[ "$(probe tcp $NET4.12 80)" = ECONNREFUSED ]
 	sleep 0.3
 	cat "$T/refused" >&2
@@ -276,6 +281,9 @@ except OSError as e: print(e.errno)'
 	[ "$output" = 1 ]
 	jq -e -s 'any(.[]; .proto == "dns" and .name == "pypi.test" and .reason == "denied" and .note == "use the internal mirror" and (.message | test("pypi.test is denied: use the internal mirror")) and (.time | length > 0))' "$T/refused"
 	jq -e -s 'any(.[]; .name == "unknown.test" and .reason == "not-allowed")' "$T/refused"
+	# valid UTF-8 JSON whatever the box asked (jq reads it all)
+	jq -e -s 'any(.[]; .name == "caf?.test")' "$T/refused"
+	iconv -f UTF-8 -t UTF-8 "$T/refused" >/dev/null
 	jq -e -s 'any(.[]; .proto == "tcp" and .dst == "198.18.41.12" and .port == 80 and .note == "the test host is off limits")' "$T/refused"
 }
 
