@@ -69,7 +69,7 @@ void x_fib_saddr_type(struct rule *r, uint32_t dreg);
 void x_set_match(struct rule *r, unsigned idx);
 
 /* ruleset_log.c: chain refused (made) gets its sets and rules: the deny
- * log's dedup, then log, goto reject; chain reject (made) its rules:
+ * log's dedup, then log, goto refused_answer; chain refused_answer (made) its rules:
  * a reset or an ICMP error back to the box, or a drop */
 void put_refused_chain(struct eg_batch *b);
 void put_reject_chain(struct eg_batch *b);

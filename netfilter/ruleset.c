@@ -3,7 +3,7 @@
  *
  *   chain output (filter, hook output, priority 0, policy drop)
  *     IPv6 neighbour discovery and MLD (link-local only) -> accept
- *     the reset chain reject sent for a refused TCP packet -> accept
+ *     the reset chain refused_answer sent for a refused TCP packet -> accept
  *     a source address that is not ours -> refuse (spoof)
  *     the sentry's marked sockets may reach @dns_upstream_*
  *     anything else to @dns_guard_* (a loopback resolver) -> refuse (dns)
@@ -18,7 +18,7 @@
  *     tcp dport 443 not from the SNI proxy, to what the allow sets (and no
  *     deny set) hold -> redirect to :EGRESS_SNI_PORT (the SNI check)
  *   chain refused (ruleset_log.c): the reason in the mark; counted,
- *     deduplicated for the deny log, logged, then chain reject: a TCP reset
+ *     deduplicated for the deny log, logged, then chain refused_answer: a TCP reset
  *     or an ICMP error back to the box (a forged source: dropped)
  */
 #include <netinet/in.h> /* before the linux/ headers */
@@ -361,7 +361,7 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	put_icmpv6_rule(b, 130, 132, 1, true);
 	put_icmpv6_rule(b, 143, 143, 1, true);
 
-	/* The reset that chain reject made for a refused TCP packet of the box
+	/* The reset that chain refused_answer made for a refused TCP packet of the box
 	 * comes from the address the box tried and goes back to the box: it
 	 * must pass the spoof rule. Only the kernel makes such a packet here:
 	 * conntrack calls it related (a reply to the refused packet's own
@@ -539,7 +539,7 @@ int eg_ruleset_install(int netns_fd, const struct egress_policy *p, const char *
 		put_table(&b, NFT_MSG_DELTABLE, 0, NULL);
 	}
 	put_table(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, comment);
-	put_chain(&b, "reject", NULL, 0, 0, 0);
+	put_chain(&b, "refused_answer", NULL, 0, 0, 0);
 	put_chain(&b, "refused", NULL, 0, 0, 0);
 	put_chain(&b, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
 	put_chain(&b, "dns", "nat", NF_INET_LOCAL_OUT, NAT_PRIORITY, NF_ACCEPT);

@@ -21,9 +21,9 @@
  *     (the same for ip6)
  *     limit 20/s -> log 171, drop
  *     log 172, drop
- *   (every "drop" above is "goto reject")
+ *   (every "drop" above is "goto refused_answer")
  *
- * Chain reject makes a refusal fail at once rather than by a timeout
+ * Chain refused_answer makes a refusal fail at once rather than by a timeout
  * (issue 25): a TCP reset (ECONNREFUSED), an ICMP(v6) "administratively
  * prohibited" for the rest (EHOSTUNREACH, EACCES). Both go to the packet's
  * source, which the spoof rule has made sure is the box's own address, so
@@ -31,7 +31,7 @@
  * A flood beyond REJECT_RATE is dropped too: the box cannot make the kernel
  * work without bound for it.
  *
- *   chain reject
+ *   chain refused_answer
  *     meta mark spoofed-source -> drop
  *     limit over 200/s burst 400 -> drop
  *     tcp -> reject with tcp reset
@@ -141,7 +141,7 @@ static void put_logged(struct eg_batch *b, struct rule *r, bool first)
 		x_log(r, "refused");
 	else
 		x_log_group(r, EGRESS_NFLOG_REPEAT_GROUP, "repeat");
-	x_verdict(r, NFT_GOTO, "reject");
+	x_verdict(r, NFT_GOTO, "refused_answer");
 	put_rule(b, r, "refused");
 }
 
@@ -150,7 +150,7 @@ static void put_logged(struct eg_batch *b, struct rule *r, bool first)
 
 void put_reject_chain(struct eg_batch *b)
 {
-	const char *chain = "reject";
+	const char *chain = "refused_answer";
 	struct rule rr = rule_new(chain), *r = &rr;
 	x_mark_is(r, NFT_CMP_EQ, EGRESS_REFUSAL_MARK(EGRESS_REFUSED_SPOOF));
 	x_verdict(r, NF_DROP, NULL);

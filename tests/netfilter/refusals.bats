@@ -255,22 +255,38 @@ except socket.gaierror as e:
 			}
 		}
 	EOF
-	policy_and_sentry "allow=allowed.test"
-	# a datagram from a socket bound with IPV6_FREEBIND to the hosts' address
-	run ip netns exec "$C" python3 -c '
+	# the forged source is even an allowed destination: only chain refused_answer's
+	# first rule keeps the error from going there
+	local policy="allow=allowed.test,$NET6:12"
+	policy_and_sentry "$policy"
+	# unprotected: without that rule, a datagram from a socket bound with
+	# IPV6_FREEBIND to the hosts' address makes an error that reaches them
+	local handle
+	handle=$(ip netns exec "$C" nft -a list chain inet agentbox refused_answer | awk '/meta mark 0x0ab0e003 drop/ { print $NF }')
+	[ -n "$handle" ]
+	ip netns exec "$C" nft delete rule inet agentbox refused_answer handle "$handle"
+	forge() {
+		ip netns exec "$C" python3 -c '
 import socket
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.setsockopt(socket.IPPROTO_IPV6, 78, 1)
 s.bind(("2001:db8:41::12", 0))
 try:
     s.sendto(b"x", ("2001:db8:41::11", 7)); print("sent")
 except OSError as e: print(e.errno)'
-	[ "$output" = 1 ]   # EPERM: refused
-	# from the box's own address it is answered, which the counter would see
+	}
+	[ "$(forge)" = 1 ]   # EPERM: refused all the same
+	wait_for "the error reached the hosts" bash -c \
+		"ip netns exec $H nft list counter inet abr errors | grep -qv 'packets 0 '"
+	# the ruleset as installed: the forged source gets nothing
+	"$DRIVER" install "/run/netns/$C" "$policy;internal=198.18.0.0/15,2001:db8::/32"
+	local before
+	before=$(ip netns exec "$H" nft list counter inet abr errors | grep -o 'packets [0-9]*')
+	[ "$(forge)" = 1 ]
+	# while the box's own address gets its error (which the counter would see)
 	[ "$(probe udp $NET6:11 7)" = EPERM,EACCES ]
 	sleep 0.3
 	jq -s -e 'any(.[]; .reason == "spoofed-source")' "$T/deny.log"
-	run -0 ip netns exec "$H" nft list counter inet abr errors
-	[[ "$output" == *"packets 0 "* ]]
+	[ "$(ip netns exec "$H" nft list counter inet abr errors | grep -o 'packets [0-9]*')" = "$before" ]
 }
 
 @test "the refused file lists each refusal once, with the kit's reason and a sentence to show" {
