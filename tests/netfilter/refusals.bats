@@ -65,7 +65,8 @@ while True:
 		--bind-interfaces --listen-address=$NET4.1 --log-queries --log-facility="$T/dnsmasq.log" \
 		--host-record=allowed.test,$NET4.10,$NET6:10,600 \
 		--host-record=pypi.test,$NET4.11,$NET6:11,600 \
-		--host-record=other.test,$NET4.12,$NET6:12,600
+		--host-record=other.test,$NET4.12,$NET6:12,600 \
+		--cname=www.cname.test,pypi.test
 	echo "nameserver $NET4.1" >"$T/resolv.conf"
 	ip netns exec "$C" sleep 100000 3>&- &
 	echo $! >"$T/init.pid"
@@ -167,14 +168,21 @@ ask() { ip netns exec "$C" python3 "$ASK" "$@"; }
 @test "a refused name gets NXDOMAIN with an extended DNS error that says why, never an address" {
 	run -0 ask $NET4.1 pypi.test edns
 	[ "$(jq .answers <<<"$output")" = 1 ]
+	local asked
+	asked=$(grep -c "query\[.*\] pypi.test from" "$T/dnsmasq.log")
+	[ "$asked" -ge 1 ]
 	printf '%s\n' 'pypi.test=use the internal mirror' >"$T/reasons"
-	REASONS=$T/reasons policy_and_sentry "allow=allowed.test,other.test;deny=pypi.test"
+	REASONS=$T/reasons policy_and_sentry "allow=allowed.test,other.test,www.cname.test;deny=pypi.test"
 	# denied by an entry with a reason: Blocked (15), the reason in the text
 	for how in "" "AAAA" "tcp" "AAAA tcp"; do
 		run -0 ask $NET4.1 pypi.test $how edns
 		[ "$(jq -c '[.rcode, .answers, .ede[0].code]' <<<"$output")" = "[3,0,15]" ]
 		[[ "$(jq -r '.ede[0].text' <<<"$output")" == *"pypi.test is denied: use the internal mirror"* ]]
 	done
+	# an allowed name whose CNAME leads into the denied one: Blocked, and says so
+	run -0 ask $NET4.1 www.cname.test edns
+	[ "$(jq -c '[.rcode, .answers, .ede[0].code]' <<<"$output")" = "[3,0,15]" ]
+	[[ "$(jq -r '.ede[0].text' <<<"$output")" == *"www.cname.test leads to pypi.test, which is denied: use the internal mirror"* ]]
 	# not on the allowlist: Prohibited (18)
 	run -0 ask $NET4.1 unknown.test edns
 	[ "$(jq -c '[.rcode, .answers, .ede[0].code]' <<<"$output")" = "[3,0,18]" ]
@@ -186,8 +194,8 @@ ask() { ip netns exec "$C" python3 "$ASK" "$@"; }
 	# a client without EDNS gets no OPT record (RFC 6891), the same final rcode
 	run -0 ask $NET4.1 pypi.test
 	[ "$(jq -c '[.rcode, .answers, .opt]' <<<"$output")" = "[3,0,false]" ]
-	# the refused names never reached the upstream
-	! grep -q "query.*pypi.test" "$T/dnsmasq.log"
+	# the refused names never reached the upstream (only the CNAME's owner did)
+	[ "$(grep -c "query\[.*\] pypi.test from" "$T/dnsmasq.log")" = "$asked" ]
 	# an allowed name still resolves
 	run -0 ask $NET4.1 allowed.test edns
 	[ "$(jq -c '[.rcode, .answers]' <<<"$output")" = "[0,1]" ]
