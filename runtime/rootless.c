@@ -219,13 +219,9 @@ int rootless_enter_userns(bool need_range, struct ab_err *err)
 		(void)!write(go[1], "u", 1);
 	close(go[1]);
 	char msg[512];
-	size_t got = 0;
-	ssize_t n;
-	while ((n = read(report[0], msg + got, sizeof msg - 1 - got)) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0)
-			got += (size_t)n;
+	ssize_t got = read_all(report[0], msg, sizeof msg - 1);
 	close(report[0]);
-	msg[got] = 0;
+	msg[got > 0 ? got : 0] = 0;
 	int status;
 	while (waitpid(writer, &status, 0) < 0 && errno == EINTR)
 		;
@@ -237,7 +233,7 @@ int rootless_enter_userns(bool need_range, struct ab_err *err)
 		return ab_error(err, e, "rootless: unshare a user namespace");
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return ab_error(err, 0, "rootless: the user namespace's id maps: %s", got ? msg : "not written");
+		return ab_error(err, 0, "rootless: the user namespace's id maps: %s", got > 0 ? msg : "not written");
 	/* root of it; a map newgidmap wrote leaves setgroups allowed: drop the
 	 * user's supplementary groups, which the namespace cannot name */
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)

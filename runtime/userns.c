@@ -130,12 +130,10 @@ static int run_helper(const char *helper, pid_t pid, const struct oci_id_mapping
 	}
 	close(out[1]);
 	char msg[256];
-	size_t got = 0;
-	ssize_t r;
-	while ((r = read(out[0], msg + got, sizeof msg - 1 - got)) > 0 || (r < 0 && errno == EINTR))
-		if (r > 0)
-			got += (size_t)r;
+	ssize_t got = read_all(out[0], msg, sizeof msg - 1);
 	close(out[0]);
+	if (got < 0)
+		got = 0;
 	msg[got] = 0;
 	msg[strcspn(msg, "\n")] = 0;
 	int status;
