@@ -18,7 +18,11 @@
 #define SLIRP_READY_MS 10000
 #define SLIRP_STOP_MS 2000
 
-static int read_log_tail(const char *path, char *buf, size_t len)
+/* What slirp4netns said that tells why it failed: its first line that is no
+ * warning (it prints "WARNING: Support for seccomp is experimental" on every
+ * run, and "child failed" after the real error), with what to do about the
+ * usual one: /dev/net/tun the user may not open. */
+static int read_log_reason(const char *path, char *buf, size_t len)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t n;
@@ -26,10 +30,23 @@ static int read_log_tail(const char *path, char *buf, size_t len)
 	buf[0] = 0;
 	if (read_file_at(AT_FDCWD, path, 1 << 20, &text, &n, &e) < 0)
 		return -1;
-	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
-		text[--n] = 0;
-	const char *last = strrchr(text, '\n');
-	snprintf(buf, len, "%s", last ? last + 1 : text);
+	const char *fallback = NULL;
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!*line || strncmp(line, "WARNING:", 8) == 0)
+			continue;
+		if (strncmp(line, "child failed", 12) == 0) {
+			fallback = fallback ? fallback : line;
+			continue;
+		}
+		snprintf(buf, len, "%s%s", line,
+			 strstr(line, "/dev/net/tun") ? " (the user needs read and write access to /dev/net/tun: "
+							"mode 0666, as most distributions ship it)" : "");
+		return 0;
+	}
+	snprintf(buf, len, "%s", fallback ? fallback : "");
 	return 0;
 }
 
@@ -110,7 +127,7 @@ int kit_slirp_ready(struct kit_slirp *s, struct ab_err *err)
 	char tail[512];
 	if (n == 0)
 		snprintf(tail, sizeof tail, "not ready after %d s", SLIRP_READY_MS / 1000);
-	else if (read_log_tail(s->log_path, tail, sizeof tail) < 0 || !tail[0])
+	else if (read_log_reason(s->log_path, tail, sizeof tail) < 0 || !tail[0])
 		snprintf(tail, sizeof tail, "exited before it was ready");
 	return ab_error(err, 0, "network: slirp4netns: %s", tail);
 }

@@ -204,5 +204,7 @@ HTTP='printf "GET / HTTP/1.0\r\n\r\n" | nc -w 3'
 	run pa run --rm --network container:r-owner --sysctl net.ipv4.ip_unprivileged_port_start=90 "$IMG" \
 		cat /proc/sys/net/ipv4/ip_unprivileged_port_start
 	assert_success
-	[ "$output" = 90 ] || fail "$output"
+	# podman passes on create's one warning (no delegated cgroup on this host)
+	[ "$(grep -v '^agentbox: warning: container .* runs without a cgroup: rootless' <<<"$output")" = 90 ] ||
+		fail "$output"
 }
