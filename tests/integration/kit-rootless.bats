@@ -637,3 +637,43 @@ for f in ("uid_map", "gid_map"):
 		fail "not the tun error: $stderr"
 	assert_user_run_clean
 }
+
+@test "rootless kit run --name: the user allows a name while the box runs; the box reaches it at once; the log says so" {
+	setup_inet
+	KR_RESOLV=$TEST_DIR/resolv.conf
+	kkit live.yaml <<-'EOF2'
+		rootfs: host
+		network:
+		  allow: ["web.test:8080"]
+	EOF2
+	# the box tries other.test before and after the workspace says "go"
+	local script='getent hosts other.test >/dev/null && echo before-resolved || echo before-refused
+		while [ ! -e /workspace/go ]; do sleep 0.1; done
+		socat -T5 - TCP:other.test:8080,connect-timeout=4 </dev/null || echo after-failed'
+	local out=$TEST_DIR/live.out
+	kr_cmd "$KR_BIN/agentbox" --egress-internal 198.18.42.128/25 kit run --workspace "$WS" --name krlive \
+		live.yaml -- sh -c "$script" >"$out" 2>&1 3>&- </dev/null &
+	local box=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^before-' "$out" && break
+		sleep 0.1
+	done
+	grep -q '^before-refused$' "$out" || { kill $box; fail "before the allow: $(cat "$out")"; }
+	kr egress allow box-krlive other.test:8080
+	assert_success
+	kr egress show box-krlive
+	assert_output_contains other.test:8080
+	runuser -u "$KR_USER" -- touch "$WS/go"
+	wait $box || fail "the box failed: $(cat "$out")"
+	grep -q hello-from-inet "$out" || fail "other.test not reached after the allow: $(cat "$out")"
+	! grep -q after-failed "$out" || fail "$(cat "$out")"
+	# the change is in the box's log, after the run too
+	kr egress log box-krlive
+	assert_success
+	assert_output_contains other.test:8080
+	assert_output_matches 'policy +allow'
+	kr kit rm krlive
+	assert_success
+	assert_user_run_clean
+}
