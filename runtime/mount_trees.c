@@ -55,23 +55,9 @@ static int idmapped_tree(const struct oci_config *c, const struct oci_mount *m, 
 		return ab_error(err, 0, "an id-mapped mount needs a source");
 	char src[PATH_MAX];
 	source_path(m, bundle, src, sizeof src);
-	_cleanup_close_ int userns = idmap_userns(uids, n_uids, gids, n_gids, err);
-	if (userns < 0)
-		return -1;
-	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive_bind ? AT_RECURSIVE : 0);
-	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, src, flags);
-	if (tree < 0)
-		return ab_error(err, errno, "open_tree %s", src);
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
-	unsigned at = AT_EMPTY_PATH | (m->recursive_idmap ? AT_RECURSIVE : 0);
-	if (syscall(SYS_mount_setattr, tree, "", at, &attr, sizeof attr) < 0) {
-		int e = errno;
-		close(tree);
-		if (e == EINVAL || e == EPERM || e == ENOSYS)
-			return ab_error(err, e, "%s cannot be id-mapped here (the kernel or its file system does not support it)", src);
-		return ab_error(err, e, "id-map %s", src);
-	}
-	return tree;
+	unsigned flags = (m->recursive_bind ? IDMAP_TREE_RECURSIVE_BIND : 0) |
+			 (m->recursive_idmap ? IDMAP_TREE_RECURSIVE_IDMAP : 0);
+	return idmap_tree(src, flags, uids, n_uids, gids, n_gids, err);
 }
 
 /* A plain clone of a bind's source, or -1 (logged at debug: the init tries

@@ -24,6 +24,7 @@
 
 #include "egress.h"
 #include "netdev.h"
+#include "raw_syscall.h"
 #include "sealed_exe.h"
 #include "sha256.h"
 #include "util.h"
@@ -394,44 +395,21 @@ static char *refill_argv[] = {refill_arg0, refill_arg1, refill_size, NULL, NULL}
 static char *refill_envp[] = {NULL};
 static long refill_stack[1024];
 
-/* The child of clone(CLONE_VM) shares our memory, thread-local storage
- * included, until it execs: a failing libc call there would set *our* errno
- * while we run on. So its system calls are made without libc where we know
- * how; elsewhere we wait for its execve (CLONE_VFORK). */
-#if defined(__x86_64__)
+/* The child of clone(CLONE_VM) borrows our memory until its execve: raw
+ * system calls only (raw_syscall.h), or we wait for its execve. */
+#if RAW_SYSCALL
 #define REFILL_CLONE_FLAGS CLONE_VM
-static long refill_syscall3(long nr, long a, long b, long c)
-{
-	long ret;
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-	return ret;
-}
-#elif defined(__aarch64__)
-#define REFILL_CLONE_FLAGS CLONE_VM
-static long refill_syscall3(long nr, long a, long b, long c)
-{
-	register long x8 __asm__("x8") = nr;
-	register long x0 __asm__("x0") = a;
-	register long x1 __asm__("x1") = b;
-	register long x2 __asm__("x2") = c;
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
-	return x0;
-}
 #else
 #define REFILL_CLONE_FLAGS (CLONE_VM | CLONE_VFORK)
-static long refill_syscall3(long nr, long a, long b, long c)
-{
-	return syscall(nr, a, b, c);
-}
 #endif
 
 /* The child: raw system calls only, on its own stack, touching nothing else. */
 static int refill_exec(void *unused)
 {
 	(void)unused;
-	(void)refill_syscall3(SYS_close_range, 0, (long)~0U, 0);
-	(void)refill_syscall3(SYS_execve, (long)refill_prog, (long)refill_argv, (long)refill_envp);
-	(void)refill_syscall3(SYS_exit, 127, 0, 0);
+	(void)raw_syscall3(SYS_close_range, 0, (long)~0U, 0);
+	(void)raw_syscall3(SYS_execve, (long)refill_prog, (long)refill_argv, (long)refill_envp);
+	(void)raw_syscall3(SYS_exit, 127, 0, 0);
 	return 0;
 }
 
