@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define LIST_MAX (4u << 20)
 
@@ -26,7 +27,25 @@ static int registry_dir(char *buf, size_t len, struct ab_err *err)
 	return 0;
 }
 
-/* Open KEY.SUFFIX and flock it. The files go when their workspace is unused
+/* KEY.users is locked with fcntl (a read lock per box, a write lock to find
+ * none): such a lock is the process's, and a child it forks (the sentry, the
+ * network namespace pool's filler before its exec) holds a copy of the file
+ * but not the lock. With flock, the lock of the open file, a child still
+ * alive when its box ended made the box look in use: the placeholders stayed
+ * until the next kit command. KEY.mutex, held only while no child is made,
+ * keeps flock. */
+static int take_lock(int fd, const char *suffix, int op)
+{
+	if (!streq(suffix, "users"))
+		return flock(fd, op);
+	struct flock fl = {.l_type = (op & LOCK_EX) ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET};
+	int r = fcntl(fd, (op & LOCK_NB) ? F_SETLK : F_SETLKW, &fl);
+	if (r < 0 && errno == EACCES)
+		errno = EAGAIN;
+	return r;
+}
+
+/* Open KEY.SUFFIX and lock it. The files go when their workspace is unused
  * (remove_if_unused): a lock won on a file unlinked meanwhile is tried again
  * on the one that replaced it. */
 static int lock_file(const char *key, const char *suffix, int op)
@@ -38,7 +57,7 @@ static int lock_file(const char *key, const char *suffix, int op)
 		if (fd < 0)
 			return -1;
 		int r;
-		while ((r = flock(fd, op)) < 0 && errno == EINTR)
+		while ((r = take_lock(fd, suffix, op)) < 0 && errno == EINTR)
 			;
 		struct stat a, b;
 		if (r == 0 && fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
@@ -85,23 +104,24 @@ static int open_parent(int wsfd, const char *rel, char buf[PATH_MAX], const char
 static int make_one(int wsfd, const struct stat *ws_st, const struct kit_ws_entry *e, struct ab_err *err)
 {
 	char buf[PATH_MAX];
-	const char *name;
-	_cleanup_close_ int parent = open_parent(wsfd, e->rel, buf, &name);
-	if (parent < 0)
+	const char *name = e->rel;
+	_cleanup_close_ int parent = -1;
+	if (strchr(e->rel, '/') && (parent = open_parent(wsfd, e->rel, buf, &name)) < 0)
 		return ab_error(err, errno, "a placeholder for %s", e->rel);
+	int dir = parent >= 0 ? parent : wsfd;
 	if (e->dir) {
-		if (mkdirat(parent, name, 0755) < 0)
+		if (mkdirat(dir, name, 0755) < 0)
 			return errno == EEXIST ? 0 : ab_error(err, errno, "a placeholder for %s", e->rel);
 	} else {
-		_cleanup_close_ int fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		_cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return errno == EEXIST ? 0 : ab_error(err, errno, "a placeholder for %s", e->rel);
 		if (write_all(fd, e->content, strlen(e->content)) < 0)
 			return ab_error(err, errno, "write the placeholder %s", e->rel);
 	}
 	/* the user's, should it ever be left behind */
-	if (geteuid() == 0)
-		(void)fchownat(parent, name, ws_st->st_uid, ws_st->st_gid, AT_SYMLINK_NOFOLLOW);
+	if (geteuid() == 0 && (ws_st->st_uid != 0 || ws_st->st_gid != getegid()))
+		(void)fchownat(dir, name, ws_st->st_uid, ws_st->st_gid, AT_SYMLINK_NOFOLLOW);
 	return 0;
 }
 
@@ -166,38 +186,47 @@ struct record {
 	const char *content;
 };
 
-/* The placeholder is still as made: remove it. */
-static void remove_one(const struct record *r, dev_t dev, ino_t ino)
+/* The placeholder is still as made: remove it. wsfd: its workspace, opened
+ * once for the list. */
+static void remove_one(int wsfd, const struct record *r)
 {
-	_cleanup_close_ int wsfd = open(r->ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-	if (wsfd < 0 || fstat(wsfd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)
-		return;         /* moved away: leave it rather than guess */
 	char buf[PATH_MAX];
-	const char *name;
-	_cleanup_close_ int parent = open_parent(wsfd, r->rel, buf, &name);
-	if (parent < 0)
+	const char *name = r->rel;
+	_cleanup_close_ int parent = -1;
+	if (strchr(r->rel, '/') && (parent = open_parent(wsfd, r->rel, buf, &name)) < 0)
 		return;
+	int dir = parent >= 0 ? parent : wsfd;
 	if (r->kind == 'D') {
-		(void)unlinkat(parent, name, AT_REMOVEDIR);     /* not when something is in it */
+		(void)unlinkat(dir, name, AT_REMOVEDIR);        /* not when something is in it */
 		return;
 	}
-	_cleanup_close_ int fd = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	size_t len = strlen(r->content);
 	char have[64];
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != len || len >= sizeof have ||
 	    read_all(fd, have, len) != (ssize_t)len || memcmp(have, r->content, len) != 0)
 		return;
-	(void)unlinkat(parent, name, 0);
+	(void)unlinkat(dir, name, 0);
 }
 
-/* With the mutex held: when no box uses the workspace any more, remove what
- * its list names, the last made first, and the list. */
-static void remove_if_unused(const char *key)
+/* The workspace ws if it is still the one keyed dev:ino (moved away: -1, and
+ * its placeholders are left rather than guessed at). */
+static int open_workspace(const char *ws, dev_t dev, ino_t ino)
 {
-	_cleanup_close_ int users = lock_file(key, "users", LOCK_EX | LOCK_NB);
-	if (users < 0)
-		return;
+	int wsfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (wsfd >= 0 && (fstat(wsfd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)) {
+		close(wsfd);
+		wsfd = -1;
+	}
+	return wsfd;
+}
+
+/* With the mutex and the users lock held (no box uses the workspace any
+ * more): remove what key's list names, the last made first, and the list. */
+static void remove_listed(const char *key)
+{
 	unsigned long long dev, ino;
 	const char *base = strrchr(key, '/');
 	if (!base || sscanf(base + 1, "%llx-%llx", &dev, &ino) != 2)
@@ -243,12 +272,33 @@ static void remove_if_unused(const char *key)
 		}
 		v[n++] = (struct record){ws, kind, s, content};
 	}
-	while (n-- > 0)
-		remove_one(&v[n], (dev_t)dev, (ino_t)ino);
+	int wsfd = -1;
+	const char *open_ws = NULL;
+	while (n-- > 0) {
+		if (!open_ws || !streq(open_ws, v[n].ws)) {
+			if (wsfd >= 0)
+				close(wsfd);
+			open_ws = v[n].ws;
+			wsfd = open_workspace(open_ws, (dev_t)dev, (ino_t)ino);
+		}
+		if (wsfd >= 0)
+			remove_one(wsfd, &v[n]);
+	}
+	if (wsfd >= 0)
+		close(wsfd);
 	(void)unlink(list);
 	/* unused: its lock files go too (the caller holds the mutex, unlinked last) */
 	unlink_key(key, "users");
 	unlink_key(key, "mutex");
+}
+
+/* With the mutex held: when no box uses the workspace any more, remove what
+ * its list names. */
+static void remove_if_unused(const char *key)
+{
+	_cleanup_close_ int users = lock_file(key, "users", LOCK_EX | LOCK_NB);
+	if (users >= 0)
+		remove_listed(key);
 }
 
 void kit_placeholders_release(struct kit_placeholders *ph)

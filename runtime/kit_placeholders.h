@@ -7,10 +7,11 @@
  * protection away (the kernel detaches mounts on a removed entry in every
  * namespace), so the boxes of one workspace share a registry entry under the
  * kit run directory, keyed by the workspace's device and inode:
- *   ID.users  each running box holds a shared flock on it;
+ *   ID.users  each running box holds a read lock on it (fcntl: its own
+ *             process's, never inherited by a child it forks);
  *   ID.list   what was made (written before it is made), NUL-separated;
  *   ID.mutex  an exclusive flock while making or removing.
- * Whoever finds no other user (an exclusive flock that succeeds) removes
+ * Whoever finds no other user (a write lock that succeeds) removes
  * everything listed that still looks as it was made: an empty directory, or
  * a file holding exactly its placeholder text. A killed run's entries go at
  * the next kit command (kit_placeholders_sweep). */
