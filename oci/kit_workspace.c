@@ -14,9 +14,10 @@
  *   are not on the list (workspace_protect adds any path).
  *
  * A bind keeps the box from writing, removing or renaming an entry that
- * exists; one that does not exist yet gets an empty placeholder (a directory,
- * which git does not list; inside .git a neutral file) that kit run removes
- * afterwards. Directories above a protected entry are bound onto themselves,
+ * exists; one that does not exist yet gets an empty placeholder (the 0:0
+ * device node, which nothing opens and git does not list, or a directory
+ * where that node cannot be had; inside .git a neutral file: see
+ * runtime/kit_placeholders.c) that kit run removes afterwards. Directories above a protected entry are bound onto themselves,
  * so that they cannot be renamed away with it. A symlink cannot be bound over:
  * a protected entry that is one is refused. */
 #include "kit_workspace.h"
@@ -33,7 +34,7 @@
 
 enum placeholder {
 	PH_NONE,        /* protected when it exists; the box may create it */
-	PH_DIR,         /* absent: an empty directory stands in */
+	PH_DIR,         /* absent: a placeholder stands in (the 0:0 node, or a directory) */
 	PH_FILE,        /* absent: a file with `content` stands in */
 	PH_HOME,        /* PH_DIR when the workspace is a home directory, else PH_NONE */
 };

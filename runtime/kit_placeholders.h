@@ -12,8 +12,8 @@
  *   ID.list   what was made (written before it is made), NUL-separated;
  *   ID.mutex  an exclusive flock while making or removing.
  * Whoever finds no other user (a write lock that succeeds) removes
- * everything listed that still looks as it was made: an empty directory, or
- * a file holding exactly its placeholder text. A killed run's entries go at
+ * everything listed that still looks as it was made: the 0:0 device node,
+ * an empty directory, or a file holding exactly its placeholder text. A killed run's entries go at
  * the next kit command (kit_placeholders_sweep). */
 #ifndef AGENTBOX_KIT_PLACEHOLDERS_H
 #define AGENTBOX_KIT_PLACEHOLDERS_H

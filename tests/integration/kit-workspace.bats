@@ -309,10 +309,11 @@ write_try() {
 		>"$TEST_DIR/k.out" 2>&1 3>&- &
 	local pid=$!
 	wait_for_path "$WS/up" || { cat "$TEST_DIR/k.out" >&2; kill "$pid"; false; }
-	[ -d "$WS/.envrc" ]
+	# a placeholder: the whiteout device node, which nothing can open
+	[ -c "$WS/.envrc" ] && [ "$(stat -c %t:%T "$WS/.envrc")" = 0:0 ]
 	kill -KILL "$pid"
 	wait "$pid" || true
-	[ -d "$WS/.envrc" ]             # nobody else cleans up...
+	[ -c "$WS/.envrc" ]             # nobody else cleans up...
 	runtime kit show                # ... until the next kit command
 	assert_success
 	[ ! -e "$WS/.envrc" ] && [ ! -e "$WS/.vscode/x" ] && [ -e "$WS/.vscode/settings.json" ]
@@ -423,5 +424,31 @@ write_try() {
 	assert_success
 	[ "$stdout" = "$(printf 'hello\nread-only\nno-envrc')" ]
 	[ "$(ws_snapshot "$WS")" = "$before" ]
+	assert_kit_run_clean
+}
+
+@test "kit run: a placeholder is the 0:0 device node, not a directory, except on overlayfs (a whiteout there)" {
+	# elsewhere: a node, which takes no disk block and which nothing opens
+	runtime kit run --workspace "$WS" -- sh -c '
+		[ -c .envrc ] && stat -c "%t:%T" .envrc; { cat .envrc; } 2>/dev/null || echo unreadable
+		{ mkdir .idea; } 2>/dev/null || echo no-idea'
+	assert_success
+	[ "$stdout" = "$(printf '0:0\nunreadable\nno-idea')" ]
+	[ ! -e "$WS/.envrc" ] && [ ! -e "$WS/.idea" ]
+	# on overlayfs that node would be a whiteout, and the name would vanish:
+	# directories stand in, read-only, and go with the run
+	local ov=$TEST_DIR/ov
+	mkdir -p "$ov/lower" "$ov/upper" "$ov/work" "$ov/ws"
+	echo hello >"$ov/lower/README"
+	mount -t overlay agentbox-test-ov -o "lowerdir=$ov/lower,upperdir=$ov/upper,workdir=$ov/work" "$ov/ws"
+	defer umount -l "$ov/ws"
+	chown 1000:1000 "$ov/ws"
+	runtime kit run --workspace "$ov/ws" -- sh -c '
+		[ -d .envrc ] && echo envrc-dir; { touch .envrc/x; } 2>/dev/null || echo envrc-refused
+		echo note >notes.txt && cat README'
+	assert_success
+	[ "$stdout" = "$(printf 'envrc-dir\nenvrc-refused\nhello')" ]
+	[ "$(cat "$ov/ws/notes.txt")" = note ]
+	[ ! -e "$ov/ws/.envrc" ] && [ ! -e "$ov/upper/.envrc" ] && [ ! -e "$ov/ws/.git" ]
 	assert_kit_run_clean
 }

@@ -134,6 +134,21 @@ read_disk_args() {
 	assert_nothing_left
 }
 
+@test "devices: a bind of the whiteout node (c 0:0) passes the floor and opens nothing; c 1:11 beside it is refused" {
+	mknod "$TEST_DIR/whiteout" c 0 0
+	add_mount /mnt/wh bind "$TEST_DIR/whiteout" bind
+	set_args sh -c "{ head -c 1 /mnt/wh; } 2>/dev/null || echo unopened"
+	run_container abfl-wh
+	assert_success
+	[ "$stdout" = unopened ]
+	mknod "$TEST_DIR/kmsg" c 1 11
+	add_mount /mnt/kmsg bind "$TEST_DIR/kmsg" bind
+	run_container abfl-wh-kmsg
+	assert_failure 1
+	assert_one_error_line "floor: host devices are refused: mounts\[[0-9]+\] binds the character device $TEST_DIR/kmsg \(c 1:11\)"
+	assert_nothing_left
+}
+
 @test "devices: a directory holding device nodes shows them, but the device cgroup refuses them; the host's /dev is refused" {
 	mkdir "$TEST_DIR/devdir"
 	mknod "$TEST_DIR/devdir/disk" b "$LOOP_MAJ" "$LOOP_MIN"
