@@ -138,8 +138,27 @@ static bool on_readonly_mount(int fd)
 	return fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
 }
 
-/* Other builds' copies (EXE_CACHE_DIR, see host_copy_open) and the half-made
- * copies of creators that were killed. */
+/* Other builds whose copies stay beside the newest one's: a host running two
+ * builds in turn (an upgrade under way, an engine's runtime and a user's kit
+ * binary, a benchmark against an older build) would otherwise make a copy
+ * and mount it at every change of build. */
+#define OTHER_COPIES_KEPT 3
+
+struct old_copy {
+	char name[NAME_MAX + 1];
+	struct timespec made;
+};
+
+static int by_newest(const void *a, const void *b)
+{
+	const struct timespec *x = &((const struct old_copy *)a)->made, *y = &((const struct old_copy *)b)->made;
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec ? 1 : -1;
+	return x->tv_nsec < y->tv_nsec ? 1 : x->tv_nsec > y->tv_nsec ? -1 : 0;
+}
+
+/* Other builds' copies (EXE_CACHE_DIR, see host_copy_open) but the newest few,
+ * and the half-made copies of creators that were killed. */
 static void host_copy_prune(int dir_fd, const char *keep)
 {
 	DIR *d = fdopendir(dir_fd);
@@ -147,6 +166,8 @@ static void host_copy_prune(int dir_fd, const char *keep)
 		close(dir_fd);
 		return;
 	}
+	struct old_copy *old = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		/* the half-made copy of a creator that was killed */
@@ -156,17 +177,29 @@ static void host_copy_prune(int dir_fd, const char *keep)
 				(void)unlinkat(dirfd(d), de->d_name, 0);
 			continue;
 		}
-		if (strncmp(de->d_name, "agentbox-", 9) != 0 || streq(de->d_name, keep))
+		struct stat st;
+		if (strncmp(de->d_name, "agentbox-", 9) != 0 || streq(de->d_name, keep) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			old = xrealloc(old, cap * sizeof *old);
+		}
+		snprintf(old[n].name, sizeof old[n].name, "%s", de->d_name);
+		old[n++].made = st.st_ctim;     /* renamed into place: no later change */
+	}
+	qsort(old, n, sizeof *old, by_newest);
+	for (size_t i = OTHER_COPIES_KEPT; i < n; i++) {
 		char path[PATH_MAX];
-		snprintf(path, sizeof path, EXE_CACHE_DIR "/%s", de->d_name);
+		snprintf(path, sizeof path, EXE_CACHE_DIR "/%s", old[i].name);
 		/* a runtime still running an old build keeps its pages: mappings
 		 * and open files outlive the lazy unmount */
 		while (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
 			;
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
+		if (unlinkat(dirfd(d), old[i].name, 0) < 0 && errno != ENOENT)
 			log_debug("sealed exe: remove old copy %s: %m", path);
 	}
+	free(old);
 	closedir(d);
 }
 
@@ -176,7 +209,8 @@ static void host_copy_prune(int dir_fd, const char *keep)
  * for writing fails (EROFS) for everyone, and a container cannot remount a
  * mount of the host's namespace. The page cache of that one file then backs
  * the code of every container's init. Named by the binary's identity, so a new
- * build gets its own; the others are unmounted and removed when it is made.
+ * build gets its own; when it is made, the others but the newest few are
+ * unmounted and removed.
  * -1 where it cannot be had (no right to mount, a foreign directory): the
  * memfd per child then. */
 void exe_identity(const struct stat *st, char *buf, size_t len)

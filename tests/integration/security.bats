@@ -192,7 +192,7 @@ assert_memfd_exe() {
 }
 
 # bats test_tags=agentbox-only
-@test "the read-only copy of the binary: one found unmounted is made afresh; a new build's copy replaces the others; a directory others may write is not used" {
+@test "the read-only copy of the binary: one found unmounted is made afresh; a new build's copy replaces all but the three newest others; a directory others may write is not used" {
 	local dir=/run/agentbox-exe copy
 	set_args abtest true
 	runtime create --bundle "$BUNDLE" ct
@@ -208,19 +208,30 @@ assert_memfd_exe() {
 	[ "$(readlink "/proc/$(state_field ct .pid)/exe")" = "$copy" ]
 	[ "$(head -c 4 "$copy" | od -An -c | tr -d ' ')" = '177ELF' ] || fail "the unmounted copy was used as it was"
 	runtime delete --force ct
-	# as if another build had made its copy, and ours were not there yet
+	# as if four other builds had made their copies, one after the other, and
+	# ours were not there yet: the three newest stay (a host running two builds
+	# in turn copies nothing at each change), the oldest goes
 	while umount "$copy" 2>/dev/null; do :; done
 	rm -f "$copy"
-	cp "$RUNTIME_REAL" "$dir/agentbox-0-0-0-0.0-0.0"
-	mount --bind "$dir/agentbox-0-0-0-0.0-0.0" "$dir/agentbox-0-0-0-0.0-0.0"
+	local b other
+	for b in 1 2 3 4; do
+		other=$dir/agentbox-0-0-0-$b.0-0.0
+		defer sh -c "while umount '$other' 2>/dev/null; do :; done; rm -f '$other'"
+		cp "$RUNTIME_REAL" "$other"
+		mount --bind "$other" "$other"
+		sleep 0.01
+	done
 	# and the half-made copy of a creator that was killed (no such pid)
 	echo partial >"$dir/.new-2147483647"
 	runtime create --bundle "$BUNDLE" ct
 	assert_success
 	[ "$(readlink "/proc/$(state_field ct .pid)/exe")" = "$copy" ]
-	[ ! -e "$dir/agentbox-0-0-0-0.0-0.0" ] || fail "the other build's copy is still there: $(ls -la "$dir")"
+	[ ! -e "$dir/agentbox-0-0-0-1.0-0.0" ] || fail "the oldest other build's copy is still there: $(ls -la "$dir")"
+	! grep -q "agentbox-0-0-0-1\." /proc/self/mountinfo || fail "the oldest other build's copy is still mounted"
+	for b in 2 3 4; do
+		grep -q "agentbox-0-0-0-$b\." /proc/self/mountinfo || fail "build $b's copy went: $(ls -la "$dir")"
+	done
 	[ ! -e "$dir/.new-2147483647" ] || fail "a dead creator's half-made copy is still there"
-	! grep -q agentbox-0-0-0-0 /proc/self/mountinfo || fail "the other build's copy is still mounted"
 	runtime delete --force ct
 	# no copy yet, in a directory others may write into (whose files could be
 	# anyone's): none is made or mounted, each child copies to a memfd
