@@ -139,6 +139,21 @@ srt_settings() {
 		deniedDomains: []}, filesystem: {denyRead: [], allowWrite: [$ws], denyWrite: []}}' >"$1"
 }
 
+# The user's slirp4netns opens /dev/net/tun, which most distributions ship
+# 0666; where it is not (0600 on some VMs), a node of the same device the user
+# may open is bound over it in this mount namespace only: the host's node and
+# its mode stay as they are.
+tun_for_user() {
+	[ -c /dev/net/tun ] || return 0
+	setpriv --reuid="$BENCH_USER" --regid="$BENCH_USER" --init-groups sh -c 'test -r /dev/net/tun && test -w /dev/net/tun' && return 0
+	local mode
+	mode=$(stat -c %a /dev/net/tun)
+	if mknod -m 0666 "$WORK/tun" c 10 200 && mount --bind "$WORK/tun" /dev/net/tun; then
+		say "kits: /dev/net/tun is $mode on the host: a 0666 node of it bound over it in the benchmark's mount namespace, for the rootless cases"
+		json_add tun_note '"/dev/net/tun not usable by the user on the host: a 0666 node of the same device bound over it in the benchmark'"'"'s private mount namespace (the host'"'"'s node unchanged)"'
+	fi
+}
+
 # kits: `kit run -- true` against srt (Anthropic's sandbox-runtime: bubblewrap
 # and proxies), without and with networking (user-mode networking and one
 # allowed name for kit run, the proxies and one allowed domain for srt),
@@ -164,6 +179,7 @@ kits() {
 		chmod 0700 "$WORK/xdg-user"
 		AS_USER="setpriv --reuid=$BENCH_USER --regid=$BENCH_USER --init-groups env HOME=$WORK/home-user"
 		AS_USER+=" XDG_RUNTIME_DIR=$WORK/xdg-user PATH=/usr/local/bin:/usr/bin:/bin"
+		tun_for_user
 		want+=(kit-rootless kit-net-rootless)
 		if [ -n "$SRT" ]; then
 			srt_settings "$WORK/srt-user.json" "$WORK/ws-user"
