@@ -188,7 +188,8 @@ static void host_copy_prune(int dir_fd, const char *keep)
 		snprintf(old[n].name, sizeof old[n].name, "%s", de->d_name);
 		old[n++].made = st.st_ctim;     /* renamed into place: no later change */
 	}
-	qsort(old, n, sizeof *old, by_newest);
+	if (n > 1)
+		qsort(old, n, sizeof *old, by_newest);
 	for (size_t i = OTHER_COPIES_KEPT; i < n; i++) {
 		char path[PATH_MAX];
 		snprintf(path, sizeof path, EXE_CACHE_DIR "/%s", old[i].name);
