@@ -364,6 +364,7 @@ setup_inet() {
 		  - -c
 		  - |
 		    grep -q tap0 /proc/net/dev && echo has-tap0
+		    echo "flags $(cat /sys/class/net/tap0/tun_flags)"
 		    getent hosts web.test >/dev/null || echo web-unresolved
 		    socat -T5 - TCP:web.test:8080,connect-timeout=4 </dev/null || echo web-failed
 		    getent hosts other.test >/dev/null || echo other-unresolved
@@ -380,6 +381,11 @@ setup_inet() {
 	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" names.yaml
 	assert_success
 	assert_output_contains has-tap0
+	# made persistent ahead of slirp4netns by a child in the box's user
+	# namespace (IFF_PERSIST): slirp4netns' exit does not wait for the kernel
+	local flags
+	flags=$(sed -n 's/^flags //p' <<<"$stdout")
+	(( flags & 0x800 )) || fail "tap0 is not persistent: ${flags:-none}: $output"
 	refute_output_contains web-unresolved
 	refute_output_contains web-failed
 	[ "$(grep -c hello-from-inet <<<"$stdout")" = 1 ] || fail "$output"

@@ -729,6 +729,34 @@ setup_inet() {
 	assert_kit_run_clean
 }
 
+@test "kit run: the box's tap device is persistent, and slirp4netns stops at once" {
+	setup_inet
+	# a tap device that goes with slirp4netns' last file is unregistered in
+	# its exit, which waits for the kernel's RCU callbacks (tens of ms); a
+	# persistent one goes later with the box's network namespace
+	kit tap.yaml <<-'EOF'
+		network:
+		  allow: ["198.18.201.10:8080"]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    echo "flags $(cat /sys/class/net/tap0/tun_flags)"
+		    socat -T5 - TCP:198.18.201.10:8080,connect-timeout=4 </dev/null || echo allowed-failed
+	EOF
+	runtime kit run "$TEST_DIR/tap.yaml"
+	assert_success
+	local flags
+	flags=$(sed -n 's/^flags //p' <<<"$stdout")
+	[ -n "$flags" ] || fail "no tun_flags: $output"
+	# IFF_PERSIST
+	(( flags & 0x800 )) || fail "tap0 is not persistent: $flags"
+	# and the box reaches the allowed host through it
+	assert_output_contains hello-from-inet
+	refute_output_contains allowed-failed
+	assert_kit_run_clean
+}
+
 # A DNS server for the little internet, on 198.18.201.53 (routed like the test
 # hosts), answering for *.test only: web.test is the allowed host, other.test
 # the denied one (it answers when allowed: see the test).
