@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -403,11 +404,30 @@ static long refill_stack[1024];
 #define REFILL_CLONE_FLAGS (CLONE_VM | CLONE_VFORK)
 #endif
 
-/* The child: raw system calls only, on its own stack, touching nothing else. */
+/* Our pidfd, for the child to wait for our exit on */
+static int refill_parent_pidfd = -1;
+#define REFILL_WAIT_MS 1000
+
+/* The child: raw system calls only, on its own stack, touching nothing else.
+ * It execs once we are gone (or after REFILL_WAIT_MS): while it still holds
+ * our address space, our exit only lets go of it, and the address space's
+ * teardown is done by the child's execve, after whoever waits for us has
+ * been told we exited. */
 static int refill_exec(void *unused)
 {
 	(void)unused;
-	(void)raw_syscall3(SYS_close_range, 0, (long)~0U, 0);
+	int pidfd = refill_parent_pidfd;
+	if (pidfd > 0)
+		(void)raw_syscall3(SYS_close_range, 0, pidfd - 1, 0);
+	(void)raw_syscall3(SYS_close_range, pidfd + 1, (long)~0U, 0);
+#if defined(SYS_poll)
+	if (pidfd >= 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		(void)raw_syscall3(SYS_poll, (long)&p, 1, REFILL_WAIT_MS);
+	}
+#endif
+	if (pidfd >= 0)
+		(void)raw_syscall3(SYS_close, pidfd, 0, 0);
 	(void)raw_syscall3(SYS_execve, (long)refill_prog, (long)refill_argv, (long)refill_envp);
 	(void)raw_syscall3(SYS_exit, 127, 0, 0);
 	return 0;
@@ -425,6 +445,10 @@ void netns_pool_refill(unsigned size, const char *policy_text)
 	/* no copy of this process (a fork's page tables and the copy-on-write
 	 * faults after it): the child borrows our memory for the moment until
 	 * its execve; no exit signal, nobody waits for it */
+	refill_parent_pidfd = RAW_SYSCALL ? (int)syscall(SYS_pidfd_open, getpid(), 0) : -1;
 	(void)clone(refill_exec, refill_stack + sizeof refill_stack / sizeof refill_stack[0], REFILL_CLONE_FLAGS,
 		    NULL);
+	/* ours goes with our exit; the child's copy is what it waits on */
+	if (refill_parent_pidfd >= 0)
+		close(refill_parent_pidfd);
 }

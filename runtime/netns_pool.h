@@ -44,7 +44,9 @@ void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1]);
 int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKEN_LEN + 1], bool *firewalled);
 
 /* Start `agentbox __netns-pool-fill SIZE [POLICY]` (netns_pool_fill) in the
- * background, with no fd of ours, and return at once. POLICY (canonical egress
+ * background, with no fd of ours, and return at once; its exec waits for our
+ * exit (up to a second), so that our exit does not tear down the address
+ * space it borrows until then. POLICY (canonical egress
  * policy text, copied) asks for firewalled entries, NULL for pristine ones. Nothing
  * to do for SIZE 0. */
 #define NETNS_POOL_FILL_COMMAND "__netns-pool-fill"

@@ -88,6 +88,24 @@ fill_pool() {
 	assert_nothing_left
 }
 
+@test "netns pool: the filler execs only once the runtime has exited, so that exit leaves the memory they share to the filler" {
+	command -v strace >/dev/null || skip "needs strace"
+	set_args abtest true
+	local trace=$TEST_DIR/strace rt fill
+	# strace -f follows the filler too, and returns once it is done (under
+	# ptrace LeakSanitizer refuses to run: off for this one)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		timeout 60 strace -f -q -e trace=execve -e signal=none -o "$trace" \
+		"$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" run --bundle "$BUNDLE" st >/dev/null 2>&1 3>&- ||
+		fail "run under strace failed: $(tail -5 "$trace")"
+	rt=$(awk 'NR == 1 { print $1 }' "$trace")
+	rt=$(grep -n "^$rt +++ exited" "$trace" | cut -d: -f1)
+	fill=$(grep -n '__netns-pool-fill' "$trace" | head -1 | cut -d: -f1)
+	[ -n "$rt" ] && [ -n "$fill" ] || fail "no exit of the runtime or no filler: $(cat "$trace")"
+	(( fill > rt )) || fail "the filler's exec (line $fill) came before the runtime's exit (line $rt): $(cat "$trace")"
+	assert_nothing_left
+}
+
 @test "netns pool: two containers at once never share a namespace" {
 	set_args abtest pause ready
 	local ids=(a b c) pids=() i
