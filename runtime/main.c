@@ -130,6 +130,11 @@ static void log_fatal_line(const char *msg) { log_error("%s", msg); }
 int main(int argc, char **argv)
 {
 	util_main_frame = (uintptr_t)__builtin_frame_address(0);
+	/* the argument strings lie end to end: room for a filler's command line */
+	if (argc > 0 && argv[argc - 1] >= argv[0]) {
+		netns_pool_arg_area = argv[0];
+		netns_pool_arg_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
+	}
 	/* the pool's filler, started by a create or run (runtime/netns_pool.h) */
 	if ((argc == 3 || argc == 4) && streq(argv[1], NETNS_POOL_FILL_COMMAND))
 		return netns_pool_fill(NETNS_POOL_DIR, argv[2], argc == 4 ? argv[3] : NULL);
@@ -249,6 +254,7 @@ int main(int argc, char **argv)
 	 * fork of the init or the sentry left write-protected, a page fault each.
 	 * Our own handlers are none; stdio is flushed here. */
 	fflush(NULL);
+	netns_pool_exiting();
 	_exit(r);
 #endif
 	return r;

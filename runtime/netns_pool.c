@@ -4,9 +4,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
-#include <poll.h>
 #include <linux/nsfs.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -394,7 +396,12 @@ static char refill_arg1[] = NETNS_POOL_FILL_COMMAND;
 static char refill_size[16];
 static char *refill_argv[] = {refill_arg0, refill_arg1, refill_size, NULL, NULL};
 static char *refill_envp[] = {NULL};
-static long refill_stack[1024];
+static long refill_small_stack[1024];
+
+/* The process's argument strings (main's argv, end to end): the filler that
+ * runs in place writes its own command line there, as ps and pgrep show it */
+char *netns_pool_arg_area;
+size_t netns_pool_arg_len;
 
 /* The child of clone(CLONE_VM) borrows our memory until its execve: raw
  * system calls only (raw_syscall.h), or we wait for its execve. */
@@ -404,15 +411,56 @@ static long refill_stack[1024];
 #define REFILL_CLONE_FLAGS (CLONE_VM | CLONE_VFORK)
 #endif
 
-/* Our pidfd, for the child to wait for our exit on */
+/* Filling in place takes libc (and libnftnl) in memory the sanitizers' runtime
+ * has already shut down in: their builds exec */
+#if RAW_SYSCALL && defined(SYS_poll) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define REFILL_IN_PLACE 1
+#else
+#define REFILL_IN_PLACE 0
+#endif
+#define REFILL_STACK_SIZE (256 * 1024)
+
+/* Our pidfd, for the child to wait for our exit on, and its stack */
 static int refill_parent_pidfd = -1;
+static bool refill_big_stack;
 #define REFILL_WAIT_MS 1000
 
-/* The child: raw system calls only, on its own stack, touching nothing else.
- * It execs once we are gone (or after REFILL_WAIT_MS): while it still holds
- * our address space, our exit only lets go of it, and the address space's
- * teardown is done by the child's execve, after whoever waits for us has
- * been told we exited. */
+/* Set as we exit (main's _exit, or exit()'s handlers), past our last
+ * malloc: a process killed instead may have left its heap half changed,
+ * and then the child execs */
+static volatile sig_atomic_t refill_parent_exited_cleanly;
+void netns_pool_exiting(void)
+{
+	refill_parent_exited_cleanly = 1;
+}
+
+/* The command line of an exec'd filler, where ours was */
+static void refill_rename(void)
+{
+	if (!netns_pool_arg_area || netns_pool_arg_len == 0)
+		return;
+	memset(netns_pool_arg_area, 0, netns_pool_arg_len);
+	char *p = netns_pool_arg_area, *end = netns_pool_arg_area + netns_pool_arg_len - 1;
+	const char *parts[] = {refill_arg0, refill_arg1, refill_size};
+	for (size_t i = 0; i < ARRAY_SIZE(parts) && p < end; i++) {
+		size_t n = strlen(parts[i]);
+		if (n > (size_t)(end - p))
+			n = (size_t)(end - p);
+		memcpy(p, parts[i], n);
+		p += n + 1;
+	}
+}
+
+/* The child. While we live it borrows our memory: raw system calls only, on
+ * its own stack, touching nothing else; it waits for our exit on a pidfd
+ * (up to REFILL_WAIT_MS). Our exit then only lets go of the address space,
+ * whose teardown is left to the child, after whoever waits for us has been
+ * told we exited. Once we are gone the memory is the child's alone: it fills
+ * the pool right there, with libc and all and without an exec (an exec of
+ * agentbox, its dynamic linking and page faults, was most of a filler's
+ * CPU), and ends with exit_group, never exit (our atexit work is done). If we
+ * are still there after the wait, or it cannot fill in place, it execs
+ * `agentbox __netns-pool-fill`. */
 static int refill_exec(void *unused)
 {
 	(void)unused;
@@ -420,14 +468,20 @@ static int refill_exec(void *unused)
 	if (pidfd > 0)
 		(void)raw_syscall3(SYS_close_range, 0, pidfd - 1, 0);
 	(void)raw_syscall3(SYS_close_range, pidfd + 1, (long)~0U, 0);
+	long gone = 0;
 #if defined(SYS_poll)
 	if (pidfd >= 0) {
 		struct pollfd p = {.fd = pidfd, .events = POLLIN};
-		(void)raw_syscall3(SYS_poll, (long)&p, 1, REFILL_WAIT_MS);
+		gone = raw_syscall3(SYS_poll, (long)&p, 1, REFILL_WAIT_MS);
 	}
 #endif
 	if (pidfd >= 0)
 		(void)raw_syscall3(SYS_close, pidfd, 0, 0);
+	if (REFILL_IN_PLACE && gone == 1 && refill_big_stack && refill_parent_exited_cleanly) {
+		refill_rename();
+		int status = netns_pool_fill(NETNS_POOL_DIR, refill_size, refill_argv[3]);
+		(void)raw_syscall3(SYS_exit_group, status, 0, 0);
+	}
 	(void)raw_syscall3(SYS_execve, (long)refill_prog, (long)refill_argv, (long)refill_envp);
 	(void)raw_syscall3(SYS_exit, 127, 0, 0);
 	return 0;
@@ -443,11 +497,19 @@ void netns_pool_refill(unsigned size, const char *policy_text)
 	if (policy_text && !refill_argv[3])
 		return;
 	/* no copy of this process (a fork's page tables and the copy-on-write
-	 * faults after it): the child borrows our memory for the moment until
-	 * its execve; no exit signal, nobody waits for it */
+	 * faults after it): the child borrows our memory until our exit or its
+	 * execve; no exit signal, nobody waits for it */
 	refill_parent_pidfd = RAW_SYSCALL ? (int)syscall(SYS_pidfd_open, getpid(), 0) : -1;
-	(void)clone(refill_exec, refill_stack + sizeof refill_stack / sizeof refill_stack[0], REFILL_CLONE_FLAGS,
-		    NULL);
+	if (REFILL_IN_PLACE)
+		(void)atexit(netns_pool_exiting);
+	/* filling in place needs more stack than waiting and an exec: its own
+	 * mapping, never unmapped (the child runs on it after we are gone) */
+	void *stack = REFILL_IN_PLACE ? mmap(NULL, REFILL_STACK_SIZE, PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0) : MAP_FAILED;
+	refill_big_stack = stack != MAP_FAILED;
+	void *top = refill_big_stack ? (char *)stack + REFILL_STACK_SIZE
+				     : (void *)(refill_small_stack + ARRAY_SIZE(refill_small_stack));
+	(void)clone(refill_exec, top, REFILL_CLONE_FLAGS, NULL);
 	/* ours goes with our exit; the child's copy is what it waits on */
 	if (refill_parent_pidfd >= 0)
 		close(refill_parent_pidfd);

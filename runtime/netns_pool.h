@@ -23,6 +23,7 @@
 #define AGENTBOX_NETNS_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define NETNS_POOL_DIR "/run/agentbox-netns"
 #define NETNS_POOL_DEFAULT_SIZE 2
@@ -43,13 +44,21 @@ void netns_pool_key(const char *policy_text, char key[NETNS_POOL_KEY_LEN + 1]);
  * one (its token into TOKEN, and *firewalled set), else a pristine one. */
 int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKEN_LEN + 1], bool *firewalled);
 
-/* Start `agentbox __netns-pool-fill SIZE [POLICY]` (netns_pool_fill) in the
- * background, with no fd of ours, and return at once; its exec waits for our
- * exit (up to a second), so that our exit does not tear down the address
- * space it borrows until then. POLICY (canonical egress
+/* Start the pool's filler in the background, with no fd of ours, and return
+ * at once. It waits for our exit (up to a second): our exit then leaves the
+ * address space it borrows to it, and it runs netns_pool_fill(SIZE, POLICY)
+ * right there, with no exec; where it cannot (the sanitizers' builds, or we
+ * are still there), it execs `agentbox __netns-pool-fill SIZE [POLICY]`. POLICY (canonical egress
  * policy text, copied) asks for firewalled entries, NULL for pristine ones. Nothing
  * to do for SIZE 0. */
 #define NETNS_POOL_FILL_COMMAND "__netns-pool-fill"
+/* To be called by a process that started a filler as it exits, past its
+ * last use of the heap (exit() does it too): only then may the filler use
+ * the memory it inherits. */
+void netns_pool_exiting(void);
+/* main's argument strings, end to end (set by main; NULL: unknown) */
+extern char *netns_pool_arg_area;
+extern size_t netns_pool_arg_len;
 void netns_pool_refill(unsigned size, const char *policy_text);
 /* That command: fill DIR up to SIZE_ARG namespaces of the kind asked for, at
  * low priority, unless another filler is at work. The exit status is for
