@@ -48,22 +48,23 @@ int netns_pool_take(const char *dir, const char *key, char token[NETNS_POOL_TOKE
  * at once. It waits for our exit (up to a second): our exit then leaves the
  * address space it borrows to it, and it runs netns_pool_fill(SIZE, POLICY)
  * right there, with no exec; where it cannot (the sanitizers' builds, or we
- * are still there), it execs `agentbox __netns-pool-fill SIZE [POLICY]`. POLICY (canonical egress
- * policy text, copied) asks for firewalled entries, NULL for pristine ones. Nothing
- * to do for SIZE 0. */
+ * are still there), it execs `agentbox __netns-pool-fill SIZE [POLICY]`.
+ * POLICY (canonical egress policy text, copied) asks for firewalled entries,
+ * NULL for pristine ones. Nothing to do for SIZE 0. */
 #define NETNS_POOL_FILL_COMMAND "__netns-pool-fill"
-/* To be called by a process that started a filler as it exits, past its
- * last use of the heap (exit() does it too): only then may the filler use
- * the memory it inherits. */
-void netns_pool_exiting(void);
-/* main's argument strings, end to end (set by main; NULL: unknown) */
-extern char *netns_pool_arg_area;
-extern size_t netns_pool_arg_len;
 void netns_pool_refill(unsigned size, const char *policy_text);
 /* That command: fill DIR up to SIZE_ARG namespaces of the kind asked for, at
  * low priority, unless another filler is at work. The exit status is for
  * nobody in particular. */
 int netns_pool_fill(const char *dir, const char *size_arg, const char *policy_text);
+/* To be called by a process that started a filler as it exits, past its
+ * last use of the heap (exit() does it too): only then may the filler use
+ * the memory it inherits. */
+void netns_pool_exiting(void);
+/* main's argument strings, end to end (set by main; NULL: unknown): where a
+ * filler running in place writes its command line */
+extern char *netns_pool_arg_area;
+extern size_t netns_pool_arg_len;
 
 /* The pinned namespaces in DIR (for tests and the benchmark): pristine ones
  * for KEY NULL, firewalled ones of KEY, or of any key for "". */
