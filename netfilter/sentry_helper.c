@@ -406,7 +406,7 @@ static int call_fd(int sock, const struct hreq *q)
 	return fd;
 }
 
-static int start(struct helper *h, int *ret_sock, pid_t *ret_pid, struct ab_err *err)
+static int start(struct sentry *s, struct helper *h, int *ret_sock, pid_t *ret_pid, struct ab_err *err)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -421,6 +421,7 @@ static int start(struct helper *h, int *ret_sock, pid_t *ret_pid, struct ab_err 
 	if (pid == 0) {
 		close(sv[0]);
 		h->sock = sv[1];
+		sentry_unmap_state(s);   /* ret_sock and ret_pid point there: unused here */
 		helper_main(h);
 	}
 	close(sv[1]);
@@ -433,7 +434,7 @@ int sentry_start_helper(struct sentry *s, struct mnl_socket *nl, struct ab_err *
 {
 	struct helper h = { .role = ROLE_NETADMIN, .nl = nl, .ttl_min = s->ttl_min, .ttl_max = s->ttl_max,
 			    .set_elems_max = s->set_elems_max };
-	return start(&h, &s->helper, &s->helper_pid, err);
+	return start(s, &h, &s->helper, &s->helper_pid, err);
 }
 
 int sentry_start_net_helper(struct sentry *s, const struct egress_upstream *list, size_t n, struct ab_err *err)
@@ -443,7 +444,7 @@ int sentry_start_net_helper(struct sentry *s, const struct egress_upstream *list
 		return ab_error(err, EINVAL, "the net helper: %zu upstreams", n);
 	memcpy(h.up, list, n * sizeof *list);
 	h.n_up = n;
-	return start(&h, &s->net, &s->net_pid, err);
+	return start(s, &h, &s->net, &s->net_pid, err);
 }
 
 int sentry_helper_add(struct sentry *s, unsigned set, const uint8_t key[24], uint32_t timeout_ms)

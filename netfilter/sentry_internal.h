@@ -239,6 +239,8 @@ void *sentry_zpages(size_t len);
  * hook and where its dead stack begins (egress_sentry_params). */
 void sentry_mem_init(void (*release_more)(void), uintptr_t dead_stack_hi);
 void sentry_release_inherited(void);
+/* In a helper just forked: the sentry's state and buffers unmapped (s is gone) */
+void sentry_unmap_state(struct sentry *s);
 
 /* sentry_helper.c: two helpers, forked by the sentry. The netadmin one lives
  * in the box's netns and keeps CAP_NET_ADMIN: set elements, marked sockets.
