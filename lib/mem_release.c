@@ -56,7 +56,7 @@ static inline void raw_dontneed(uintptr_t lo, uintptr_t len)
 }
 
 /* noinline: its frame must lie below the caller's for the stack cut */
-__attribute__((noinline)) void mem_release_pages(uintptr_t stack_cut)
+IDLE_TEXT __attribute__((noinline)) void mem_release_pages(uintptr_t stack_cut)
 {
 	struct text_ranges t = { 0 };
 	(void)malloc_trim(0);

@@ -31,7 +31,7 @@
 #include "sni_proxy.h"
 #include "util.h"
 
-static bool init_alive(struct sentry *s)
+IDLE_TEXT static bool init_alive(struct sentry *s)
 {
 	if (s->pidfd >= 0) {
 		struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
@@ -142,7 +142,7 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 	return sentry_empty_root(err);
 }
 
-static void serve(struct sentry *s)
+IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 {
 	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_GATEWAY, P_RELOAD, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
@@ -179,7 +179,7 @@ static void serve(struct sentry *s)
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline < next)
 				next = s->tc[i].deadline;
 		}
-		int r = poll(pf, ARRAY_SIZE(pf), next == UINT64_MAX ? -1 : next > now ? (int)(next - now) : 0);
+		int r = idle_poll(pf, ARRAY_SIZE(pf), next == UINT64_MAX ? -1 : next > now ? (int)(next - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return;
 		if (!init_alive(s)) {

@@ -311,7 +311,7 @@ static void serve_one(struct helper *h, const struct hreq *q, const struct eg_se
 		close(fd);
 }
 
-static _Noreturn void helper_main(struct helper *h)
+IDLE_TEXT static _Noreturn void helper_main(struct helper *h)
 {
 	struct live_set live[EG_N_SETS] = { 0 };
 	struct ab_err err;
@@ -330,20 +330,16 @@ static _Noreturn void helper_main(struct helper *h)
 	}
 	/* the first release waits for a quiet second like the later ones: a
 	 * short-lived container never pays for it */
-	bool released = false;
 	uint32_t seq = (uint32_t)time(NULL) << 8;
 	for (;;) {
 		struct hreq q;
-		if (!released) {
-			/* after a burst of work: what it touched goes back once quiet */
-			struct pollfd pfd = { .fd = h->sock, .events = POLLIN };
-			if (poll(&pfd, 1, IDLE_RELEASE_MS) == 0) {
-				sentry_release_inherited();
-				released = true;
-				continue;
-			}
+		/* after a burst of work: what it touched goes back once quiet, and
+		 * the next request is waited for without libc's code */
+		struct pollfd pfd = { .fd = h->sock, .events = POLLIN };
+		if (idle_poll(&pfd, 1, IDLE_RELEASE_MS) == 0) {
+			sentry_release_inherited();
+			(void)idle_poll(&pfd, 1, -1);
 		}
-		released = false;
 		ssize_t n = recv(h->sock, &q, sizeof q, 0);
 		if (n == 0)
 			_exit(0);   /* the sentry is gone */

@@ -469,12 +469,12 @@ void sentry_handle_nflog_repeats(struct sentry *s)
 
 /* ---- the tick: repeats, what waited for the rate, the summary ---- */
 
-uint64_t sentry_log_next(const struct sentry *s)
+IDLE_TEXT uint64_t sentry_log_next(const struct sentry *s)
 {
 	return s->log_due ? s->log_flushed_ms + FLUSH_MS : UINT64_MAX;
 }
 
-void sentry_log_tick(struct sentry *s, bool final)
+IDLE_TEXT void sentry_log_tick(struct sentry *s, bool final)
 {
 	uint64_t now = now_ms();
 	if (!s->log_due || (!final && now < s->log_flushed_ms + FLUSH_MS))

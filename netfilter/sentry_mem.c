@@ -40,7 +40,7 @@ void sentry_mem_init(void (*more)(void), uintptr_t stack_hi)
 }
 
 /* noinline: its frame must lie below the caller's for the stack cut */
-__attribute__((noinline)) void sentry_release_inherited(void)
+IDLE_TEXT __attribute__((noinline)) void sentry_release_inherited(void)
 {
 	if (release_more)
 		release_more();

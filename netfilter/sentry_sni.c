@@ -83,7 +83,7 @@ static void gateway_record(struct sentry *s, struct gw_record *r)
 	sentry_log_named(s, &e);
 }
 
-bool sentry_gateway_polled(const struct sentry *s)
+IDLE_TEXT bool sentry_gateway_polled(const struct sentry *s)
 {
 	return s->sp->gateway_fd >= 0 && !s->gateway_gone;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gateway_proto.h"
+#include "mem_release.h"
 #include "sni_proxy.h"
 #include "tls_hello.h"
 #include "util.h"
@@ -531,7 +532,7 @@ nomem:
 	return ab_error(err, ENOMEM, "SNI proxy");
 }
 
-int sni_proxy_fd(const struct sni_proxy *p)
+IDLE_TEXT int sni_proxy_fd(const struct sni_proxy *p)
 {
 	return p->ep;
 }

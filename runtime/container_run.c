@@ -65,7 +65,7 @@ static int fork_sentry_late(struct create_ctx *cc, struct ab_err *err)
 	return 0;
 }
 
-static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
+IDLE_TEXT __attribute__((noinline)) static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -133,7 +133,7 @@ static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_
 			released = true;
 			mem_release_pages(0);
 		}
-		int ready = poll(p, (nfds_t)n, wait_ms);
+		int ready = idle_poll(p, (nfds_t)n, wait_ms);
 		if (ready < 0 && errno != EINTR)
 			return ab_error(err, errno, "poll");
 		if (ready == 0 && idle_ms >= 0 && wait_ms == idle_ms)

@@ -708,6 +708,14 @@ helper_in() {
 		echo "pid $p VmRSS $rss kB"
 		[ "$rss" -lt 1024 ]
 	done
+	# a quiet helper waits without a page of libc's code resident (its idle
+	# loop calls no libc function between giving pages back and sleeping)
+	for p in $h $n; do
+		run -0 awk '/^[0-9a-f]+-[0-9a-f]+ / { code = ($2 ~ /x/ && $6 ~ /\/libc\.so/) }
+			code && /^Rss:/ { kb += $2 } END { print kb + 0 }' /proc/$p/smaps
+		echo "pid $p: $output kB of libc's code resident"
+		[ "$output" -eq 0 ]
+	done
 	# no file of the host stays open but the deny log
 	run -0 ls -l /proc/$s/fd/
 	refute grep -v -e socket: -e anon_inode -e /dev/null -e deny.log -e '^total' <<<"$output"
