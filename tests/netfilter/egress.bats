@@ -709,12 +709,18 @@ helper_in() {
 		[ "$rss" -lt 1024 ]
 	done
 	# a quiet helper waits without a page of libc's code resident (its idle
-	# loop calls no libc function between giving pages back and sleeping)
+	# loop calls no libc function between giving pages back and sleeping);
+	# looked at for a few seconds, in case a loaded host is slow to release
+	local kb
 	for p in $h $n; do
-		run -0 awk '/^[0-9a-f]+-[0-9a-f]+ / { code = ($2 ~ /x/ && $6 ~ /\/libc\.so/) }
-			code && /^Rss:/ { kb += $2 } END { print kb + 0 }' /proc/$p/smaps
-		echo "pid $p: $output kB of libc's code resident"
-		[ "$output" -eq 0 ]
+		for _ in $(seq 25); do
+			kb=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { code = ($2 ~ /x/ && $6 ~ /\/libc\.so/) }
+				code && /^Rss:/ { kb += $2 } END { print kb + 0 }' /proc/$p/smaps)
+			[ "$kb" -eq 0 ] && break
+			sleep 0.2
+		done
+		echo "pid $p: $kb kB of libc's code resident"
+		[ "$kb" -eq 0 ]
 	done
 	# no file of the host stays open but the deny log
 	run -0 ls -l /proc/$s/fd/
