@@ -507,3 +507,20 @@ __attribute__((noinline)) void stack_below_not_inherited(void)
 	/* ENOMEM for the part below the stack that is not mapped: the rest is done */
 	(void)madvise((void *)(end - len), len, MADV_DONTFORK);
 }
+
+bool path_lookup(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (const char *p = path; *p;) {
+		const char *e = strchrnul(p, ':');
+		int n = snprintf(buf, len, "%.*s/%s", (int)(e - p), p, name);
+		struct stat st;
+		if (e > p && n > 0 && (size_t)n < len && access(buf, X_OK) == 0 && stat(buf, &st) == 0 &&
+		    S_ISREG(st.st_mode))
+			return true;
+		p = *e ? e + 1 : e;
+	}
+	return false;
+}

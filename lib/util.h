@@ -83,6 +83,10 @@ char proc_state(pid_t pid);
 int close_fds_from(int first, const int *keep, size_t n_keep);
 /* Mark every fd >= first close-on-exec. */
 int cloexec_fds_from(int first);
+/* NAME's first executable file in a directory of $PATH (the usual system
+ * directories when PATH is unset; empty entries are skipped, not taken for
+ * the current directory) into buf. */
+bool path_lookup(const char *name, char *buf, size_t len);
 /* Call right before a fork-like clone: the caller's stack below a small margin
  * (dead data) is not inherited, see util.c. */
 void stack_below_not_inherited(void);

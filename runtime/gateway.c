@@ -50,14 +50,8 @@ int gateway_find(char *buf, size_t len, struct ab_err *err)
 		if (executable(buf))
 			return 0;
 	}
-	const char *path = getenv("PATH");
-	for (const char *p = path; p && *p;) {
-		const char *e = strchrnul(p, ':');
-		snprintf(buf, len, "%.*s/" GATEWAY_BIN, (int)(e - p), p);
-		if (e > p && executable(buf))
-			return 0;
-		p = *e ? e + 1 : e;
-	}
+	if (getenv("PATH") && path_lookup(GATEWAY_BIN, buf, len))
+		return 0;
 	snprintf(buf, len, AGENTBOX_SBINDIR "/" GATEWAY_BIN);
 	if (executable(buf))
 		return 0;

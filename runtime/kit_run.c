@@ -394,6 +394,8 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	} else {
 		rc.network = k->n_allow + o->n_allow > 0;
 	}
+	if (rc.network && kit_slirp_find(&rc.slirp, err) < 0)
+		goto out;
 	deny_list = join_list(g->egress_deny ? xstrdup(g->egress_deny) : NULL, NULL);
 	for (size_t i = 0; i < k->n_deny; i++)
 		deny_list = join_list(deny_list, k->deny[i]);

@@ -131,9 +131,19 @@ out:
 		close(self_owner);
 }
 
+int kit_slirp_find(struct kit_slirp *s, struct ab_err *err)
+{
+	if (s->exe[0] || path_lookup("slirp4netns", s->exe, sizeof s->exe))
+		return 0;
+	s->exe[0] = 0;
+	return ab_error(err, 0, "network: slirp4netns not found on PATH (a box with network needs it: install slirp4netns)");
+}
+
 int kit_slirp_spawn(struct kit_slirp *s, pid_t box_pid, int netns_fd, const char *log_dir, struct ab_err *err)
 {
 	int ready[2], ex[2];
+	if (kit_slirp_find(s, err) < 0)
+		return -1;
 	snprintf(s->log_path, sizeof s->log_path, "%s/slirp4netns.log", log_dir);
 	_cleanup_close_ int log = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (log < 0)
@@ -184,8 +194,8 @@ int kit_slirp_spawn(struct kit_slirp *s, pid_t box_pid, int netns_fd, const char
 		char *args[] = {"slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
 				"--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--exit-fd=4",
 				netns_fd >= 0 ? "--netns-type=path" : "--netns-type=pid", target, SLIRP_TAP, NULL};
-		execvp(args[0], args);
-		dprintf(2, "exec slirp4netns: %s\n", strerror(errno));
+		execv(s->exe, args);
+		dprintf(2, "exec %s: %s\n", s->exe, strerror(errno));
 		_exit(127);
 	}
 	close(ready[1]);

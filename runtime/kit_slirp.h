@@ -16,6 +16,7 @@ struct kit_slirp {
 	int ready_fd;           /* its --ready-fd, until it said it is ready */
 	bool reaped;
 	char log_path[PATH_MAX + 32];
+	char exe[PATH_MAX];     /* slirp4netns, found on PATH; "" until then */
 };
 
 #define KIT_SLIRP_INIT {.pid = 0, .pidfd = -1, .exit_fd = -1, .ready_fd = -1}
@@ -24,6 +25,9 @@ struct kit_slirp {
  * LOG_DIR/slirp4netns.log; returns once it says it is ready. It exits when our
  * end of its --exit-fd pipe closes (also when agentbox dies). */
 int kit_slirp_start(struct kit_slirp *s, pid_t box_pid, const char *log_dir, struct ab_err *err);
+/* Find slirp4netns on PATH, once, before anything is made for the box: a box
+ * with network cannot start without it (spawn looks it up if not done). */
+int kit_slirp_find(struct kit_slirp *s, struct ab_err *err);
 /* The same in two steps, so that slirp4netns starts up while the box's init
  * sets itself up: spawn returns once it is forked, for the network namespace
  * NETNS_FD (one the init is about to join; the fd may be closed after the

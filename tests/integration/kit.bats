@@ -630,10 +630,10 @@ procs_in_pidns() {
 	runtime kit run --workspace "$TEST_DIR/nope" -- true
 	assert_failure 1
 	assert_one_error_line "--workspace"
-	# no slirp4netns: a clear error, and nothing left
+	# no slirp4netns: one clear line before anything is made, and nothing left
 	run env PATH=/nonexistent "$RUNTIME" --root "$ROOT" kit run --allow 198.18.201.10 -- true
 	[ "$status" -eq 1 ]
-	assert_output_contains "network: slirp4netns: exec slirp4netns: No such file or directory"
+	[ "$output" = "agentbox: network: slirp4netns not found on PATH (a box with network needs it: install slirp4netns)" ]
 	assert_kit_run_clean
 	runtime kit frobnicate
 	assert_failure 1
