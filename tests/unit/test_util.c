@@ -1,10 +1,68 @@
 /* Unit tests of lib/util.c helpers that have their own arithmetic. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "util.h"
+
+/* path_lookup: a directory, a file without x, and an empty entry (the current
+ * directory for execvp) are passed over; the first executable file wins */
+static void test_path_lookup(void)
+{
+	char dir[] = "/tmp/test_util.XXXXXX", path[2048], buf[1024];
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	char a[600], b[600], c[600], f[700];
+	snprintf(a, sizeof a, "%s/a", dir);
+	snprintf(b, sizeof b, "%s/b", dir);
+	snprintf(c, sizeof c, "%s/c", dir);
+	mkdir(a, 0755);
+	mkdir(b, 0755);
+	mkdir(c, 0755);
+	snprintf(f, sizeof f, "%s/prog", a);
+	mkdir(f, 0755);                                   /* a: a directory of that name */
+	snprintf(f, sizeof f, "%s/prog", b);
+	close(open(f, O_WRONLY | O_CREAT, 0644));         /* b: not executable */
+	snprintf(f, sizeof f, "%s/prog", c);
+	close(open(f, O_WRONLY | O_CREAT, 0755));         /* c: the one */
+	const char *saved = getenv("PATH");
+	char *keep = saved ? strdup(saved) : NULL;
+	char cwd[600];
+	if (!getcwd(cwd, sizeof cwd))
+		cwd[0] = 0;
+	if (chdir(c) < 0)
+		ok(0, "chdir");
+	snprintf(path, sizeof path, ":%s:%s", a, b);
+	setenv("PATH", path, 1);
+	ok(!path_lookup("prog", buf, sizeof buf), "path_lookup: an empty entry is not the current directory");
+	snprintf(path, sizeof path, "%s::%s:%s", a, b, c);
+	setenv("PATH", path, 1);
+	ok(path_lookup("prog", buf, sizeof buf) && strcmp(buf, f) == 0,
+	   "path_lookup: a directory and a file without x are passed over: %s", buf);
+	ok(!path_lookup("none", buf, sizeof buf), "path_lookup: nothing found");
+	ok(!path_lookup("prog", buf, 8), "path_lookup: a name that does not fit the buffer is not found");
+	if (keep)
+		setenv("PATH", keep, 1);
+	free(keep);
+	if (cwd[0] && chdir(cwd) < 0)
+		ok(0, "chdir back");
+	unlink(f);
+	snprintf(f, sizeof f, "%s/prog", b);
+	unlink(f);
+	snprintf(f, sizeof f, "%s/prog", a);
+	rmdir(f);
+	rmdir(a);
+	rmdir(b);
+	rmdir(c);
+	rmdir(dir);
+}
 
 /* what glibc says, for comparison (it may read /etc/localtime: fine in a test) */
 static void reference(char *buf, size_t len, time_t t, long ns)
@@ -58,5 +116,6 @@ int main(void)
 	ok(!proc_is(getpid(), self_start + 1), "proc_is: ourselves with another start time (a recycled pid)");
 	ok(!proc_is(0, self_start), "proc_is: pid 0");
 	ok(!proc_is(-1, self_start), "proc_is: a negative pid");
+	test_path_lookup();
 	return tap_done();
 }
