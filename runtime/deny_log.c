@@ -1,9 +1,9 @@
 /* The durable egress log's directory: where it is, a container's place in it,
  * and the bound on the whole. A container's own files are bounded where they
  * are written (netfilter/durable_log.c); here, when a new container's log is
- * begun (at most once a DENY_LOG_PRUNE_EVERY_S), the logs least recently
- * written go until the directory is within log.max_total and
- * DENY_LOG_COUNT_MAX logs. A log whose directory is locked (its sentry lives)
+ * begun (at most once a DENY_LOG_PRUNE_EVERY_S), logs go until the directory
+ * is within log.max_total and DENY_LOG_COUNT_MAX logs: the empty ones first,
+ * then the least recently written. A log whose directory is locked (its sentry lives)
  * is never removed. */
 #include "deny_log.h"
 #include "durable_log.h"
@@ -99,9 +99,14 @@ struct entry {
 	uint64_t size;
 };
 
-static int by_age(const void *a, const void *b)
+/* The order logs go in: those without a record first (every run leaves one
+ * behind, and thousands of them must not push out a log that holds what a
+ * box was refused), then the least recently written. */
+static int by_worth(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
+	if ((x->size > 0) != (y->size > 0))
+		return x->size > 0 ? 1 : -1;
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
@@ -172,7 +177,7 @@ static void prune(int basefd, const struct agent_config *cfg, const char *keep)
 	closedir(d);
 	uint64_t max_total = cfg->log_max_total ? cfg->log_max_total : DENY_LOG_TOTAL_DEFAULT;
 	if (total > max_total || n >= DENY_LOG_COUNT_MAX) {
-		qsort(all, n, sizeof *all, by_age);
+		qsort(all, n, sizeof *all, by_worth);
 		size_t kept = n;
 		for (size_t i = 0; i < n && (total > max_total || kept >= DENY_LOG_COUNT_MAX); i++) {
 			uint64_t freed = remove_log(basefd, &all[i]);

@@ -132,6 +132,27 @@ log_dir() { echo "$AGENTBOX_LOG_DIR/$1"; }
 	[ -d "$AGENTBOX_LOG_DIR/old4" ] && [ -d "$AGENTBOX_LOG_DIR/dl4" ] || fail "$(ls "$AGENTBOX_LOG_DIR")"
 }
 
+@test "deny log: past 10,000 logs the empty ones go first, not an old one with records" {
+	routed_netns
+	mkdir -p -m 0700 "$AGENTBOX_LOG_DIR"
+	# the oldest log holds a record; 10,000 younger ones are empty (runs that
+	# were refused nothing)
+	mkdir -m 0700 "$AGENTBOX_LOG_DIR/kept"
+	echo '{"verdict":"deny"}' >"$AGENTBOX_LOG_DIR/kept/egress.log"
+	touch -d "-10 hours" "$AGENTBOX_LOG_DIR/kept/egress.log" "$AGENTBOX_LOG_DIR/kept"
+	(cd "$AGENTBOX_LOG_DIR" && mkdir -m 0700 e{1..10000})
+	touch -d "-1 hour" "$AGENTBOX_LOG_DIR"/e*
+	rm -f "$AGENTBOX_LOG_DIR/.pruned"
+	set_args true
+	run_container dl5
+	assert_success
+	[ -s "$AGENTBOX_LOG_DIR/kept/egress.log" ] || fail "the log with a record was removed"
+	local left
+	left=$(find "$AGENTBOX_LOG_DIR" -mindepth 1 -maxdepth 1 -type d | wc -l)
+	# 10,002 with the new one's: two empty ones went, and only two
+	[ "$left" -eq 10000 ] || fail "$left logs left"
+}
+
 @test "deny log: the box cannot reach its log (it can when the host hands it over)" {
 	# unprotected: the box's log directory bind-mounted into it, a record forged
 	mkdir -p -m 0700 "$AGENTBOX_LOG_DIR/dl5-exposed"
