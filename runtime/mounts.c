@@ -305,12 +305,19 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 		}
 		int r = mount(src, p, type, flags, data);
 		if (r < 0 && streq(type, "sysfs") && (errno == EPERM || errno == EBUSY)) {
-			/* no private netns in a userns: fall back to the host's /sys, read-only */
+			/* no private netns in a userns: fall back to the host's /sys,
+			 * read-only with every mount the host has below it (tracefs,
+			 * cgroups, bpf ...): a plain remount would reach /sys alone */
 			r = mount("/sys", p, NULL, MS_BIND | MS_REC, NULL);
 			if (r == 0) {
 				if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
 					return -1;
-				r = mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+				struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+								    MOUNT_ATTR_NOEXEC};
+				r = (int)syscall(SYS_mount_setattr, target, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro);
+				if (r < 0 && errno == ENOSYS)   /* before Linux 5.12: /sys itself at least */
+					r = mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+						  NULL);
 			}
 		}
 		if (r < 0 && streq(type, "mqueue") && errno == EPERM) {

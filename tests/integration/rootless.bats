@@ -290,6 +290,26 @@ rl() {
 	fi
 }
 
+@test "rootless: without a network namespace of its own, /sys is the host's, read-only with every mount below it" {
+	# no netns of the user namespace's own (here the host's, which the floor
+	# refuses unless told; rootless Podman's --userns=keep-id is another):
+	# sysfs cannot be mounted, the host's /sys is bound instead, with what
+	# the host mounted below it
+	printf 'floor: {refuse_host_network: false}\n' >"$TEST_DIR/rl-config.yaml"
+	chmod 644 "$TEST_DIR/rl-config.yaml"
+	RL_ARGS=(--config "$TEST_DIR/rl-config.yaml" --egress-allow all)
+	update_config 'del(.linux.namespaces[] | select(.type == "network"))'
+	set_args cat /proc/self/mountinfo
+	rl run ct
+	assert_success
+	# mount point (field 5) and its own options (field 6) of /sys and below
+	local below
+	below=$(awk '$5 == "/sys" || index($5, "/sys/") == 1 { print $5, $6 }' <<<"$stdout")
+	echo "$below"
+	[ "$(wc -l <<<"$below")" -ge 2 ] || skip "the host has no mount below /sys"
+	! grep -v ' ro,' <<<"$below" || fail "writable below /sys: $(grep -v ' ro,' <<<"$below")"
+}
+
 @test "rootless: ids outside the user's subordinate range: newuidmap refuses, one line, nothing left" {
 	requires agentbox
 	RL_ARGS=(--egress-allow all)
