@@ -3,8 +3,8 @@
  * are written (netfilter/durable_log.c); here, when a new container's log is
  * begun (at most once a DENY_LOG_PRUNE_EVERY_S), logs go until the directory
  * is within log.max_total and DENY_LOG_COUNT_MAX logs: the empty ones first,
- * then the least recently written. A log whose directory is locked (its sentry lives)
- * is never removed. */
+ * then the least recently written. A log whose directory is locked (its
+ * sentry lives) is never removed. */
 #include "deny_log.h"
 #include "durable_log.h"
 #include "rootless.h"
