@@ -1,4 +1,5 @@
 #include "kit_slirp.h"
+#include "egress.h"
 #include "process.h"
 #include "util.h"
 
@@ -7,16 +8,13 @@
 #include <limits.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
-#include <linux/nsfs.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,77 +56,29 @@ static int read_log_reason(const char *path, char *buf, size_t len)
 
 #define SLIRP_TAP "tap0"
 
-/* Make the tap device, persistent, in the network namespace we are in. */
-static void make_tap_here(void)
-{
-	int tun = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-	if (tun < 0)
-		return;
-	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI};
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", SLIRP_TAP);
-	if (ioctl(tun, TUNSETIFF, &ifr) == 0)
-		(void)ioctl(tun, TUNSETPERSIST, 1);
-	close(tun);
-}
-
-static bool same_namespace(int a, int b)
-{
-	struct stat sa, sb;
-	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
-}
-
-/* In slirp4netns' child, before its exec: the box's tap device made ahead of
- * slirp4netns and persistent, so that slirp4netns attaches to it. A tap
- * device that goes with its last file is unregistered there and then, and
+/* In the box's network namespace: its tap device, persistent. Made in
+ * slirp4netns' child before its exec, so that slirp4netns attaches to it. A
+ * tap device that goes with its last file is unregistered there and then, and
  * that waits for every pending RCU callback of the kernel (rcu_barrier in
  * netdev_run_todo): 15-25 ms on the benchmark VM, in slirp4netns' exit, which
  * kit run waits for. A persistent one goes with the network namespace, whose
  * teardown the kernel does later in a worker. Nothing else may attach to it:
  * no owner is set, so that takes CAP_NET_ADMIN in the namespace, as the one
  * slirp4netns makes. Best effort: where this fails, slirp4netns makes its
- * own, as it always did. NETNS is the box's namespace. */
-static void make_persistent_tap(int netns)
+ * own, as it always did. Run by egress_in_netns (rootless too: its child
+ * enters the user namespace that owns the box's network namespace). */
+static int make_persistent_tap(void *unused, struct ab_err *err)
 {
-	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int own_user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	int owner = ioctl(netns, NS_GET_USERNS);
-	/* -1 (EPERM) when the runtime is in a user namespace of its own and its
-	 * network namespace is the host's */
-	int self_owner = self >= 0 ? ioctl(self, NS_GET_USERNS) : -1;
-	if (self < 0 || own_user < 0 || owner < 0)
-		goto out;
-	bool box_owned = same_namespace(owner, own_user);
-	/* root: into the box's namespace and back */
-	if (box_owned && self_owner >= 0 && same_namespace(self_owner, own_user)) {
-		if (setns(netns, CLONE_NEWNET) < 0)
-			goto out;
-		make_tap_here();
-		/* never slirp4netns in the box's namespace */
-		if (setns(self, CLONE_NEWNET) < 0)
-			_exit(127);
-		goto out;
-	}
-	/* rootless: we could not come back (our network namespace is the
-	 * host's), and joining the box's user namespace is for good: a child
-	 * does it */
-	pid_t helper = fork();
-	if (helper == 0) {
-		if ((box_owned || setns(owner, CLONE_NEWUSER) == 0) && setns(netns, CLONE_NEWNET) == 0)
-			make_tap_here();
-		_exit(0);
-	}
-	if (helper > 0)
-		while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
-			;
-out:
-	if (self >= 0)
-		close(self);
-	if (own_user >= 0)
-		close(own_user);
-	if (owner >= 0)
-		close(owner);
-	if (self_owner >= 0)
-		close(self_owner);
+	(void)unused, (void)err;
+	int tun = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (tun < 0)
+		return 0;
+	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI};
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", SLIRP_TAP);
+	if (ioctl(tun, TUNSETIFF, &ifr) == 0)
+		(void)ioctl(tun, TUNSETPERSIST, 1);
+	close(tun);
+	return 0;
 }
 
 int kit_slirp_find(struct kit_slirp *s, struct ab_err *err)
@@ -184,8 +134,9 @@ int kit_slirp_spawn(struct kit_slirp *s, pid_t box_pid, int netns_fd, const char
 		char box_ns[64];
 		snprintf(box_ns, sizeof box_ns, "/proc/%d/ns/net", (int)box_pid);
 		int box_netns = netns_fd >= 0 ? 5 : open(box_ns, O_RDONLY | O_CLOEXEC);
+		struct ab_err ignored;
 		if (box_netns >= 0)
-			make_persistent_tap(box_netns);
+			(void)egress_in_netns(box_netns, make_persistent_tap, NULL, &ignored);
 		if (box_netns >= 0 && box_netns != 5)
 			close(box_netns);
 		process_reset_signals();
