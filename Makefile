@@ -9,7 +9,7 @@ VERSION  := 0.1.0
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 PKGS     := libseccomp yajl libcap libmnl libnftnl yaml-0.1 nettle
-# libarchive: headers only; oci/image.c dlopens it when a kit needs an image
+# libarchive: headers only; oci/image/image.c dlopens it when a kit needs an image
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libarchive)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 # The agentbox binary links the libraries statically where Debian ships an
@@ -38,21 +38,52 @@ ALL_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR) -Wno-unused-parameter -D_GNU_SO
 	$(PKG_CFLAGS) $(SAN_FLAGS) $(if $(filter yes,$(TEST_HOOKS)),-DAGENTBOX_TEST_HOOKS,) $(CFLAGS)
 ALL_LDFLAGS := -Wl,-z,now -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 
-# One-way layers (docs/ARCHITECTURE.md): each folder compiles with the include
-# paths of itself and the layers below it only, so an include that points up
-# fails the build. lib <- netfilter <- oci <- seccomp-profiles <- runtime.
-LAYERS   := lib netfilter oci seccomp-profiles runtime
-INC_lib              := -Ilib
-INC_netfilter        := $(INC_lib) -Inetfilter
-INC_oci              := $(INC_netfilter) -Ioci
-INC_seccomp-profiles := $(INC_oci) -Iseccomp-profiles
-INC_runtime          := $(INC_seccomp-profiles) -Iruntime
-INC_ALL              := $(INC_runtime)
-HDRS     := $(foreach d,$(LAYERS),$(wildcard $(d)/*.h))
+# Rooms by concern (docs/ARCHITECTURE.md). USES_F names the folders the code
+# of folder F may include and call; F is compiled with the include paths of
+# itself and of everything its uses use in turn, so an include that points
+# anywhere else fails the build. scripts/layers.py checks the calls too.
+FOLDERS  := lib \
+	netfilter/wire netfilter/policy netfilter/ruleset netfilter/sentry netfilter/gateway \
+	oci/config oci/image oci/kit seccomp-profiles \
+	runtime/cgroups runtime/linux runtime/init runtime/state runtime/settings \
+	runtime/egress runtime/floor runtime/container runtime/kit runtime/cli
+USES_lib               :=
+USES_netfilter/wire    := lib
+USES_netfilter/policy  := lib
+USES_netfilter/ruleset := lib netfilter/policy
+USES_netfilter/sentry  := lib netfilter/wire netfilter/policy netfilter/ruleset
+USES_netfilter/gateway := lib netfilter/wire netfilter/policy
+USES_oci/config        := lib
+USES_oci/image         := lib
+USES_oci/kit           := lib netfilter/policy oci/config oci/image
+USES_seccomp-profiles  := lib oci/config
+USES_runtime/cgroups   := lib oci/config
+USES_runtime/linux     := lib oci/config
+USES_runtime/init      := lib oci/config seccomp-profiles runtime/cgroups runtime/linux
+USES_runtime/state     := lib oci/config runtime/cgroups runtime/linux
+USES_runtime/settings  := lib netfilter/policy
+USES_runtime/egress    := lib netfilter/wire netfilter/policy netfilter/ruleset netfilter/sentry oci/config \
+	seccomp-profiles runtime/cgroups runtime/linux runtime/init runtime/state runtime/settings
+USES_runtime/floor     := lib oci/config runtime/settings runtime/egress
+USES_runtime/container := lib netfilter/policy netfilter/ruleset oci/config seccomp-profiles runtime/cgroups \
+	runtime/linux runtime/init runtime/state runtime/settings runtime/egress runtime/floor
+USES_runtime/kit       := lib netfilter/policy netfilter/ruleset oci/config oci/kit runtime/cgroups runtime/linux \
+	runtime/init runtime/state runtime/container
+USES_runtime/cli       := lib netfilter/policy netfilter/sentry oci/config oci/kit seccomp-profiles \
+	runtime/cgroups runtime/linux runtime/state runtime/settings runtime/egress runtime/container \
+	runtime/kit
+# a folder's include path: itself and, recursively, what it uses
+uses_all = $(sort $(1) $(foreach u,$(USES_$(1)),$(call uses_all,$(u))))
+$(foreach f,$(FOLDERS),$(eval INC_$(f) := $(foreach u,$(call uses_all,$(f)),-I$(u))))
+# the code folders linked into agentbox (the gateway is its own executable);
+# tests and fuzz targets see them all
+CODE_FOLDERS := $(filter-out netfilter/gateway,$(FOLDERS))
+INC_ALL  := $(foreach f,$(CODE_FOLDERS),-I$(f))
+HDRS     := $(foreach d,$(FOLDERS),$(wildcard $(d)/*.h))
 
-SRCS     := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
+SRCS     := $(foreach d,$(CODE_FOLDERS),$(wildcard $(d)/*.c))
 OBJS     := $(SRCS:.c=.o)
-LIB_OBJS := $(filter-out runtime/main.o,$(OBJS))
+LIB_OBJS := $(filter-out runtime/cli/main.o,$(OBJS))
 PROFILES := $(wildcard seccomp-profiles/*.json)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -61,21 +92,21 @@ UNIT_BINS := $(UNIT_SRCS:.c=)
 .PHONY: all clean check demo unit integration install man helper fuzz bench
 all: agentbox agentbox-gateway tests/helper/abtest tests/helper/prober tests/helper/netprobe
 
-# The credential gateway (netfilter/gateway/, built with netfilter's include
-# paths: lib and netfilter only): its own executable, exec'd only
+# The credential gateway (netfilter/gateway/, built with its folder's include
+# paths: lib, netfilter/wire and netfilter/policy): its own executable, exec'd only
 # for boxes with header credentials, so the runtime itself never maps OpenSSL
 # or nghttp2. Linked statically where Debian ships archives: a gateway per
 # box shares nothing and maps only the pages it uses.
 GW_SRCS  := $(wildcard netfilter/gateway/*.c)
 GW_OBJS  := $(GW_SRCS:.c=.o)
-GW_DEPS  := lib/error.o lib/log.o lib/util.o netfilter/credential.o netfilter/policy.o
+GW_DEPS  := lib/error.o lib/log.o lib/util.o netfilter/policy/credential.o netfilter/policy/policy.o
 GW_PKGS  := openssl libnghttp2
 ifeq ($(STATIC_DEPS),yes)
 GW_LIBS  := -Wl,-Bstatic -lssl -lcrypto -lnghttp2 -lhttp_parser -Wl,-Bdynamic
 else
 GW_LIBS  := $(shell pkg-config --libs $(GW_PKGS)) -lhttp_parser
 endif
-$(GW_OBJS): $(wildcard netfilter/gateway/*.h) netfilter/gateway_proto.h netfilter/credential.h
+$(GW_OBJS): $(wildcard netfilter/gateway/*.h) netfilter/wire/gateway_proto.h netfilter/policy/credential.h
 # -no-pie: the static libraries' relocated data would be private dirty
 # pages in every gateway (~370 KiB); at fixed addresses they stay clean and shared.
 agentbox-gateway: $(GW_OBJS) $(GW_DEPS)
@@ -85,7 +116,7 @@ agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
 
 # the folder of a source picks its include paths
-layer_inc = $(INC_$(firstword $(subst /, ,$(1))))
+layer_inc = $(INC_$(patsubst %/,%,$(dir $(1))))
 %.o: %.c $(HDRS)
 	$(CC) $(call layer_inc,$<) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -154,7 +185,7 @@ $(OBJS) $(GW_OBJS) agentbox agentbox-gateway $(UNIT_BINS) tests/netfilter/egress
 # `agentbox --version` names the commit it was built from: main.o follows HEAD.
 COMMIT_STAMP := build/commit
 $(shell echo "$(COMMIT)" | cmp -s - $(COMMIT_STAMP) || echo "$(COMMIT)" > $(COMMIT_STAMP))
-runtime/main.o: $(COMMIT_STAMP)
+runtime/cli/main.o: $(COMMIT_STAMP)
 
 # Under sanitizers every run of the runtime also checks for leaks, and an
 # undefined-behaviour report stops it (tests see the failure).
@@ -174,7 +205,7 @@ FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wextra $(WERROR) -Wno-unused-parameter -D_GNU_SOURCE \
 	-DAGENTBOX_VERSION='"$(VERSION)"' -DAGENTBOX_COMMIT='"$(COMMIT)"' $(PKG_CFLAGS) $(FUZZ_SAN)
-FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out runtime/main.c,$(SRCS)))
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(filter-out runtime/cli/main.c,$(SRCS)))
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_SECONDS ?= 60

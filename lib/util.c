@@ -420,7 +420,7 @@ static int close_fds_by_proc(int first, const int *keep, size_t n_keep, bool clo
 
 bool util_force_fallbacks;
 /* main()'s frame: below it the stack holds only frames a forked sentry never
- * returns to (runtime/policy.c); 0 outside the runtime */
+ * returns to (runtime/egress/policy.c); 0 outside the runtime */
 uintptr_t util_main_frame;
 
 int close_fds_from(int first, const int *keep, size_t n_keep)

@@ -1,4 +1,4 @@
-/* The runtime's records (netfilter/gateway_proto.h) and where the secrets
+/* The runtime's records (netfilter/wire/gateway_proto.h) and where the secrets
  * live: locked, undumpable pages that are wiped before they go back. */
 #include <errno.h>
 #include <string.h>

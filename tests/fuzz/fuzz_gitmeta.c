@@ -1,5 +1,5 @@
 /* Git's metadata as kit run reads it to find what to protect in a workspace
- * (oci/kit_git.h): text a box may have written in an earlier run (a
+ * (oci/kit/kit_git.h): text a box may have written in an earlier run (a
  * .gitmodules, a sub/.git file), so untrusted. The input is read as a config
  * (every key must come out lower-cased and named as git names keys, every
  * value and subsection NUL-free), and as a .git file and a .gitmodules

@@ -1,4 +1,4 @@
-/* Kits (oci/kit.h): kit_parse on the input, `extends` resolved against a
+/* Kits (oci/kit/kit.h): kit_parse on the input, `extends` resolved against a
  * fixed set of base kits, then the two things a kit becomes — its effective
  * YAML (kit show), which must read back to the same kit, and its config.json
  * (kit build), which agentbox's own config parser must accept. */
@@ -120,7 +120,7 @@ FUZZ_TARGET(kit)
 }
 
 #else
-/* No oci/kit.h in this tree yet: an empty target. */
+/* No oci/kit/kit.h in this tree yet: an empty target. */
 FUZZ_TARGET(kit)
 {
 	(void)data;

@@ -335,7 +335,7 @@ create_container() {
 	CT_STDOUT=$RT_STDOUT CT_STDERR=$RT_STDERR
 }
 
-# pool_fw_names: the firewalled entries of the netns pool (runtime/netns_pool.h)
+# pool_fw_names: the firewalled entries of the netns pool (runtime/egress/netns_pool.h)
 # that pin a namespace, one name a line.
 pool_fw_names() {
 	local f

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The pool of network namespaces made ahead of time (runtime/netns_pool.h,
+# The pool of network namespaces made ahead of time (runtime/egress/netns_pool.h,
 # agentbox-config(5) runtime.netns_pool): filled after a create, taken by the
 # next, never shared, left alone when turned off or for a user namespace.
 # bats file_tags=agentbox-only

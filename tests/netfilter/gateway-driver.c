@@ -1,7 +1,7 @@
 /* Test driver for the SNI check and the credential gateway, outside a box:
- * the sentry's SNI proxy (netfilter/sni_proxy.c) on a port of the current
+ * the sentry's SNI proxy (netfilter/sentry/sni_proxy.c) on a port of the current
  * network namespace, and the gateway started as the runtime starts it
- * (runtime/gateway.c). The bats tests redirect TCP/443 to it with nft.
+ * (runtime/egress/gateway.c). The bats tests redirect TCP/443 to it with nft.
  *
  *   gateway-driver PORT POLICY LOGFILE [--ca-out FILE] [--upstream-ca FILE]
  *                  [--cred NAME HOSTS HEADER ENV]... [--no-gateway]

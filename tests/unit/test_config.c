@@ -1,4 +1,4 @@
-/* Unit tests for the config.json parser (oci/config*.c) and the JSON module. */
+/* Unit tests for the config.json parser (oci/config/config*.c) and the JSON module. */
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-/* Header credentials (netfilter/credential.c) and their kit form: templates,
+/* Header credentials (netfilter/policy/credential.c) and their kit form: templates,
  * hosts, secrets, the rendered value, and every bad input named. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Unit tests for the YAML module (lib/yml.c) and kits (oci/kit_*.c):
+/* Unit tests for the YAML module (lib/yml.c) and kits (oci/kit/kit_*.c):
  * every field, every error with its line and column, extends, show, config.json. */
 #include <fcntl.h>
 #include <limits.h>

@@ -1,7 +1,7 @@
-/* Unit tests for the workspace's protections (oci/kit_workspace.c,
- * oci/kit_git.c), the refusals' pure parts, the kit fields that steer them,
+/* Unit tests for the workspace's protections (oci/kit/kit_workspace.c,
+ * oci/kit/kit_git.c), the refusals' pure parts, the kit fields that steer them,
  * the config.json they become, and the names of named boxes
- * (runtime/kit_box.c). */
+ * (runtime/kit/kit_box.c). */
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The SNI check's verdicts (netfilter/sni_proxy.c): which server names and
+/* The SNI check's verdicts (netfilter/sentry/sni_proxy.c): which server names and
  * nameless connections a policy lets through on a TCP port, and when the
  * check (and its redirect) is needed at all. */
 #include <arpa/inet.h>

@@ -40,7 +40,7 @@
 
 #include "egress_internal.h"
 #include "nft_rule.h"
-#include "sni_proxy.h"
+#include "sni_policy.h"
 #include "util.h"
 
 
@@ -478,7 +478,7 @@ static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)
 	}
 }
 
-/* The SNI check (sni_proxy.h): a new TCP/443 connection the filter will let
+/* The SNI check (sni_policy.h): a new TCP/443 connection the filter will let
  * through goes to the sentry's proxy instead, which judges its server name
  * and connects on (its own sockets carry EGRESS_PROXY_MARK and are left
  * alone). The same sets as the filter, deny first: a destination the filter

@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 		netns_pool_arg_area = argv[0];
 		netns_pool_arg_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
 	}
-	/* the pool's filler, started by a create or run (runtime/netns_pool.h) */
+	/* the pool's filler, started by a create or run (runtime/egress/netns_pool.h) */
 	if ((argc == 3 || argc == 4) && streq(argv[1], NETNS_POOL_FILL_COMMAND))
 		return netns_pool_fill(NETNS_POOL_DIR, argv[2], argc == 4 ? argv[3] : NULL);
 	struct global_opts g = {0};

@@ -1,5 +1,5 @@
 /* The container's DNS sentry as a process: its sockets made before the
- * program can run, then forked (netfilter/sentry.c is its body), waited for,
+ * program can run, then forked (netfilter/sentry/sentry.c is its body), waited for,
  * stopped. */
 #include "sentry_process.h"
 #include "test_hooks.h"

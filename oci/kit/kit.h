@@ -41,7 +41,7 @@ struct kit_credential {
 	enum kit_cred_to to;
 	char *to_path;          /* KIT_TO_FILE: absolute path in the box */
 	/* KIT_TO_HEADER: the gateway puts it into requests to these hosts
-	 * (netfilter/credential.h); the box never sees it */
+	 * (netfilter/policy/credential.h); the box never sees it */
 	char **hosts;           /* "api.github.com", "*.example.com" (lowercase) */
 	size_t n_hosts;
 	char *header;           /* "Authorization: Bearer {}" */

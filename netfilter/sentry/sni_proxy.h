@@ -15,6 +15,7 @@
 
 #include "egress.h"
 #include "error.h"
+#include "sni_policy.h"
 
 #define SNI_PROXY_MAX_FLOWS 256
 #define SNI_PROXY_HELLO_MS 10000    /* a ClientHello must be whole within this */
@@ -42,18 +43,5 @@ int sni_proxy_fd(const struct sni_proxy *p);
 /* Do what is ready (never blocks); returns the ms until the next deadline, -1 none */
 int sni_proxy_run(struct sni_proxy *p);
 void sni_proxy_free(struct sni_proxy *p);
-
-/* The verdict on a server name for a TCP connection to port: EGRESS_NAME_ALLOW
- * when a name or wildcard entry covers it on tcp/port and no deny entry does,
- * EGRESS_NAME_DENY when a deny entry does, else EGRESS_NAME_NONE. */
-enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const char *name, uint16_t port);
-static inline bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port)
-{
-	return sni_name_verdict(p, name, port) == EGRESS_NAME_ALLOW;
-}
-/* ... and on a connection without a name: its address allowed there by a CIDR entry */
-bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
-/* Does the policy allow some TCP/443 (so the proxy and its redirect are needed)? */
-bool sni_policy_needs_proxy(const struct egress_policy *p);
 
 #endif

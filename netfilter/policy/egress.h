@@ -101,7 +101,7 @@ bool egress_entry_covered(const struct egress_list *list, const struct egress_en
 bool egress_policy_wider(const struct egress_policy *mine, const struct egress_policy *owner, char *what,
 			 size_t len, bool *missing_deny);
 
-/* Is addr (4 or 16 bytes) in a special-purpose range (netfilter/special.c)?
+/* Is addr (4 or 16 bytes) in a special-purpose range (netfilter/policy/special.c)?
  * What kind ("loopback", "private", ...) or NULL. */
 const char *egress_addr_special(int family, const uint8_t *addr);
 /* Does the policy open addr's range on purpose: an internal entry, or a CIDR
@@ -136,7 +136,7 @@ int egress_netns_join(int netns_fd, struct ab_err *err);
 #define EGRESS_TABLE "agentbox"
 #define EGRESS_SENTRY_MARK 0x0ab0d053u
 /* The SNI proxy's and the credential gateway's connections to the original
- * destination (netfilter/sni_proxy.h): the TCP/443 redirect skips them, the
+ * destination (netfilter/sentry/sni_proxy.h): the TCP/443 redirect skips them, the
  * filter judges them like any other packet of the box. */
 #define EGRESS_PROXY_MARK 0x0ab0d443u
 /* Why a packet was refused: its mark in chain refused, and so in the log. */
@@ -185,7 +185,7 @@ int egress_conntrack_cut(int netns_fd, const struct egress_list *deny, size_t *r
 int egress_table_owner(int netns_fd, char *id, size_t len, struct ab_err *err);
 /* Delete the table; a missing table is not an error. */
 int egress_remove(int netns_fd, struct ab_err *err);
-/* Where the hook anchor is pinned (netfilter/anchor.c). */
+/* Where the hook anchor is pinned (netfilter/ruleset/anchor.c). */
 #define EGRESS_HOOK_ANCHOR "/run/agentbox-netfilter/anchor"
 /* Make sure a network namespace holding the egress ruleset is pinned at pin, so
  * that netfilter's hook static keys stay on between containers. Idempotent and

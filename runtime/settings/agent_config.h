@@ -13,6 +13,10 @@
 
 #define DEFAULT_AGENT_CONFIG "/etc/agentbox/config.yaml"
 
+/* runtime.netns_pool: network namespaces made ahead (runtime/egress/netns_pool.h) */
+#define NETNS_POOL_DEFAULT_SIZE 2
+#define NETNS_POOL_MAX_SIZE 16
+
 /* A device the floor lets a config reach: type 'c' or 'b', -1 = any number. */
 struct floor_device {
 	char type;
@@ -30,7 +34,7 @@ struct agent_config {
 	const char *egress_internal;      /* ranges allowed names may point into */
 	bool egress_annotations_may_widen;
 	bool egress_live_may_widen;       /* egress allow may go beyond egress.allow and the flags */
-	bool egress_hook_anchor;          /* pin the netfilter hook anchor (netfilter/anchor.c) */
+	bool egress_hook_anchor;          /* pin the netfilter hook anchor (netfilter/ruleset/anchor.c) */
 	/* floor */
 	bool refuse_privileged;
 	uint64_t allowed_capabilities;    /* exempt from refuse_privileged */
@@ -51,7 +55,7 @@ struct agent_config {
 	uint64_t log_max_bytes;           /* per file, a container keeps two; 0 = default */
 	uint64_t log_max_total;           /* the whole directory; 0 = default */
 	/* runtime */
-	unsigned netns_pool;              /* network namespaces made ahead (runtime/netns_pool.h) */
+	unsigned netns_pool;              /* network namespaces made ahead (runtime/egress/netns_pool.h) */
 	/* header credentials and their gateway (agent_credentials.h) */
 	struct agent_credentials credentials;
 };

@@ -1,4 +1,4 @@
-/* Where a container's durable egress log lives (netfilter/durable_log.h
+/* Where a container's durable egress log lives (netfilter/sentry/durable_log.h
  * writes it): one directory per container id under the log directory, kept
  * after delete, bounded per container (two files of log.max_bytes) and as a
  * whole (log.max_total: the logs least recently written go first). See

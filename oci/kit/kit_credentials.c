@@ -1,5 +1,5 @@
 /* Kits: what a `to: header` credential adds (hosts, header, env), read
- * strictly like the other fields; the model is netfilter/credential.h. */
+ * strictly like the other fields; the model is netfilter/policy/credential.h. */
 #include "kit_internal.h"
 #include "credential.h"
 

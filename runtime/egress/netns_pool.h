@@ -25,9 +25,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "agent_config.h" /* NETNS_POOL_DEFAULT_SIZE, NETNS_POOL_MAX_SIZE */
+
 #define NETNS_POOL_DIR "/run/agentbox-netns"
-#define NETNS_POOL_DEFAULT_SIZE 2
-#define NETNS_POOL_MAX_SIZE 16
 /* firewalled entries of at most this many policies times the pool's size */
 #define NETNS_POOL_KINDS 4
 #define NETNS_POOL_KEY_LEN 32     /* hex digits */

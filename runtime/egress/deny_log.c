@@ -1,6 +1,6 @@
 /* The durable egress log's directory: where it is, a container's place in it,
  * and the bound on the whole. A container's own files are bounded where they
- * are written (netfilter/durable_log.c); here, when a new container's log is
+ * are written (netfilter/sentry/durable_log.c); here, when a new container's log is
  * begun (at most once a DENY_LOG_PRUNE_EVERY_S), logs go until the directory
  * is within log.max_total and DENY_LOG_COUNT_MAX logs: the empty ones first,
  * then the least recently written. A log whose directory is locked (its

@@ -17,7 +17,7 @@
  * exists; one that does not exist yet gets an empty placeholder (the 0:0
  * device node, which nothing opens and git does not list, or a directory
  * where that node cannot be had; inside .git a neutral file: see
- * runtime/kit_placeholders.c) that kit run removes afterwards. Directories above a protected entry are bound onto themselves,
+ * runtime/kit/kit_placeholders.c) that kit run removes afterwards. Directories above a protected entry are bound onto themselves,
  * so that they cannot be renamed away with it. A symlink cannot be bound over:
  * a protected entry that is one is refused. */
 #include "kit_workspace.h"

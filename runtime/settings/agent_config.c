@@ -1,6 +1,5 @@
 #include "agent_config.h"
 #include "agent_credentials.h"
-#include "netns_pool.h"
 #include "yml.h"
 
 #include <errno.h>

@@ -1,0 +1,65 @@
+/* The policy's verdicts for a TCP connection the SNI check holds
+ * (sni_policy.h): pure functions of the policy, used by the sentry's SNI
+ * proxy and by the ruleset, which redirects TCP/443 only when they can say
+ * yes to something. */
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "sni_policy.h"
+
+static bool covers(const struct egress_entry *e, uint16_t port)
+{
+	return (e->proto == 0 || e->proto == IPPROTO_TCP) && (e->port == 0 || e->port == port);
+}
+
+enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const char *name, uint16_t port)
+{
+	for (size_t i = 0; i < p->deny.n; i++) {
+		const struct egress_entry *e = &p->deny.v[i];
+		if ((e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD) && covers(e, port) &&
+		    egress_entry_matches_name(e, name))
+			return EGRESS_NAME_DENY;
+	}
+	for (size_t i = 0; i < p->allow.n; i++) {
+		const struct egress_entry *e = &p->allow.v[i];
+		if ((e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD) && covers(e, port) &&
+		    egress_entry_matches_name(e, name))
+			return EGRESS_NAME_ALLOW;
+	}
+	return EGRESS_NAME_NONE;
+}
+
+static bool in_cidr(const struct egress_entry *e, int family, const uint8_t *addr)
+{
+	if (e->kind != (family == AF_INET ? EGRESS_CIDR4 : EGRESS_CIDR6))
+		return false;
+	unsigned bits = e->prefix;
+	for (unsigned i = 0; i < bits / 8; i++)
+		if (addr[i] != e->addr[i])
+			return false;
+	if (bits % 8) {
+		uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
+		if ((addr[bits / 8] & mask) != (e->addr[bits / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
+bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port)
+{
+	for (size_t i = 0; i < p->deny.n; i++)
+		if (covers(&p->deny.v[i], port) && in_cidr(&p->deny.v[i], family, addr))
+			return false;
+	for (size_t i = 0; i < p->allow.n; i++)
+		if (covers(&p->allow.v[i], port) && in_cidr(&p->allow.v[i], family, addr))
+			return true;
+	return false;
+}
+
+bool sni_policy_needs_proxy(const struct egress_policy *p)
+{
+	for (size_t i = 0; i < p->allow.n; i++)
+		if (covers(&p->allow.v[i], 443))
+			return true;
+	return false;
+}

@@ -1,0 +1,25 @@
+/* The SNI check's verdicts on a TCP connection: by the name its ClientHello
+ * asks for, or by its address alone (netfilter/sentry/sni_proxy.h runs the
+ * check). */
+#ifndef AGENTBOX_SNI_POLICY_H
+#define AGENTBOX_SNI_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "egress.h"
+
+/* The verdict on a server name for a TCP connection to port: EGRESS_NAME_ALLOW
+ * when a name or wildcard entry covers it on tcp/port and no deny entry does,
+ * EGRESS_NAME_DENY when a deny entry does, else EGRESS_NAME_NONE. */
+enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const char *name, uint16_t port);
+static inline bool sni_name_allowed(const struct egress_policy *p, const char *name, uint16_t port)
+{
+	return sni_name_verdict(p, name, port) == EGRESS_NAME_ALLOW;
+}
+/* ... and on a connection without a name: its address allowed there by a CIDR entry */
+bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
+/* Does the policy allow some TCP/443 (so the proxy and its redirect are needed)? */
+bool sni_policy_needs_proxy(const struct egress_policy *p);
+
+#endif
