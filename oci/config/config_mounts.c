@@ -195,58 +195,41 @@ int oci_mount_parse_options(struct oci_mount *m, struct arena *arena, const char
 	return mount_options(&w, m);
 }
 
-static int parse_mount(struct walk *w, yajl_val v, struct oci_mount *m)
+/* Old spec versions allowed relative destinations; like runc, take them as
+ * relative to the container's root. */
+static int parse_destination(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
+	char **dest = at;
+	int r = walk_nonempty_str(w, v, dest);
+	if (r > 0 && (*dest)[0] != '/')
+		*dest = arena_printf(w->a, "/%s", *dest);
+	/* one spelling for the floor's comparisons and the walk in the root */
+	if (r > 0)
+		walk_clean_path(*dest);
+	return r;
+}
+
+#define MNT struct oci_mount
+static const struct walk_field mount_fields[] = {
+	{ "destination", WF_CUSTOM(MNT, destination, parse_destination), .required = true },
+	{ "source", WF_STR(MNT, source) },
+	{ "type", WF_NONEMPTY_STR(MNT, type) },
+	{ "options", WF_STR_ARRAY(MNT, options, n_options) },
+	{ "uidMappings", WF_LIST(MNT, uid_mappings, n_uid_mappings, struct oci_id_mapping), .parse = parse_id_mapping },
+	{ "gidMappings", WF_LIST(MNT, gid_mappings, n_gid_mappings, struct oci_id_mapping), .parse = parse_id_mapping },
+	{ 0 },
+};
+#undef MNT
+
+int parse_mount(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_mount *m = at;
+	int r = walk_fields(w, v, mount_fields, m, NULL);
 	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "destination")) {
-			r = walk_nonempty_str(w, val, &m->destination);
-			/* Old spec versions allowed relative destinations; like runc,
-			 * take them as relative to the container's root. */
-			if (r > 0 && m->destination[0] != '/')
-				m->destination = arena_printf(w->a, "/%s", m->destination);
-			/* one spelling for the floor's comparisons and the walk in the root */
-			if (r > 0)
-				walk_clean_path(m->destination);
-		} else if (streq(k, "source"))
-			r = walk_str(w, val, &m->source);
-		else if (streq(k, "type"))
-			r = walk_nonempty_str(w, val, &m->type);
-		else if (streq(k, "options"))
-			r = walk_str_array(w, val, &m->options, &m->n_options);
-		else if (streq(k, "uidMappings"))
-			r = parse_id_mappings(w, val, &m->uid_mappings, &m->n_uid_mappings);
-		else if (streq(k, "gidMappings"))
-			r = parse_id_mappings(w, val, &m->gid_mappings, &m->n_gid_mappings);
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!m->destination)
-		return walk_missing(w, "destination");
+		return r;
 	if (!m->n_uid_mappings != !m->n_gid_mappings) {
 		walk_push_key(w, m->n_uid_mappings ? "gidMappings" : "uidMappings");
 		return walk_fail(w, "missing (uidMappings and gidMappings go together)");
 	}
 	return mount_options(w, m);
-}
-
-int parse_mounts(struct walk *w, yajl_val v, struct oci_mount **out, size_t *n)
-{
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	struct oci_mount *mounts = arena_alloc(w->a, v->u.array.len * sizeof *mounts);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_mount(w, item, &mounts[i]) < 0)
-			return -1;
-	*out = mounts;
-	*n = v->u.array.len;
-	return 1;
 }
