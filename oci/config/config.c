@@ -82,10 +82,7 @@ static const struct walk_field capabilities_fields[] = {
 	{ 0 },
 };
 
-static const struct {
-	const char *name;
-	int resource;
-} rlimit_names[] = {
+static const struct walk_name rlimit_names[] = {
 	{ "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
 	{ "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
 	{ "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
@@ -99,16 +96,7 @@ static const struct {
 static int parse_rlimit_type(struct walk *w, yajl_val v, void *at)
 {
 	struct oci_rlimit *rl = at;
-	int r = walk_str(w, v, &rl->type);
-	if (r > 0) {
-		rl->resource = -1;
-		for (size_t i = 0; i < ARRAY_SIZE(rlimit_names); i++)
-			if (streq(rl->type, rlimit_names[i].name))
-				rl->resource = rlimit_names[i].resource;
-		if (rl->resource < 0)
-			return walk_fail(w, "unknown rlimit \"%.100s\"", rl->type);
-	}
-	return r;
+	return walk_name(w, v, rlimit_names, ARRAY_SIZE(rlimit_names), "rlimit", &rl->type, &rl->resource);
 }
 
 static const struct walk_field rlimit_fields[] = {
@@ -139,10 +127,7 @@ static int rlimit_unique(struct walk *w, const void *items, size_t i)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int policy;
-} sched_policies[] = {
+static const struct walk_name sched_policies[] = {
 	{ "SCHED_OTHER", 0 }, { "SCHED_FIFO", 1 }, { "SCHED_RR", 2 },     { "SCHED_BATCH", 3 },
 	{ "SCHED_ISO", 4 },   { "SCHED_IDLE", 5 }, { "SCHED_DEADLINE", 6 },
 };
@@ -156,32 +141,15 @@ static const char *const sched_flags[] = {
 static int parse_sched_policy(struct walk *w, yajl_val v, void *at)
 {
 	struct oci_scheduler *s = at;
-	int r = walk_str(w, v, &s->policy);
-	if (r > 0) {
-		s->policy_num = -1;
-		for (size_t i = 0; i < ARRAY_SIZE(sched_policies); i++)
-			if (streq(s->policy, sched_policies[i].name))
-				s->policy_num = sched_policies[i].policy;
-		if (s->policy_num < 0)
-			return walk_fail(w, "unknown scheduler policy \"%.100s\"", s->policy);
-	}
-	return r;
+	return walk_name(w, v, sched_policies, ARRAY_SIZE(sched_policies), "scheduler policy", &s->policy,
+			 &s->policy_num);
 }
 
 static int parse_sched_flags(struct walk *w, yajl_val v, void *at)
 {
 	struct oci_scheduler *s = at;
-	int r = walk_str_array(w, v, &s->flags, &s->n_flags);
-	for (size_t i = 0; r > 0 && i < s->n_flags; i++) {
-		bool known = false;
-		for (size_t j = 0; j < ARRAY_SIZE(sched_flags); j++)
-			known |= streq(s->flags[i], sched_flags[j]);
-		if (!known) {
-			walk_push_index(w, i);
-			return walk_fail(w, "unknown scheduler flag \"%.100s\"", s->flags[i]);
-		}
-	}
-	return r;
+	return walk_known_strs(w, v, sched_flags, ARRAY_SIZE(sched_flags), "scheduler flag", &s->flags,
+			       &s->n_flags);
 }
 
 static const struct walk_field scheduler_fields[] = {
@@ -195,21 +163,14 @@ static const struct walk_field scheduler_fields[] = {
 	{ 0 },
 };
 
+/* The kernel's IOPRIO_CLASS_* numbers (linux/ioprio.h). */
+static const struct walk_name io_classes[] = {
+	{ "IOPRIO_CLASS_RT", 1 }, { "IOPRIO_CLASS_BE", 2 }, { "IOPRIO_CLASS_IDLE", 3 },
+};
+
 static int parse_io_class(struct walk *w, yajl_val v, void *at)
 {
-	int *class = at;
-	char *c = NULL;
-	int r = walk_str(w, v, &c);
-	/* The kernel's IOPRIO_CLASS_* numbers (linux/ioprio.h). */
-	if (r > 0 && streq(c, "IOPRIO_CLASS_RT"))
-		*class = 1;
-	else if (r > 0 && streq(c, "IOPRIO_CLASS_BE"))
-		*class = 2;
-	else if (r > 0 && streq(c, "IOPRIO_CLASS_IDLE"))
-		*class = 3;
-	else if (r > 0)
-		return walk_fail(w, "unknown I/O priority class \"%.100s\"", c);
-	return r;
+	return walk_name(w, v, io_classes, ARRAY_SIZE(io_classes), "I/O priority class", NULL, at);
 }
 
 /* priority may be left out (the schema requires only class; Go's encoder
@@ -220,20 +181,13 @@ static const struct walk_field io_priority_fields[] = {
 	{ 0 },
 };
 
-static int parse_cpu_list(struct walk *w, yajl_val v, void *at)
-{
-	char **dst = at;
-	int r = walk_str(w, v, dst);
-	if (r > 0 && !cpu_list_valid(*dst))
-		return walk_fail(w, "not a CPU list (like \"0-3,7\"): \"%.100s\"", *dst);
-	return r;
-}
-
+#define CPU_LIST "a CPU list (like \"0-3,7\")"
 static const struct walk_field cpu_affinity_fields[] = {
-	{ "initial", WF_CUSTOM(PROC, exec_cpu_affinity_initial, parse_cpu_list) },
-	{ "final", WF_CUSTOM(PROC, exec_cpu_affinity_final, parse_cpu_list) },
+	{ "initial", WF_VALID_STR(PROC, exec_cpu_affinity_initial, cpu_list_valid, CPU_LIST) },
+	{ "final", WF_VALID_STR(PROC, exec_cpu_affinity_final, cpu_list_valid, CPU_LIST) },
 	{ 0 },
 };
+#undef CPU_LIST
 
 static const struct walk_field console_size_fields[] = {
 	{ "height", WF_U32(PROC, console_height, UINT16_MAX), .required = true },
@@ -441,43 +395,35 @@ void oci_config_free(struct oci_config *c)
 	free(c);
 }
 
-int oci_process_parse(const char *text, const char *what, struct arena *arena,
-		      struct oci_process **ret, struct ab_err *err)
+/* text as JSON, its top-level object read by parse into obj; errors say `what`. */
+static int parse_document(const char *text, const char *what, struct arena *arena, struct ab_err *err,
+			  int (*parse)(struct walk *w, yajl_val v, void *obj), void *obj)
 {
 	yajl_val v;
 	if (json_parse(text, what, &v, err) < 0)
 		return -1;
 	struct walk w;
 	walk_init(&w, arena, what, err);
-	struct oci_process *p = arena_alloc(arena, sizeof *p);
 	int r;
 	if (!YAJL_IS_OBJECT(v))
 		r = walk_fail(&w, "expected a JSON object, got %s", walk_type_name(v));
 	else
-		r = parse_process_obj(&w, v, p);
+		r = parse(&w, v, obj);
 	json_free(v);
-	if (r < 0)
-		return -1;
-	*ret = p;
-	return 0;
+	return r < 0 ? -1 : 0;
+}
+
+int oci_process_parse(const char *text, const char *what, struct arena *arena,
+		      struct oci_process **ret, struct ab_err *err)
+{
+	return parse_document(text, what, arena, err, parse_process, ret);
 }
 
 int oci_resources_parse(const char *text, const char *what, struct arena *arena,
 			struct oci_resources *ret, struct ab_err *err)
 {
-	yajl_val v;
-	if (json_parse(text, what, &v, err) < 0)
-		return -1;
-	struct walk w;
-	walk_init(&w, arena, what, err);
 	memset(ret, 0, sizeof *ret);
-	int r;
-	if (!YAJL_IS_OBJECT(v))
-		r = walk_fail(&w, "expected a JSON object, got %s", walk_type_name(v));
-	else
-		r = parse_resources(&w, v, ret);
-	json_free(v);
-	return r < 0 ? -1 : 0;
+	return parse_document(text, what, arena, err, parse_resources, ret);
 }
 
 /* ---- helpers over a parsed config ---- */

@@ -397,17 +397,8 @@ static bool valid_ifname(const char *s)
 	       !s[strcspn(s, "/: \t\n\r\f\v")];
 }
 
-static int parse_ifname(struct walk *w, yajl_val v, void *at)
-{
-	char **name = at;
-	int r = walk_str(w, v, name);
-	if (r > 0 && !valid_ifname(*name))
-		return walk_fail(w, "not a network interface name: \"%.100s\"", *name);
-	return r;
-}
-
 static const struct walk_field net_device_fields[] = {
-	{ "name", WF_CUSTOM(struct oci_kv, value, parse_ifname) },
+	{ "name", WF_VALID_STR(struct oci_kv, value, valid_ifname, "a network interface name") },
 	{ 0 },
 };
 

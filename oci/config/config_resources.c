@@ -94,15 +94,12 @@ static const struct walk_field memory_fields[] = {
 };
 #undef LIMIT
 
-static int parse_cpu_set(struct walk *w, yajl_val v, void *at)
+static bool cpu_list_or_empty(const char *s)
 {
-	char **out = at;
-	int r = walk_str(w, v, out);
-	if (r > 0 && **out && !cpu_list_valid(*out))
-		return walk_fail(w, "not a list (like \"0-3,7\"): \"%.100s\"", *out);
-	return r;
+	return !*s || cpu_list_valid(s);
 }
 
+#define LIST "a list (like \"0-3,7\")"
 static const struct walk_field cpu_fields[] = {
 	{ "shares", WF_U64(CPU, shares, UINT64_MAX), WF_HAS(CPU, has_shares) },
 	{ "quota", WF_I64(CPU, quota, -1, INT64_MAX), WF_HAS(CPU, has_quota) },
@@ -110,11 +107,12 @@ static const struct walk_field cpu_fields[] = {
 	{ "period", WF_U64(CPU, period, UINT64_MAX), WF_HAS(CPU, has_period) },
 	{ "realtimeRuntime", WF_I64(CPU, realtime_runtime, -1, INT64_MAX), WF_HAS(CPU, has_realtime_runtime) },
 	{ "realtimePeriod", WF_U64(CPU, realtime_period, UINT64_MAX), WF_HAS(CPU, has_realtime_period) },
-	{ "cpus", WF_CUSTOM(CPU, cpus, parse_cpu_set) },
-	{ "mems", WF_CUSTOM(CPU, mems, parse_cpu_set) },
+	{ "cpus", WF_VALID_STR(CPU, cpus, cpu_list_or_empty, LIST) },
+	{ "mems", WF_VALID_STR(CPU, mems, cpu_list_or_empty, LIST) },
 	{ "idle", WF_I64(CPU, idle, 0, 1), WF_HAS(CPU, has_idle) },
 	{ 0 },
 };
+#undef LIST
 
 static const struct walk_field pids_fields[] = {
 	{ "limit", WF_I64(PIDS, limit, INT64_MIN, INT64_MAX), WF_HAS(PIDS, has_limit), .required = true },
@@ -169,17 +167,9 @@ static bool valid_page_size(const char *s)
 	return streq(s, "B");
 }
 
-static int parse_page_size(struct walk *w, yajl_val v, void *at)
-{
-	char **page_size = at;
-	int r = walk_str(w, v, page_size);
-	if (r > 0 && !valid_page_size(*page_size))
-		return walk_fail(w, "not a page size (like \"2MB\"): \"%.100s\"", *page_size);
-	return r;
-}
-
 static const struct walk_field hugepage_limit_fields[] = {
-	{ "pageSize", WF_CUSTOM(struct oci_hugepage_limit, page_size, parse_page_size), .required = true },
+	{ "pageSize", WF_VALID_STR(struct oci_hugepage_limit, page_size, valid_page_size, "a page size (like \"2MB\")"),
+	  .required = true },
 	{ "limit", WF_U64(struct oci_hugepage_limit, limit, UINT64_MAX), .required = true },
 	{ 0 },
 };

@@ -7,10 +7,7 @@
 
 #define SECCOMP_MAX_ARGS 6
 
-static const struct {
-	const char *name;
-	enum oci_seccomp_action action;
-} actions[] = {
+static const struct walk_name actions[] = {
 	{ "SCMP_ACT_KILL", SECCOMP_ACT_KILL_THREAD_ },  /* the old name of KILL_THREAD */
 	{ "SCMP_ACT_KILL_THREAD", SECCOMP_ACT_KILL_THREAD_ },
 	{ "SCMP_ACT_KILL_PROCESS", SECCOMP_ACT_KILL_PROCESS_ },
@@ -22,10 +19,7 @@ static const struct {
 	{ "SCMP_ACT_NOTIFY", SECCOMP_ACT_NOTIFY_ },
 };
 
-static const struct {
-	const char *name;
-	enum oci_seccomp_op op;
-} ops[] = {
+static const struct walk_name ops[] = {
 	{ "SCMP_CMP_NE", SECCOMP_OP_NE }, { "SCMP_CMP_LT", SECCOMP_OP_LT },
 	{ "SCMP_CMP_LE", SECCOMP_OP_LE }, { "SCMP_CMP_EQ", SECCOMP_OP_EQ },
 	{ "SCMP_CMP_GE", SECCOMP_OP_GE }, { "SCMP_CMP_GT", SECCOMP_OP_GT },
@@ -39,18 +33,11 @@ static const char *const filter_flags[] = {
 
 static int parse_action(struct walk *w, yajl_val v, void *at)
 {
-	enum oci_seccomp_action *out = at;
-	char *s = NULL;
-	int r = walk_str(w, v, &s);
-	if (r <= 0)
-		return r;
-	for (size_t i = 0; i < ARRAY_SIZE(actions); i++) {
-		if (streq(s, actions[i].name)) {
-			*out = actions[i].action;
-			return 1;
-		}
-	}
-	return walk_fail(w, "unknown seccomp action \"%.100s\"", s);
+	int action;
+	int r = walk_name(w, v, actions, ARRAY_SIZE(actions), "seccomp action", NULL, &action);
+	if (r > 0)
+		*(enum oci_seccomp_action *)at = action;
+	return r;
 }
 
 static bool takes_errno(enum oci_seccomp_action a)
@@ -60,16 +47,10 @@ static bool takes_errno(enum oci_seccomp_action a)
 
 static int parse_op(struct walk *w, yajl_val v, void *at)
 {
-	char *s = NULL;
-	int r = walk_str(w, v, &s);
-	if (r > 0) {
-		size_t i = 0;
-		while (i < ARRAY_SIZE(ops) && !streq(s, ops[i].name))
-			i++;
-		if (i == ARRAY_SIZE(ops))
-			return walk_fail(w, "unknown seccomp operator \"%.100s\"", s);
-		*(enum oci_seccomp_op *)at = ops[i].op;
-	}
+	int op;
+	int r = walk_name(w, v, ops, ARRAY_SIZE(ops), "seccomp operator", NULL, &op);
+	if (r > 0)
+		*(enum oci_seccomp_op *)at = op;
 	return r;
 }
 
@@ -150,14 +131,6 @@ static const char *const architectures[] = {
 	"SCMP_ARCH_M68K",     "SCMP_ARCH_SH",        "SCMP_ARCH_SHEB",
 };
 
-static bool arch_known(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(architectures); i++)
-		if (streq(name, architectures[i]))
-			return true;
-	return false;
-}
-
 /* A notify default would hand every syscall, including the ones the
  * supervisor itself needs, to the listener. */
 static int parse_default_action(struct walk *w, yajl_val v, void *at)
@@ -171,30 +144,15 @@ static int parse_default_action(struct walk *w, yajl_val v, void *at)
 static int parse_architectures(struct walk *w, yajl_val v, void *at)
 {
 	struct oci_seccomp *sc = at;
-	int r = walk_str_array(w, v, &sc->architectures, &sc->n_architectures);
-	for (size_t i = 0; r > 0 && i < sc->n_architectures; i++) {
-		if (!arch_known(sc->architectures[i])) {
-			walk_push_index(w, i);
-			return walk_fail(w, "unknown architecture \"%.100s\"", sc->architectures[i]);
-		}
-	}
-	return r;
+	return walk_known_strs(w, v, architectures, ARRAY_SIZE(architectures), "architecture",
+			       &sc->architectures, &sc->n_architectures);
 }
 
 static int parse_filter_flags(struct walk *w, yajl_val v, void *at)
 {
 	struct oci_seccomp *sc = at;
-	int r = walk_str_array(w, v, &sc->flags, &sc->n_flags);
-	for (size_t i = 0; r > 0 && i < sc->n_flags; i++) {
-		bool known = false;
-		for (size_t j = 0; j < ARRAY_SIZE(filter_flags); j++)
-			known |= streq(sc->flags[i], filter_flags[j]);
-		if (!known) {
-			walk_push_index(w, i);
-			return walk_fail(w, "unknown seccomp flag \"%.100s\"", sc->flags[i]);
-		}
-	}
-	return r;
+	return walk_known_strs(w, v, filter_flags, ARRAY_SIZE(filter_flags), "seccomp flag", &sc->flags,
+			       &sc->n_flags);
 }
 
 #define SC struct oci_seccomp

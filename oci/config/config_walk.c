@@ -334,6 +334,40 @@ int walk_str_map(struct walk *w, yajl_val v, struct oci_kv **out, size_t *n)
 	return 1;
 }
 
+int walk_name(struct walk *w, yajl_val v, const struct walk_name *names, size_t n, const char *what,
+	      char **text, int *value)
+{
+	char *s = NULL;
+	int r = walk_str(w, v, &s);
+	if (r <= 0)
+		return r;
+	if (text)
+		*text = s;
+	for (size_t i = 0; i < n; i++) {
+		if (streq(s, names[i].name)) {
+			*value = names[i].value;
+			return 1;
+		}
+	}
+	return walk_fail(w, "unknown %s \"%.100s\"", what, s);
+}
+
+int walk_known_strs(struct walk *w, yajl_val v, const char *const *known, size_t n_known, const char *what,
+		    char ***out, size_t *n)
+{
+	int r = walk_str_array(w, v, out, n);
+	for (size_t i = 0; r > 0 && i < *n; i++) {
+		size_t j = 0;
+		while (j < n_known && !streq((*out)[i], known[j]))
+			j++;
+		if (j == n_known) {
+			walk_push_index(w, i);
+			return walk_fail(w, "unknown %s \"%.100s\"", what, (*out)[i]);
+		}
+	}
+	return r;
+}
+
 /* "0-3,7,9-11": what the kernel's cpulist parser takes. */
 bool cpu_list_valid(const char *s)
 {
@@ -392,6 +426,8 @@ static int walk_field(struct walk *w, yajl_val v, const struct walk_field *f, vo
 	switch ((enum walk_kind)f->kind) {
 	case WALK_STR:
 		r = walk_str(w, v, (char **)at);
+		if (r > 0 && f->valid && !f->valid(*(char **)at))
+			return walk_fail(w, "not %s: \"%.100s\"", f->invalid, *(char **)at);
 		break;
 	case WALK_NONEMPTY_STR:
 		r = walk_nonempty_str(w, v, (char **)at);

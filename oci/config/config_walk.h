@@ -52,6 +52,20 @@ int walk_str_array(struct walk *w, yajl_val v, char ***out, size_t *n);
 /* Object of string values. */
 int walk_str_map(struct walk *w, yajl_val v, struct oci_kv **out, size_t *n);
 
+/* A name from a fixed set, and what it stands for. */
+struct walk_name {
+	const char *name;
+	int value;
+};
+/* A string that must be one of names[0..n): its value into *value, and the
+ * string itself into *text unless text is NULL; else the error
+ * "unknown <what> \"<string>\"". */
+int walk_name(struct walk *w, yajl_val v, const struct walk_name *names, size_t n, const char *what,
+	      char **text, int *value);
+/* An array of strings, each one of known[0..n_known): "[i]: unknown <what> ..." else. */
+int walk_known_strs(struct walk *w, yajl_val v, const char *const *known, size_t n_known, const char *what,
+		    char ***out, size_t *n);
+
 /* One spelling of an absolute path, in place: repeated slashes collapsed, "."
  * components and a trailing slash dropped ("/a//./b/" -> "/a/b"). ".." is
  * kept: it is resolved where the path is used (inside the container's root
@@ -98,6 +112,9 @@ struct walk_field {
 	uint32_t item_size;     /* WALK_LIST */
 	int64_t min;            /* WALK_I64, WALK_INT */
 	uint64_t max;           /* WALK_I64, WALK_INT, WALK_U* */
+	/* WALK_STR: a stored string must pass valid, else "not <invalid>: \"<string>\"" */
+	bool (*valid)(const char *s);
+	const char *invalid;
 	const struct walk_field *fields;                         /* WALK_OBJECT, WALK_LIST */
 	int (*parse)(struct walk *w, yajl_val v, void *at);      /* WALK_CUSTOM, WALK_LIST */
 	/* WALK_LIST: after item i, with the path at it (items before it to compare) */
@@ -122,6 +139,8 @@ int walk_fields(struct walk *w, yajl_val v, const struct walk_field *fields, voi
 
 /* Table entries by kind: { "name", WF_xxx(struct, member, ...), [WF_HAS(...),] [.required = true] } */
 #define WF_STR(T, m)            .kind = WALK_STR, .off = WALK_AT(T, m, char *)
+/* a string that must pass fn: "not <what>: \"<string>\"" else */
+#define WF_VALID_STR(T, m, fn, what) WF_STR(T, m), .valid = (fn), .invalid = (what)
 #define WF_NONEMPTY_STR(T, m)   .kind = WALK_NONEMPTY_STR, .off = WALK_AT(T, m, char *)
 #define WF_ABS_PATH(T, m)       .kind = WALK_ABS_PATH, .off = WALK_AT(T, m, char *)
 #define WF_BOOL(T, m)           .kind = WALK_BOOL, .off = WALK_AT(T, m, bool)
