@@ -577,18 +577,23 @@ static void annotations_obj(struct json_out *j, const struct kit *k, const struc
 	json_obj_end(j);
 }
 
+/* key: {"limit": limit} */
+static void limit_obj(struct json_out *j, const char *key, int64_t limit)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	json_kv_int(j, "limit", limit);
+	json_obj_end(j);
+}
+
 /* linux.resources: no device but the defaults, and the kit's limits */
 static void resources_obj(struct json_out *j, const struct kit *k)
 {
 	json_key(j, "resources");
 	json_obj_begin(j);
 	oci_default_device_rules(j);
-	if (k->resources.has_memory) {
-		json_key(j, "memory");
-		json_obj_begin(j);
-		json_kv_int(j, "limit", k->resources.memory);
-		json_obj_end(j);
-	}
+	if (k->resources.has_memory)
+		limit_obj(j, "memory", k->resources.memory);
 	if (k->resources.has_cpus) {
 		json_key(j, "cpu");
 		json_obj_begin(j);
@@ -596,12 +601,8 @@ static void resources_obj(struct json_out *j, const struct kit *k)
 		json_kv_uint(j, "period", CPU_PERIOD);
 		json_obj_end(j);
 	}
-	if (k->resources.has_pids) {
-		json_key(j, "pids");
-		json_obj_begin(j);
-		json_kv_int(j, "limit", k->resources.pids);
-		json_obj_end(j);
-	}
+	if (k->resources.has_pids)
+		limit_obj(j, "pids", k->resources.pids);
 	json_obj_end(j);
 }
 
