@@ -625,58 +625,70 @@ char *seccomp_process_state_json(const char *oci_version, pid_t pid, const char 
 	return out;
 }
 
+/* What `features` lists as actions: the spec's names and the kernel's. */
+static const struct {
+	const char *name;
+	uint32_t ret;
+} feature_actions[] = {
+	{ "SCMP_ACT_KILL", SECCOMP_RET_KILL_THREAD },
+	{ "SCMP_ACT_KILL_PROCESS", SECCOMP_RET_KILL_PROCESS },
+	{ "SCMP_ACT_KILL_THREAD", SECCOMP_RET_KILL_THREAD },
+	{ "SCMP_ACT_TRAP", SECCOMP_RET_TRAP },
+	{ "SCMP_ACT_ERRNO", SECCOMP_RET_ERRNO },
+	{ "SCMP_ACT_TRACE", SECCOMP_RET_TRACE },
+	{ "SCMP_ACT_ALLOW", SECCOMP_RET_ALLOW },
+	{ "SCMP_ACT_LOG", SECCOMP_RET_LOG },
+	{ "SCMP_ACT_NOTIFY", SECCOMP_RET_USER_NOTIF },
+};
+
+/* Only what compiles and loads here: an action the kernel lacks is refused. */
+static const char *available_action(size_t i, bool enabled)
+{
+	return enabled && kernel_has_action(feature_actions[i].ret) ? feature_actions[i].name : NULL;
+}
+
+static const char *operator_name(size_t i, bool enabled)
+{
+	return op_table[i].name;
+}
+
+static const char *arch_name(size_t i, bool enabled)
+{
+	return arch_table[i].token ? arch_table[i].name : NULL;
+}
+
+static const char *known_flag(size_t i, bool enabled)
+{
+	return flag_table[i].name;
+}
+
+static const char *supported_flag(size_t i, bool enabled)
+{
+	return enabled && kernel_has_flag(flag_table[i].flag) ? flag_table[i].name : NULL;
+}
+
+/* key: an array of name_at(i) for i < n, those that are not NULL. */
+static void name_list(struct json_out *o, const char *key, size_t n, bool enabled,
+		      const char *(*name_at)(size_t i, bool enabled))
+{
+	json_key(o, key);
+	json_arr_begin(o);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = name_at(i, enabled);
+		if (name)
+			json_str(o, name);
+	}
+	json_arr_end(o);
+}
+
 void seccomp_features_json(struct json_out *o)
 {
-	static const struct {
-		const char *name;
-		uint32_t ret;
-	} actions[] = {
-		{ "SCMP_ACT_KILL", SECCOMP_RET_KILL_THREAD },
-		{ "SCMP_ACT_KILL_PROCESS", SECCOMP_RET_KILL_PROCESS },
-		{ "SCMP_ACT_KILL_THREAD", SECCOMP_RET_KILL_THREAD },
-		{ "SCMP_ACT_TRAP", SECCOMP_RET_TRAP },
-		{ "SCMP_ACT_ERRNO", SECCOMP_RET_ERRNO },
-		{ "SCMP_ACT_TRACE", SECCOMP_RET_TRACE },
-		{ "SCMP_ACT_ALLOW", SECCOMP_RET_ALLOW },
-		{ "SCMP_ACT_LOG", SECCOMP_RET_LOG },
-		{ "SCMP_ACT_NOTIFY", SECCOMP_RET_USER_NOTIF },
-	};
 	bool enabled = kernel_has_seccomp_filter();
-
 	/* The caller has opened the "seccomp" object; these are its members. */
 	json_kv_bool(o, "enabled", enabled);
-
-	/* Only what compiles and loads here: an action the kernel lacks is refused. */
-	json_key(o, "actions");
-	json_arr_begin(o);
-	for (size_t i = 0; i < ARRAY_SIZE(actions); i++)
-		if (enabled && kernel_has_action(actions[i].ret))
-			json_str(o, actions[i].name);
-	json_arr_end(o);
-
-	json_key(o, "operators");
-	json_arr_begin(o);
-	for (size_t i = 0; i < ARRAY_SIZE(op_table); i++)
-		json_str(o, op_table[i].name);
-	json_arr_end(o);
-
-	json_key(o, "archs");
-	json_arr_begin(o);
-	for (size_t i = 0; i < ARRAY_SIZE(arch_table); i++)
-		if (arch_table[i].token)
-			json_str(o, arch_table[i].name);
-	json_arr_end(o);
-
-	json_key(o, "knownFlags");
-	json_arr_begin(o);
-	for (size_t i = 0; i < ARRAY_SIZE(flag_table); i++)
-		json_str(o, flag_table[i].name);
-	json_arr_end(o);
-
-	json_key(o, "supportedFlags");
-	json_arr_begin(o);
-	for (size_t i = 0; i < ARRAY_SIZE(flag_table); i++)
-		if (enabled && kernel_has_flag(flag_table[i].flag))
-			json_str(o, flag_table[i].name);
-	json_arr_end(o);
+	name_list(o, "actions", ARRAY_SIZE(feature_actions), enabled, available_action);
+	name_list(o, "operators", ARRAY_SIZE(op_table), enabled, operator_name);
+	name_list(o, "archs", ARRAY_SIZE(arch_table), enabled, arch_name);
+	name_list(o, "knownFlags", ARRAY_SIZE(flag_table), enabled, known_flag);
+	name_list(o, "supportedFlags", ARRAY_SIZE(flag_table), enabled, supported_flag);
 }

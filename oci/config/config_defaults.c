@@ -48,3 +48,38 @@ void oci_default_paths(struct json_out *o)
 	json_kv_strs(o, "maskedPaths", masked, ARRAY_SIZE(masked));
 	json_kv_strs(o, "readonlyPaths", readonly, ARRAY_SIZE(readonly));
 }
+
+void oci_default_device_rules(struct json_out *o)
+{
+	json_key(o, "devices");
+	json_arr_begin(o);
+	json_obj_begin(o);
+	json_kv_bool(o, "allow", false);
+	json_kv_str(o, "access", "rwm");
+	json_obj_end(o);
+	json_arr_end(o);
+}
+
+void oci_namespaces(struct json_out *o, const char *const *types, size_t n)
+{
+	json_key(o, "namespaces");
+	json_arr_begin(o);
+	for (size_t i = 0; i < n; i++) {
+		json_obj_begin(o);
+		json_kv_str(o, "type", types[i]);
+		json_obj_end(o);
+	}
+	json_arr_end(o);
+}
+
+void oci_one_id_mapping(struct json_out *o, const char *key, uint32_t container_id, uint32_t host_id)
+{
+	json_key(o, key);
+	json_arr_begin(o);
+	json_obj_begin(o);
+	json_kv_uint(o, "containerID", container_id);
+	json_kv_uint(o, "hostID", host_id);
+	json_kv_uint(o, "size", 1);
+	json_obj_end(o);
+	json_arr_end(o);
+}

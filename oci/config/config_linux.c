@@ -27,85 +27,63 @@ static const struct {
 	{ "cgroup", NS_CGROUP, CLONE_NEWCGROUP }, { "time", NS_TIME, CLONE_NEWTIME },
 };
 
-static int parse_namespace(struct walk *w, yajl_val v, struct oci_namespace *ns)
+#define LNX struct oci_linux
+
+static int parse_namespace_type(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
+	struct oci_namespace *ns = at;
 	char *type = NULL;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "type")) {
-			r = walk_str(w, val, &type);
-			if (r > 0) {
-				size_t i = 0;
-				while (i < ARRAY_SIZE(ns_types) && !streq(type, ns_types[i].name))
-					i++;
-				if (i == ARRAY_SIZE(ns_types))
-					return walk_fail(w, "unknown namespace type \"%.100s\"", type);
-				ns->kind = ns_types[i].kind;
-				ns->clone_flag = ns_types[i].flag;
-			}
-		} else if (streq(k, "path"))
-			r = walk_abs_path(w, val, &ns->path);
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
+	int r = walk_str(w, v, &type);
+	if (r > 0) {
+		size_t i = 0;
+		while (i < ARRAY_SIZE(ns_types) && !streq(type, ns_types[i].name))
+			i++;
+		if (i == ARRAY_SIZE(ns_types))
+			return walk_fail(w, "unknown namespace type \"%.100s\"", type);
+		ns->kind = ns_types[i].kind;
+		ns->clone_flag = ns_types[i].flag;
 	}
-	if (!type)
-		return walk_missing(w, "type");
-	return 1;
+	return r;
 }
 
-static int parse_namespaces(struct walk *w, yajl_val v, struct oci_linux *l)
+static const struct walk_field namespace_fields[] = {
+	{ "type", WF_PARSE(parse_namespace_type), .required = true },
+	{ "path", WF_ABS_PATH(struct oci_namespace, path) },
+	{ 0 },
+};
+
+static int namespace_unique(struct walk *w, const void *items, size_t i)
 {
-	int r = walk_arr(w, v);
+	const struct oci_namespace *ns = items;
+	for (size_t j = 0; j < i; j++)
+		if (ns[j].kind == ns[i].kind)
+			return walk_fail(w, "duplicate namespace type \"%s\" (also at index %zu)",
+					 oci_ns_kind_name(ns[i].kind), j);
+	return 0;
+}
+
+static int parse_id_size(struct walk *w, yajl_val v, void *at)
+{
+	uint32_t *size = at;
+	int r = walk_u32(w, v, size);
+	if (r > 0 && *size == 0)
+		return walk_fail(w, "must be greater than zero");
+	return r;
+}
+
+static const struct walk_field id_mapping_fields[] = {
+	{ "containerID", WF_U32(struct oci_id_mapping, container_id, UINT32_MAX), .required = true },
+	{ "hostID", WF_U32(struct oci_id_mapping, host_id, UINT32_MAX), .required = true },
+	{ "size", WF_CUSTOM(struct oci_id_mapping, size, parse_id_size), .required = true },
+	{ 0 },
+};
+
+int parse_id_mapping(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_id_mapping *m = at;
+	int r = walk_fields(w, v, id_mapping_fields, m, NULL);
 	if (r <= 0)
 		return r;
-	l->namespaces = arena_alloc(w->a, v->u.array.len * sizeof *l->namespaces);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item) {
-		if (parse_namespace(w, item, &l->namespaces[i]) < 0)
-			return -1;
-		for (size_t j = 0; j < i; j++)
-			if (l->namespaces[j].kind == l->namespaces[i].kind)
-				return walk_fail(w, "duplicate namespace type \"%s\" (also at index %zu)",
-						 oci_ns_kind_name(l->namespaces[i].kind), j);
-	}
-	l->n_namespaces = v->u.array.len;
-	return 1;
-}
-
-static int parse_id_mapping(struct walk *w, yajl_val v, struct oci_id_mapping *m)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_c = false, has_h = false, has_s = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "containerID"))
-			r = walk_u32(w, val, &m->container_id), has_c = r > 0;
-		else if (streq(k, "hostID"))
-			r = walk_u32(w, val, &m->host_id), has_h = r > 0;
-		else if (streq(k, "size")) {
-			r = walk_u32(w, val, &m->size), has_s = r > 0;
-			if (r > 0 && m->size == 0)
-				return walk_fail(w, "must be greater than zero");
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!has_c)
-		return walk_missing(w, "containerID");
-	if (!has_h)
-		return walk_missing(w, "hostID");
-	if (!has_s)
-		return walk_missing(w, "size");
 	/* Ids are 32-bit; a range running past the top is meaningless. */
 	if ((uint64_t)m->container_id + m->size > (UINT64_C(1) << 32) ||
 	    (uint64_t)m->host_id + m->size > (UINT64_C(1) << 32))
@@ -113,77 +91,42 @@ static int parse_id_mapping(struct walk *w, yajl_val v, struct oci_id_mapping *m
 	return 1;
 }
 
-int parse_id_mappings(struct walk *w, yajl_val v, struct oci_id_mapping **out, size_t *n)
+static int parse_device_type(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	struct oci_id_mapping *maps = arena_alloc(w->a, v->u.array.len * sizeof *maps);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_id_mapping(w, item, &maps[i]) < 0)
-			return -1;
-	*out = maps;
-	*n = v->u.array.len;
-	return 1;
+	char *t = NULL;
+	int r = walk_str(w, v, &t);
+	if (r > 0 && (strlen(t) != 1 || !strchr("cbup", t[0])))
+		return walk_fail(w, "unknown device type \"%.100s\" (want c, b, u or p)", t);
+	if (r > 0)
+		*(char *)at = t[0];
+	return r;
 }
 
-static int parse_device(struct walk *w, yajl_val v, struct oci_device *d)
+enum { DEVICE_MAJOR = 2, DEVICE_MINOR = 3 };    /* their places in device_fields */
+
+static const struct walk_field device_fields[] = {
+	{ "type", WF_CUSTOM(struct oci_device, type, parse_device_type), .required = true },
+	{ "path", WF_ABS_PATH(struct oci_device, path), .required = true },
+	[DEVICE_MAJOR] = { "major", WF_I64(struct oci_device, major, 0, UINT32_MAX) },
+	[DEVICE_MINOR] = { "minor", WF_I64(struct oci_device, minor, 0, UINT32_MAX) },
+	/* Kept as written (podman adds S_IFCHR bits); masked on use. */
+	{ "fileMode", WF_U32(struct oci_device, file_mode, UINT32_MAX), WF_HAS(struct oci_device, has_file_mode) },
+	{ "uid", WF_U32(struct oci_device, uid, UINT32_MAX), WF_HAS(struct oci_device, has_uid) },
+	{ "gid", WF_U32(struct oci_device, gid, UINT32_MAX), WF_HAS(struct oci_device, has_gid) },
+	{ 0 },
+};
+
+static int parse_device(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
+	struct oci_device *d = at;
+	uint64_t seen;
+	int r = walk_fields(w, v, device_fields, d, &seen);
 	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_major = false, has_minor = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "type")) {
-			char *t = NULL;
-			r = walk_str(w, val, &t);
-			if (r > 0 && (strlen(t) != 1 || !strchr("cbup", t[0])))
-				return walk_fail(w, "unknown device type \"%.100s\" (want c, b, u or p)", t);
-			if (r > 0)
-				d->type = t[0];
-		} else if (streq(k, "path"))
-			r = walk_abs_path(w, val, &d->path);
-		else if (streq(k, "major"))
-			r = walk_i64(w, val, 0, UINT32_MAX, &d->major), has_major = r > 0;
-		else if (streq(k, "minor"))
-			r = walk_i64(w, val, 0, UINT32_MAX, &d->minor), has_minor = r > 0;
-		else if (streq(k, "fileMode"))
-			/* Kept as written (podman adds S_IFCHR bits); masked on use. */
-			r = walk_u32(w, val, &d->file_mode), d->has_file_mode = r > 0;
-		else if (streq(k, "uid"))
-			r = walk_u32(w, val, &d->uid), d->has_uid = r > 0;
-		else if (streq(k, "gid"))
-			r = walk_u32(w, val, &d->gid), d->has_gid = r > 0;
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!d->type)
-		return walk_missing(w, "type");
-	if (!d->path)
-		return walk_missing(w, "path");
-	if (d->type != 'p' && !has_major)
+		return r;
+	if (d->type != 'p' && !WF_SEEN(seen, DEVICE_MAJOR))
 		return walk_missing(w, "major");
-	if (d->type != 'p' && !has_minor)
+	if (d->type != 'p' && !WF_SEEN(seen, DEVICE_MINOR))
 		return walk_missing(w, "minor");
-	return 1;
-}
-
-static int parse_devices(struct walk *w, yajl_val v, struct oci_linux *l)
-{
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	l->devices = arena_alloc(w->a, v->u.array.len * sizeof *l->devices);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_device(w, item, &l->devices[i]) < 0)
-			return -1;
-	l->n_devices = v->u.array.len;
 	return 1;
 }
 
@@ -199,8 +142,21 @@ static int parse_abs_paths(struct walk *w, yajl_val v, char ***out, size_t *n)
 	return r;
 }
 
-static int parse_sysctl(struct walk *w, yajl_val v, struct oci_linux *l)
+static int parse_masked_paths(struct walk *w, yajl_val v, void *at)
 {
+	LNX *l = at;
+	return parse_abs_paths(w, v, &l->masked_paths, &l->n_masked_paths);
+}
+
+static int parse_readonly_paths(struct walk *w, yajl_val v, void *at)
+{
+	LNX *l = at;
+	return parse_abs_paths(w, v, &l->readonly_paths, &l->n_readonly_paths);
+}
+
+static int parse_sysctl(struct walk *w, yajl_val v, void *at)
+{
+	LNX *l = at;
 	int r = walk_str_map(w, v, &l->sysctl, &l->n_sysctl);
 	for (size_t i = 0; r > 0 && i < l->n_sysctl; i++) {
 		const char *key = l->sysctl[i].key;
@@ -213,8 +169,9 @@ static int parse_sysctl(struct walk *w, yajl_val v, struct oci_linux *l)
 	return r;
 }
 
-static int parse_rootfs_propagation(struct walk *w, yajl_val v, struct oci_linux *l)
+static int parse_rootfs_propagation(struct walk *w, yajl_val v, void *at)
 {
+	LNX *l = at;
 	static const struct {
 		const char *name;
 		unsigned long flag;
@@ -239,7 +196,7 @@ static int parse_rootfs_propagation(struct walk *w, yajl_val v, struct oci_linux
 
 /* Intel RDT (resctrl) is not applied here: an empty object (what engines send
  * when nothing is asked) passes, anything asked for is refused. */
-static int parse_intel_rdt(struct walk *w, yajl_val v)
+static int parse_intel_rdt(struct walk *w, yajl_val v, void *at)
 {
 	int r = walk_obj(w, v);
 	if (r <= 0)
@@ -251,42 +208,38 @@ static int parse_intel_rdt(struct walk *w, yajl_val v)
 	return 1;
 }
 
-static int parse_personality(struct walk *w, yajl_val v, struct oci_linux *l)
+static int parse_personality_domain(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "domain")) {
-			r = walk_str(w, val, &l->personality_domain);
-			if (r > 0 && streq(l->personality_domain, "LINUX"))
-				l->personality = PER_LINUX;
-			else if (r > 0 && streq(l->personality_domain, "LINUX32"))
-				l->personality = PER_LINUX32;
-			else if (r > 0)
-				return walk_fail(w, "unknown personality domain \"%.100s\" (want LINUX or LINUX32)",
-						 l->personality_domain);
-		} else if (streq(k, "flags")) {
-			/* The spec names none yet: one given would be dropped */
-			char **flags;
-			size_t n;
-			r = walk_str_array(w, val, &flags, &n);
-			if (r > 0 && n) {
-				walk_push_index(w, 0);
-				return walk_fail(w, "unknown personality flag \"%.100s\": not applied, so refused", flags[0]);
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!l->personality_domain)
-		return walk_missing(w, "domain");
-	l->has_personality = true;
-	return 1;
+	LNX *l = at;
+	int r = walk_str(w, v, &l->personality_domain);
+	if (r > 0 && streq(l->personality_domain, "LINUX"))
+		l->personality = PER_LINUX;
+	else if (r > 0 && streq(l->personality_domain, "LINUX32"))
+		l->personality = PER_LINUX32;
+	else if (r > 0)
+		return walk_fail(w, "unknown personality domain \"%.100s\" (want LINUX or LINUX32)",
+				 l->personality_domain);
+	return r;
 }
+
+/* The spec names none yet: one given would be dropped */
+static int parse_personality_flags(struct walk *w, yajl_val v, void *at)
+{
+	char **flags;
+	size_t n;
+	int r = walk_str_array(w, v, &flags, &n);
+	if (r > 0 && n) {
+		walk_push_index(w, 0);
+		return walk_fail(w, "unknown personality flag \"%.100s\": not applied, so refused", flags[0]);
+	}
+	return r;
+}
+
+static const struct walk_field personality_fields[] = {
+	{ "domain", WF_PARSE(parse_personality_domain), .required = true },
+	{ "flags", WF_PARSE(parse_personality_flags) },
+	{ 0 },
+};
 
 /* The kernel's numbers (linux/mempolicy.h): the spec names them. */
 static const struct {
@@ -329,52 +282,72 @@ static int parse_node_list(struct walk *w, struct oci_memory_policy *mp)
 	return 0;
 }
 
-static int parse_memory_policy(struct walk *w, yajl_val v, struct oci_linux *l)
+static int parse_mempolicy_mode(struct walk *w, yajl_val v, void *at)
 {
+	struct oci_memory_policy *mp = at;
+	int r = walk_str(w, v, &mp->mode);
+	size_t i = 0;
+	while (r > 0 && i < ARRAY_SIZE(mempolicy_modes) && !streq(mp->mode, mempolicy_modes[i].name))
+		i++;
+	if (r > 0 && i == ARRAY_SIZE(mempolicy_modes))
+		return walk_fail(w, "unknown memory policy mode \"%.100s\"", mp->mode);
+	if (r > 0)
+		mp->mode_num = mempolicy_modes[i].mode;
+	return r;
+}
+
+static int parse_mempolicy_nodes(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_memory_policy *mp = at;
+	int r = walk_str(w, v, &mp->nodes);
+	if (r > 0 && *mp->nodes && parse_node_list(w, mp) < 0)
+		return -1;
+	return r;
+}
+
+static int parse_mempolicy_flags(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_memory_policy *mp = at;
+	char **flags;
+	size_t n;
+	int r = walk_str_array(w, v, &flags, &n);
+	for (size_t i = 0; r > 0 && i < n; i++) {
+		size_t j = 0;
+		while (j < ARRAY_SIZE(mempolicy_flags) && !streq(flags[i], mempolicy_flags[j].name))
+			j++;
+		if (j == ARRAY_SIZE(mempolicy_flags)) {
+			walk_push_index(w, i);
+			return walk_fail(w, "unknown memory policy flag \"%.100s\"", flags[i]);
+		}
+		mp->flags |= mempolicy_flags[j].flag;
+	}
+	return r;
+}
+
+static const struct walk_field mempolicy_fields[] = {
+	{ "mode", WF_PARSE(parse_mempolicy_mode), .required = true },
+	{ "nodes", WF_PARSE(parse_mempolicy_nodes) },
+	{ "flags", WF_PARSE(parse_mempolicy_flags) },
+	{ 0 },
+};
+
+static bool mempolicy_needs_nodes(int mode_num)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mempolicy_modes); i++)
+		if (mempolicy_modes[i].mode == mode_num)
+			return mempolicy_modes[i].nodes;
+	return false;
+}
+
+static int parse_memory_policy(struct walk *w, yajl_val v, void *at)
+{
+	LNX *l = at;
 	struct oci_memory_policy *mp = &l->memory_policy;
-	int r = walk_obj(w, v);
+	int r = walk_fields(w, v, mempolicy_fields, mp, NULL);
 	if (r <= 0)
 		return r;
-	bool need_nodes = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "mode")) {
-			r = walk_str(w, val, &mp->mode);
-			size_t i = 0;
-			while (r > 0 && i < ARRAY_SIZE(mempolicy_modes) && !streq(mp->mode, mempolicy_modes[i].name))
-				i++;
-			if (r > 0 && i == ARRAY_SIZE(mempolicy_modes))
-				return walk_fail(w, "unknown memory policy mode \"%.100s\"", mp->mode);
-			if (r > 0)
-				mp->mode_num = mempolicy_modes[i].mode, need_nodes = mempolicy_modes[i].nodes;
-		} else if (streq(k, "nodes")) {
-			r = walk_str(w, val, &mp->nodes);
-			if (r > 0 && *mp->nodes && parse_node_list(w, mp) < 0)
-				return -1;
-		} else if (streq(k, "flags")) {
-			char **flags;
-			size_t n;
-			r = walk_str_array(w, val, &flags, &n);
-			for (size_t i = 0; r > 0 && i < n; i++) {
-				size_t j = 0;
-				while (j < ARRAY_SIZE(mempolicy_flags) && !streq(flags[i], mempolicy_flags[j].name))
-					j++;
-				if (j == ARRAY_SIZE(mempolicy_flags)) {
-					walk_push_index(w, i);
-					return walk_fail(w, "unknown memory policy flag \"%.100s\"", flags[i]);
-				}
-				mp->flags |= mempolicy_flags[j].flag;
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!mp->mode)
-		return walk_missing(w, "mode");
 	/* what set_mempolicy(2) would refuse, named here rather than as EINVAL */
-	if (need_nodes && !mp->maxnode)
+	if (mempolicy_needs_nodes(mp->mode_num) && !mp->maxnode)
 		return walk_fail(w, "%s needs nodes", mp->mode);
 	if ((mp->mode_num == 0 || mp->mode_num == 4) && mp->maxnode)
 		return walk_fail(w, "%s takes no nodes", mp->mode);
@@ -394,48 +367,28 @@ const char *oci_mempolicy_flag_name(size_t i)
 	return i < ARRAY_SIZE(mempolicy_flags) ? mempolicy_flags[i].name : NULL;
 }
 
-static int parse_time_offset(struct walk *w, yajl_val v, int64_t *secs, uint32_t *nsecs)
+static const struct walk_field monotonic_fields[] = {
+	{ "secs", WF_I64(LNX, time_monotonic_secs, INT64_MIN, INT64_MAX) },
+	{ "nanosecs", WF_U32(LNX, time_monotonic_nanosecs, 999999999) },
+	{ 0 },
+};
+
+static const struct walk_field boottime_fields[] = {
+	{ "secs", WF_I64(LNX, time_boottime_secs, INT64_MIN, INT64_MAX) },
+	{ "nanosecs", WF_U32(LNX, time_boottime_nanosecs, 999999999) },
+	{ 0 },
+};
+
+static int unknown_clock(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "secs"))
-			r = walk_i64(w, val, INT64_MIN, INT64_MAX, secs);
-		else if (streq(k, "nanosecs")) {
-			uint64_t ns = 0;
-			r = walk_u64(w, val, 999999999, &ns);
-			*nsecs = (uint32_t)ns;
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	return 1;
+	return walk_fail(w, "unknown clock (want monotonic or boottime)");
 }
 
-static int parse_time_offsets(struct walk *w, yajl_val v, struct oci_linux *l)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "monotonic"))
-			r = parse_time_offset(w, val, &l->time_monotonic_secs, &l->time_monotonic_nanosecs);
-		else if (streq(k, "boottime"))
-			r = parse_time_offset(w, val, &l->time_boottime_secs, &l->time_boottime_nanosecs);
-		else
-			return walk_fail(w, "unknown clock (want monotonic or boottime)");
-		if (r < 0)
-			return r;
-	}
-	l->has_time_offsets = true;
-	return 1;
-}
+static const struct walk_field time_offsets_fields[] = {
+	{ "monotonic", WF_FLAT(monotonic_fields) },
+	{ "boottime", WF_FLAT(boottime_fields) },
+	{ .parse = unknown_clock },
+};
 
 /* A network interface name as the kernel takes it (dev_valid_name). */
 static bool valid_ifname(const char *s)
@@ -444,8 +397,14 @@ static bool valid_ifname(const char *s)
 	       !s[strcspn(s, "/: \t\n\r\f\v")];
 }
 
-static int parse_net_devices(struct walk *w, yajl_val v, struct oci_linux *l)
+static const struct walk_field net_device_fields[] = {
+	{ "name", WF_VALID_STR(struct oci_kv, value, valid_ifname, "a network interface name") },
+	{ 0 },
+};
+
+static int parse_net_devices(struct walk *w, yajl_val v, void *at)
 {
+	LNX *l = at;
 	int r = walk_obj(w, v);
 	if (r <= 0)
 		return r;
@@ -458,73 +417,41 @@ static int parse_net_devices(struct walk *w, yajl_val v, struct oci_linux *l)
 			return walk_fail(w, "not a network interface name");
 		struct oci_kv *kv = &l->net_devices[n++];
 		kv->key = arena_strdup(w->a, host);
-		r = walk_obj(w, dev);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			continue;
-		const char *k;
-		yajl_val val;
-		WALK_FIELDS(w, dev, k, val) {
-			if (!streq(k, "name"))
-				return walk_unknown(w);
-			if (walk_str(w, val, &kv->value) < 0)
-				return -1;
-			if (kv->value && !valid_ifname(kv->value))
-				return walk_fail(w, "not a network interface name: \"%.100s\"", kv->value);
-		}
+		if (walk_fields(w, dev, net_device_fields, kv, NULL) < 0)
+			return -1;
 	}
 	l->n_net_devices = n;
 	return 1;
 }
 
-int parse_linux(struct walk *w, yajl_val v, struct oci_linux *l)
+static const struct walk_field linux_fields[] = {
+	{ "namespaces", WF_LIST(LNX, namespaces, n_namespaces, struct oci_namespace),
+	  .fields = namespace_fields, .check = namespace_unique },
+	{ "uidMappings", WF_LIST(LNX, uid_mappings, n_uid_mappings, struct oci_id_mapping), .parse = parse_id_mapping },
+	{ "gidMappings", WF_LIST(LNX, gid_mappings, n_gid_mappings, struct oci_id_mapping), .parse = parse_id_mapping },
+	{ "timeOffsets", WF_FLAT(time_offsets_fields), WF_HAS(LNX, has_time_offsets) },
+	{ "devices", WF_LIST(LNX, devices, n_devices, struct oci_device), .parse = parse_device },
+	{ "cgroupsPath", WF_STR(LNX, cgroups_path) },
+	{ "resources", WF_CUSTOM(LNX, resources, parse_resources), WF_HAS(LNX, has_resources) },
+	{ "intelRdt", WF_PARSE(parse_intel_rdt) },
+	{ "sysctl", WF_PARSE(parse_sysctl) },
+	{ "seccomp", WF_CUSTOM(LNX, seccomp, parse_seccomp) },
+	{ "rootfsPropagation", WF_PARSE(parse_rootfs_propagation) },
+	{ "maskedPaths", WF_PARSE(parse_masked_paths) },
+	{ "readonlyPaths", WF_PARSE(parse_readonly_paths) },
+	{ "mountLabel", WF_STR(LNX, mount_label) },
+	{ "personality", WF_FLAT(personality_fields), WF_HAS(LNX, has_personality) },
+	{ "netDevices", WF_PARSE(parse_net_devices) },
+	{ "memoryPolicy", WF_PARSE(parse_memory_policy) },
+	{ 0 },
+};
+
+int parse_linux(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
+	LNX *l = at;
+	int r = walk_fields(w, v, linux_fields, l, NULL);
 	if (r <= 0)
 		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "namespaces"))
-			r = parse_namespaces(w, val, l);
-		else if (streq(k, "uidMappings"))
-			r = parse_id_mappings(w, val, &l->uid_mappings, &l->n_uid_mappings);
-		else if (streq(k, "gidMappings"))
-			r = parse_id_mappings(w, val, &l->gid_mappings, &l->n_gid_mappings);
-		else if (streq(k, "timeOffsets"))
-			r = parse_time_offsets(w, val, l);
-		else if (streq(k, "devices"))
-			r = parse_devices(w, val, l);
-		else if (streq(k, "cgroupsPath"))
-			r = walk_str(w, val, &l->cgroups_path);
-		else if (streq(k, "resources"))
-			r = parse_resources(w, val, &l->resources), l->has_resources = r > 0;
-		else if (streq(k, "intelRdt"))
-			r = parse_intel_rdt(w, val);
-		else if (streq(k, "sysctl"))
-			r = parse_sysctl(w, val, l);
-		else if (streq(k, "seccomp"))
-			r = parse_seccomp(w, val, &l->seccomp);
-		else if (streq(k, "rootfsPropagation"))
-			r = parse_rootfs_propagation(w, val, l);
-		else if (streq(k, "maskedPaths"))
-			r = parse_abs_paths(w, val, &l->masked_paths, &l->n_masked_paths);
-		else if (streq(k, "readonlyPaths"))
-			r = parse_abs_paths(w, val, &l->readonly_paths, &l->n_readonly_paths);
-		else if (streq(k, "mountLabel"))
-			r = walk_str(w, val, &l->mount_label);
-		else if (streq(k, "personality"))
-			r = parse_personality(w, val, l);
-		else if (streq(k, "netDevices"))
-			r = parse_net_devices(w, val, l);
-		else if (streq(k, "memoryPolicy"))
-			r = parse_memory_policy(w, val, l);
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
 	/* Mappings only mean something for a user namespace. Its absence with
 	 * mappings is a mistake; a user namespace without mappings is left to
 	 * the runtime to decide. */

@@ -10,9 +10,11 @@
 struct walk;
 struct yajl_val_s;
 
-int parse_linux(struct walk *w, struct yajl_val_s *v, struct oci_linux *l);
-/* uidMappings / gidMappings, of the container or of one mount. */
-int parse_id_mappings(struct walk *w, struct yajl_val_s *v, struct oci_id_mapping **out, size_t *n);
+/* at: the struct oci_linux to fill (a walk_field parser) */
+int parse_linux(struct walk *w, struct yajl_val_s *v, void *at);
+/* One item of uidMappings / gidMappings, of the container or of one mount
+ * (a WALK_LIST item parser; at: its struct oci_id_mapping). */
+int parse_id_mapping(struct walk *w, struct yajl_val_s *v, void *at);
 
 const struct oci_namespace *oci_namespace_find(const struct oci_config *c, enum oci_ns_kind kind);
 const char *oci_ns_kind_name(enum oci_ns_kind kind);   /* "pid", "network", ... */

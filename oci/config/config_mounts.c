@@ -72,8 +72,14 @@ static bool is_bind(const struct oci_mount *m)
 	return (m->flags & MS_BIND) != 0;
 }
 
-/* Derive the mount's flags from its options, with w's path at the mount. */
-static int mount_options(struct walk *w, struct oci_mount *m)
+/* What the pass over a mount's options keeps for the checks after it. */
+struct option_scan {
+	char *data, *d;             /* file system data joined by ',', and its end */
+	size_t prop_index, tmpcopyup_index, idmap_index, data_index;
+	bool has_idmap_option;
+};
+
+static void reset_derived(struct oci_mount *m)
 {
 	m->flags = 0;
 	m->propagation = 0;
@@ -84,96 +90,129 @@ static int mount_options(struct walk *w, struct oci_mount *m)
 	m->recursive_idmap = false;
 	if (m->type && streq(m->type, "bind"))
 		m->flags |= MS_BIND;
+}
 
-	size_t data_len = 0, prop_index = 0, tmpcopyup_index = 0, idmap_index = 0, data_index = 0;
-	bool has_idmap_option = false;
-	for (size_t i = 0; i < m->n_options; i++)
-		data_len += strlen(m->options[i]) + 1;
-	char *data = arena_alloc(w->a, data_len + 1), *d = data;
+/* The tables are scanned for each option: a first letter that differs rules
+ * an entry out without a call (~650 strcmp calls a runc config). */
+static bool option_is(const char *o, const char *name)
+{
+	return o[0] == name[0] && streq(o, name);
+}
 
-	size_t old = walk_push_key(w, "options");
-	/* the tables are scanned for each option: a first letter that differs
-	 * rules an entry out without a call (~650 strcmp calls a runc config) */
-	for (size_t i = 0; i < m->n_options; i++) {
-		const char *o = m->options[i];
-		size_t old_i = walk_push_index(w, i);
-		bool done = false;
-		if (!*o)
-			return walk_fail(w, "empty mount option");
-		for (size_t j = 0; !done && j < ARRAY_SIZE(mount_flags); j++) {
-			if (o[0] != mount_flags[j].name[0] || !streq(o, mount_flags[j].name))
-				continue;
-			if (mount_flags[j].clear)
-				m->flags &= ~mount_flags[j].flag;
-			else
-				m->flags |= mount_flags[j].flag;
-			done = true;
-		}
-		for (size_t j = 0; !done && j < ARRAY_SIZE(propagations); j++) {
-			if (o[0] != propagations[j].name[0] || !streq(o, propagations[j].name))
-				continue;
-			/* One mount has one propagation type; two different ones are
-			 * a mistake we should not resolve by guessing. */
-			if (m->propagation && m->propagation != propagations[j].flags)
-				return walk_fail(w, "conflicting propagation options \"%s\" and \"%s\"",
-						 m->options[prop_index], o);
-			m->propagation = propagations[j].flags;
-			prop_index = i;
-			done = true;
-		}
-		for (size_t j = 0; !done && j < ARRAY_SIZE(rec_attrs); j++) {
-			if (o[0] != rec_attrs[j].name[0] || !streq(o, rec_attrs[j].name))
-				continue;
-			m->rec_attr_set = (m->rec_attr_set & ~rec_attrs[j].clr) | rec_attrs[j].set;
-			m->rec_attr_clr = (m->rec_attr_clr & ~rec_attrs[j].set) | rec_attrs[j].clr;
-			done = true;
-		}
-		if (done) {
-			walk_pop(w, old_i);
+/* Option i if it is in one of the tables (a mount(2) flag, a propagation, a
+ * recursive attribute): 1 when it was, 0 when not, -1 on a conflict. */
+static int table_option(struct walk *w, struct oci_mount *m, size_t i, struct option_scan *s)
+{
+	const char *o = m->options[i];
+	for (size_t j = 0; j < ARRAY_SIZE(mount_flags); j++) {
+		if (!option_is(o, mount_flags[j].name))
 			continue;
-		}
-		if (streq(o, "bind")) {
-			m->flags |= MS_BIND;
-		} else if (streq(o, "rbind")) {
-			m->flags |= MS_BIND | MS_REC;
-			m->recursive_bind = true;
-		} else if (streq(o, "tmpcopyup")) {
-			m->tmpcopyup = true;
-			tmpcopyup_index = i;
-		} else if (streq(o, "idmap") || streq(o, "ridmap")) {
-			m->idmap = has_idmap_option = true;
-			m->recursive_idmap |= streq(o, "ridmap");
-			idmap_index = i;
-		} else if (streq(o, "z") || streq(o, "Z")) {
-			/* SELinux relabel requests: the engine's job, nothing to mount */
-		} else {
-			/* Filesystem data: mode=755, size=65536k, newinstance, ... */
-			if (d == data)
-				data_index = i;
-			if (d != data)
-				*d++ = ',';
-			d = stpcpy(d, o);
-		}
-		walk_pop(w, old_i);
+		if (mount_flags[j].clear)
+			m->flags &= ~mount_flags[j].flag;
+		else
+			m->flags |= mount_flags[j].flag;
+		return 1;
 	}
+	for (size_t j = 0; j < ARRAY_SIZE(propagations); j++) {
+		if (!option_is(o, propagations[j].name))
+			continue;
+		/* One mount has one propagation type; two different ones are
+		 * a mistake we should not resolve by guessing. */
+		if (m->propagation && m->propagation != propagations[j].flags)
+			return walk_fail(w, "conflicting propagation options \"%s\" and \"%s\"",
+					 m->options[s->prop_index], o);
+		m->propagation = propagations[j].flags;
+		s->prop_index = i;
+		return 1;
+	}
+	for (size_t j = 0; j < ARRAY_SIZE(rec_attrs); j++) {
+		if (!option_is(o, rec_attrs[j].name))
+			continue;
+		m->rec_attr_set = (m->rec_attr_set & ~rec_attrs[j].clr) | rec_attrs[j].set;
+		m->rec_attr_clr = (m->rec_attr_clr & ~rec_attrs[j].set) | rec_attrs[j].clr;
+		return 1;
+	}
+	return 0;
+}
+
+/* Option i when no table has it: bind, rbind, tmpcopyup, idmap, ridmap, z/Z,
+ * else file system data. */
+static void other_option(struct oci_mount *m, size_t i, struct option_scan *s)
+{
+	const char *o = m->options[i];
+	if (streq(o, "bind")) {
+		m->flags |= MS_BIND;
+	} else if (streq(o, "rbind")) {
+		m->flags |= MS_BIND | MS_REC;
+		m->recursive_bind = true;
+	} else if (streq(o, "tmpcopyup")) {
+		m->tmpcopyup = true;
+		s->tmpcopyup_index = i;
+	} else if (streq(o, "idmap") || streq(o, "ridmap")) {
+		m->idmap = s->has_idmap_option = true;
+		m->recursive_idmap |= streq(o, "ridmap");
+		s->idmap_index = i;
+	} else if (streq(o, "z") || streq(o, "Z")) {
+		/* SELinux relabel requests: the engine's job, nothing to mount */
+	} else {
+		/* Filesystem data: mode=755, size=65536k, newinstance, ... */
+		if (s->d == s->data)
+			s->data_index = i;
+		if (s->d != s->data)
+			*s->d++ = ',';
+		s->d = stpcpy(s->d, o);
+	}
+}
+
+/* Options that need another option or a kind of mount, with w's path at
+ * "options". A bind's file system data is dropped here. */
+static int check_options(struct walk *w, struct oci_mount *m, struct option_scan *s, size_t old)
+{
 	if (m->tmpcopyup && !(m->type && streq(m->type, "tmpfs"))) {
-		walk_push_index(w, tmpcopyup_index);
+		walk_push_index(w, s->tmpcopyup_index);
 		return walk_fail(w, "tmpcopyup needs a tmpfs mount, type is \"%s\"",
 				 m->type ? m->type : "(none)");
 	}
-	if (has_idmap_option && !is_bind(m)) {
-		walk_push_index(w, idmap_index);
-		return walk_fail(w, "%s needs a bind mount", m->options[idmap_index]);
+	if (s->has_idmap_option && !is_bind(m)) {
+		walk_push_index(w, s->idmap_index);
+		return walk_fail(w, "%s needs a bind mount", m->options[s->idmap_index]);
 	}
 	/* A bind takes no file system data (mode=, size=): the kernel ignores
 	 * it, as runc and crun do; engines send tmpfs-style defaults on binds. */
-	if (d != data && is_bind(m)) {
-		walk_push_index(w, data_index);
+	if (s->d != s->data && is_bind(m)) {
+		walk_push_index(w, s->data_index);
 		log_debug("%s: %s: \"%s\" ignored on a bind mount (it takes no file system data)",
-			  w->what, w->path, data);
+			  w->what, w->path, s->data);
 		walk_pop(w, old);
-		d = data;
+		s->d = s->data;
 	}
+	return 0;
+}
+
+/* Derive the mount's flags from its options, with w's path at the mount. */
+static int mount_options(struct walk *w, struct oci_mount *m)
+{
+	reset_derived(m);
+	struct option_scan s = { 0 };
+	size_t data_len = 0;
+	for (size_t i = 0; i < m->n_options; i++)
+		data_len += strlen(m->options[i]) + 1;
+	s.data = s.d = arena_alloc(w->a, data_len + 1);
+
+	size_t old = walk_push_key(w, "options");
+	for (size_t i = 0; i < m->n_options; i++) {
+		size_t old_i = walk_push_index(w, i);
+		if (!*m->options[i])
+			return walk_fail(w, "empty mount option");
+		int r = table_option(w, m, i, &s);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			other_option(m, i, &s);
+		walk_pop(w, old_i);
+	}
+	if (check_options(w, m, &s, old) < 0)
+		return -1;
 	walk_pop(w, old);
 	if (!m->type && !is_bind(m)) {
 		walk_push_key(w, "type");
@@ -183,7 +222,7 @@ static int mount_options(struct walk *w, struct oci_mount *m)
 		walk_push_key(w, "uidMappings");
 		return walk_fail(w, "id-mapped mounts must be bind mounts");
 	}
-	m->data = d != data ? data : NULL;
+	m->data = s.d != s.data ? s.data : NULL;
 	return 0;
 }
 
@@ -195,58 +234,41 @@ int oci_mount_parse_options(struct oci_mount *m, struct arena *arena, const char
 	return mount_options(&w, m);
 }
 
-static int parse_mount(struct walk *w, yajl_val v, struct oci_mount *m)
+/* Old spec versions allowed relative destinations; like runc, take them as
+ * relative to the container's root. */
+static int parse_destination(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
+	char **dest = at;
+	int r = walk_nonempty_str(w, v, dest);
+	if (r > 0 && (*dest)[0] != '/')
+		*dest = arena_printf(w->a, "/%s", *dest);
+	/* one spelling for the floor's comparisons and the walk in the root */
+	if (r > 0)
+		walk_clean_path(*dest);
+	return r;
+}
+
+#define MNT struct oci_mount
+static const struct walk_field mount_fields[] = {
+	{ "destination", WF_CUSTOM(MNT, destination, parse_destination), .required = true },
+	{ "source", WF_STR(MNT, source) },
+	{ "type", WF_NONEMPTY_STR(MNT, type) },
+	{ "options", WF_STR_ARRAY(MNT, options, n_options) },
+	{ "uidMappings", WF_LIST(MNT, uid_mappings, n_uid_mappings, struct oci_id_mapping), .parse = parse_id_mapping },
+	{ "gidMappings", WF_LIST(MNT, gid_mappings, n_gid_mappings, struct oci_id_mapping), .parse = parse_id_mapping },
+	{ 0 },
+};
+#undef MNT
+
+int parse_mount(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_mount *m = at;
+	int r = walk_fields(w, v, mount_fields, m, NULL);
 	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "destination")) {
-			r = walk_nonempty_str(w, val, &m->destination);
-			/* Old spec versions allowed relative destinations; like runc,
-			 * take them as relative to the container's root. */
-			if (r > 0 && m->destination[0] != '/')
-				m->destination = arena_printf(w->a, "/%s", m->destination);
-			/* one spelling for the floor's comparisons and the walk in the root */
-			if (r > 0)
-				walk_clean_path(m->destination);
-		} else if (streq(k, "source"))
-			r = walk_str(w, val, &m->source);
-		else if (streq(k, "type"))
-			r = walk_nonempty_str(w, val, &m->type);
-		else if (streq(k, "options"))
-			r = walk_str_array(w, val, &m->options, &m->n_options);
-		else if (streq(k, "uidMappings"))
-			r = parse_id_mappings(w, val, &m->uid_mappings, &m->n_uid_mappings);
-		else if (streq(k, "gidMappings"))
-			r = parse_id_mappings(w, val, &m->gid_mappings, &m->n_gid_mappings);
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!m->destination)
-		return walk_missing(w, "destination");
+		return r;
 	if (!m->n_uid_mappings != !m->n_gid_mappings) {
 		walk_push_key(w, m->n_uid_mappings ? "gidMappings" : "uidMappings");
 		return walk_fail(w, "missing (uidMappings and gidMappings go together)");
 	}
 	return mount_options(w, m);
-}
-
-int parse_mounts(struct walk *w, yajl_val v, struct oci_mount **out, size_t *n)
-{
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	struct oci_mount *mounts = arena_alloc(w->a, v->u.array.len * sizeof *mounts);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_mount(w, item, &mounts[i]) < 0)
-			return -1;
-	*out = mounts;
-	*n = v->u.array.len;
-	return 1;
 }

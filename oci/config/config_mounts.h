@@ -11,7 +11,8 @@
 struct walk;
 struct yajl_val_s;
 
-int parse_mounts(struct walk *w, struct yajl_val_s *v, struct oci_mount **out, size_t *n);
+/* One item of mounts[] (a WALK_LIST item parser; at: its struct oci_mount). */
+int parse_mount(struct walk *w, struct yajl_val_s *v, void *at);
 
 /* Derive flags, propagation, rec_attr_set/clr, data, ... of m from m->options and m->type
  * (oci_config_parse does this for every mount). `where` prefixes errors, e.g.

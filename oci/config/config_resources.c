@@ -5,306 +5,155 @@
 #include "config_walk.h"
 #include "config_resources.h"
 
-static int parse_device_rule(struct walk *w, yajl_val v, struct oci_device_rule *d)
+#define RES struct oci_resources
+/* its parts, each read by a table of its own */
+#define MEM __typeof__(((RES *)0)->memory)
+#define CPU __typeof__(((RES *)0)->cpu)
+#define PIDS __typeof__(((RES *)0)->pids)
+#define BLKIO __typeof__(((RES *)0)->block_io)
+#define NET __typeof__(((RES *)0)->network)
+
+static int parse_device_type(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_allow = false;
+	char *s = NULL;
+	int r = walk_str(w, v, &s);
+	if (r > 0 && !*s)
+		*(char *)at = 'a';
+	else if (r > 0 && strlen(s) == 1 && strchr("acb", s[0]))
+		*(char *)at = s[0];
+	else if (r > 0)
+		return walk_fail(w, "unknown device type \"%.100s\" (want a, c or b)", s);
+	return r;
+}
+
+static int parse_device_access(struct walk *w, yajl_val v, void *at)
+{
+	char *s = NULL;
+	int r = walk_str(w, v, &s);
+	if (r > 0 && *s) {
+		size_t n = strlen(s);
+		bool ok = n <= 3 && strspn(s, "rwm") == n;
+		for (size_t i = 0; ok && i < n; i++)
+			ok = !strchr(s + i + 1, s[i]);
+		if (!ok)
+			return walk_fail(w, "\"%.100s\" is not a combination of r, w and m", s);
+		strcpy(at, s);
+	}
+	return r;
+}
+
+static const struct walk_field device_rule_fields[] = {
+	{ "allow", WF_BOOL(struct oci_device_rule, allow), .required = true },
+	{ "type", WF_CUSTOM(struct oci_device_rule, type, parse_device_type) },
+	{ "major", WF_I64(struct oci_device_rule, major, -1, UINT32_MAX) },
+	{ "minor", WF_I64(struct oci_device_rule, minor, -1, UINT32_MAX) },
+	{ "access", WF_CUSTOM(struct oci_device_rule, access, parse_device_access) },
+	{ 0 },
+};
+
+static int parse_device_rule(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_device_rule *d = at;
 	/* Absent type/major/minor are wildcards, as docker's deny-all rule has it. */
 	d->type = 'a';
 	d->major = d->minor = -1;
 	strcpy(d->access, "rwm");
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		char *s = NULL;
-		if (streq(k, "allow"))
-			r = walk_bool(w, val, &d->allow), has_allow = r > 0;
-		else if (streq(k, "type")) {
-			r = walk_str(w, val, &s);
-			if (r > 0 && !*s)
-				d->type = 'a';
-			else if (r > 0 && strlen(s) == 1 && strchr("acb", s[0]))
-				d->type = s[0];
-			else if (r > 0)
-				return walk_fail(w, "unknown device type \"%.100s\" (want a, c or b)", s);
-		} else if (streq(k, "major"))
-			r = walk_i64(w, val, -1, UINT32_MAX, &d->major);
-		else if (streq(k, "minor"))
-			r = walk_i64(w, val, -1, UINT32_MAX, &d->minor);
-		else if (streq(k, "access")) {
-			r = walk_str(w, val, &s);
-			if (r > 0 && *s) {
-				size_t n = strlen(s);
-				bool ok = n <= 3 && strspn(s, "rwm") == n;
-				for (size_t i = 0; ok && i < n; i++)
-					ok = !strchr(s + i + 1, s[i]);
-				if (!ok)
-					return walk_fail(w, "\"%.100s\" is not a combination of r, w and m", s);
-				strcpy(d->access, s);
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!has_allow)
-		return walk_missing(w, "allow");
-	return 1;
+	return walk_fields(w, v, device_rule_fields, d, NULL);
 }
 
-static int parse_device_rules(struct walk *w, yajl_val v, struct oci_resources *res)
+static int parse_swappiness(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	res->devices = arena_alloc(w->a, v->u.array.len * sizeof *res->devices);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_device_rule(w, item, &res->devices[i]) < 0)
-			return -1;
-	res->n_devices = v->u.array.len;
-	return 1;
+	MEM *m = at;
+	uint64_t s = 0;
+	int r = walk_u64(w, v, UINT64_MAX, &s);
+	/* Old engines wrote -1 through a uint64 for "unset". */
+	if (r > 0 && s != UINT64_MAX) {
+		if (s > 100)
+			return walk_fail(w, "%llu is out of range (0..100)", (unsigned long long)s);
+		m->swappiness = s;
+		m->has_swappiness = true;
+	}
+	return r;
 }
 
 /* Byte limits: -1 means unlimited; anything below is a mistake. */
-#define LIMIT(field) \
-	(r = walk_i64(w, val, -1, INT64_MAX, &res->memory.field), res->memory.has_##field = r > 0)
+#define LIMIT(field) WF_I64(MEM, field, -1, INT64_MAX), WF_HAS(MEM, has_##field)
 
-static int parse_memory(struct walk *w, yajl_val v, struct oci_resources *res)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "limit"))
-			LIMIT(limit);
-		else if (streq(k, "reservation"))
-			LIMIT(reservation);
-		else if (streq(k, "swap"))
-			LIMIT(swap);
-		else if (streq(k, "kernel"))
-			LIMIT(kernel);
-		else if (streq(k, "kernelTCP"))
-			LIMIT(kernel_tcp);
-		else if (streq(k, "swappiness")) {
-			uint64_t s = 0;
-			r = walk_u64(w, val, UINT64_MAX, &s);
-			/* Old engines wrote -1 through a uint64 for "unset". */
-			if (r > 0 && s != UINT64_MAX) {
-				if (s > 100)
-					return walk_fail(w, "%llu is out of range (0..100)", (unsigned long long)s);
-				res->memory.swappiness = s;
-				res->memory.has_swappiness = true;
-			}
-		} else if (streq(k, "disableOOMKiller"))
-			r = walk_bool(w, val, &res->memory.disable_oom_killer),
-			res->memory.has_disable_oom_killer = r > 0;
-		else if (streq(k, "useHierarchy"))
-			r = walk_bool(w, val, &res->memory.use_hierarchy),
-			res->memory.has_use_hierarchy = r > 0;
-		else if (streq(k, "checkBeforeUpdate"))
-			r = walk_bool(w, val, &res->memory.check_before_update),
-			res->memory.has_check_before_update = r > 0;
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	return 1;
-}
+static const struct walk_field memory_fields[] = {
+	{ "limit", LIMIT(limit) },
+	{ "reservation", LIMIT(reservation) },
+	{ "swap", LIMIT(swap) },
+	{ "kernel", LIMIT(kernel) },
+	{ "kernelTCP", LIMIT(kernel_tcp) },
+	{ "swappiness", WF_PARSE(parse_swappiness) },
+	{ "disableOOMKiller", WF_BOOL(MEM, disable_oom_killer), WF_HAS(MEM, has_disable_oom_killer) },
+	{ "useHierarchy", WF_BOOL(MEM, use_hierarchy), WF_HAS(MEM, has_use_hierarchy) },
+	{ "checkBeforeUpdate", WF_BOOL(MEM, check_before_update),
+	  WF_HAS(MEM, has_check_before_update) },
+	{ 0 },
+};
 #undef LIMIT
 
-static int parse_cpu_set(struct walk *w, yajl_val v, char **out)
+static bool cpu_list_or_empty(const char *s)
 {
-	int r = walk_str(w, v, out);
-	if (r > 0 && **out && !cpu_list_valid(*out))
-		return walk_fail(w, "not a list (like \"0-3,7\"): \"%.100s\"", *out);
-	return r;
+	return !*s || cpu_list_valid(s);
 }
 
-static int parse_cpu(struct walk *w, yajl_val v, struct oci_resources *res)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	typeof(res->cpu) *c = &res->cpu;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "shares"))
-			r = walk_u64(w, val, UINT64_MAX, &c->shares), c->has_shares = r > 0;
-		else if (streq(k, "quota"))
-			r = walk_i64(w, val, -1, INT64_MAX, &c->quota), c->has_quota = r > 0;
-		else if (streq(k, "burst"))
-			r = walk_u64(w, val, UINT64_MAX, &c->burst), c->has_burst = r > 0;
-		else if (streq(k, "period"))
-			r = walk_u64(w, val, UINT64_MAX, &c->period), c->has_period = r > 0;
-		else if (streq(k, "realtimeRuntime"))
-			r = walk_i64(w, val, -1, INT64_MAX, &c->realtime_runtime),
-			c->has_realtime_runtime = r > 0;
-		else if (streq(k, "realtimePeriod"))
-			r = walk_u64(w, val, UINT64_MAX, &c->realtime_period),
-			c->has_realtime_period = r > 0;
-		else if (streq(k, "cpus"))
-			r = parse_cpu_set(w, val, &c->cpus);
-		else if (streq(k, "mems"))
-			r = parse_cpu_set(w, val, &c->mems);
-		else if (streq(k, "idle"))
-			r = walk_i64(w, val, 0, 1, &c->idle), c->has_idle = r > 0;
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	return 1;
-}
+#define LIST "a list (like \"0-3,7\")"
+static const struct walk_field cpu_fields[] = {
+	{ "shares", WF_U64(CPU, shares, UINT64_MAX), WF_HAS(CPU, has_shares) },
+	{ "quota", WF_I64(CPU, quota, -1, INT64_MAX), WF_HAS(CPU, has_quota) },
+	{ "burst", WF_U64(CPU, burst, UINT64_MAX), WF_HAS(CPU, has_burst) },
+	{ "period", WF_U64(CPU, period, UINT64_MAX), WF_HAS(CPU, has_period) },
+	{ "realtimeRuntime", WF_I64(CPU, realtime_runtime, -1, INT64_MAX), WF_HAS(CPU, has_realtime_runtime) },
+	{ "realtimePeriod", WF_U64(CPU, realtime_period, UINT64_MAX), WF_HAS(CPU, has_realtime_period) },
+	{ "cpus", WF_VALID_STR(CPU, cpus, cpu_list_or_empty, LIST) },
+	{ "mems", WF_VALID_STR(CPU, mems, cpu_list_or_empty, LIST) },
+	{ "idle", WF_I64(CPU, idle, 0, 1), WF_HAS(CPU, has_idle) },
+	{ 0 },
+};
+#undef LIST
 
-static int parse_pids(struct walk *w, yajl_val v, struct oci_resources *res)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "limit"))
-			r = walk_i64(w, val, INT64_MIN, INT64_MAX, &res->pids.limit),
-			res->pids.has_limit = r > 0;
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!res->pids.has_limit)
-		return walk_missing(w, "limit");
-	return 1;
-}
+static const struct walk_field pids_fields[] = {
+	{ "limit", WF_I64(PIDS, limit, INT64_MIN, INT64_MAX), WF_HAS(PIDS, has_limit), .required = true },
+	{ 0 },
+};
 
 /* major and minor of a block device entry; both required. */
-static int parse_major_minor(struct walk *w, const char *k, yajl_val val, int64_t *major,
-			     int64_t *minor, bool *has_major, bool *has_minor)
-{
-	int r = 0;
-	if (streq(k, "major"))
-		r = walk_i64(w, val, 0, UINT32_MAX, major), *has_major = r > 0;
-	else if (streq(k, "minor"))
-		r = walk_i64(w, val, 0, UINT32_MAX, minor), *has_minor = r > 0;
-	else
-		r = walk_unknown(w);
-	return r;
-}
+#define MAJOR_MINOR(T)                                                          \
+	{ "major", WF_I64(T, major, 0, UINT32_MAX), .required = true },         \
+	{ "minor", WF_I64(T, minor, 0, UINT32_MAX), .required = true }
 
-static int parse_weight_device(struct walk *w, yajl_val v, struct oci_weight_device *d)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_major = false, has_minor = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		uint64_t x = 0;
-		if (streq(k, "weight"))
-			r = walk_u64(w, val, UINT16_MAX, &x), d->weight = (uint16_t)x, d->has_weight = r > 0;
-		else if (streq(k, "leafWeight"))
-			r = walk_u64(w, val, UINT16_MAX, &x), d->leaf_weight = (uint16_t)x,
-			d->has_leaf_weight = r > 0;
-		else
-			r = parse_major_minor(w, k, val, &d->major, &d->minor, &has_major, &has_minor);
-		if (r < 0)
-			return r;
-	}
-	if (!has_major)
-		return walk_missing(w, "major");
-	if (!has_minor)
-		return walk_missing(w, "minor");
-	return 1;
-}
+static const struct walk_field weight_device_fields[] = {
+	{ "weight", WF_U16(struct oci_weight_device, weight, UINT16_MAX), WF_HAS(struct oci_weight_device, has_weight) },
+	{ "leafWeight", WF_U16(struct oci_weight_device, leaf_weight, UINT16_MAX),
+	  WF_HAS(struct oci_weight_device, has_leaf_weight) },
+	MAJOR_MINOR(struct oci_weight_device),
+	{ 0 },
+};
 
-static int parse_throttle_device(struct walk *w, yajl_val v, struct oci_throttle_device *d)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_major = false, has_minor = false, has_rate = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "rate"))
-			r = walk_u64(w, val, UINT64_MAX, &d->rate), has_rate = r > 0;
-		else
-			r = parse_major_minor(w, k, val, &d->major, &d->minor, &has_major, &has_minor);
-		if (r < 0)
-			return r;
-	}
-	if (!has_major)
-		return walk_missing(w, "major");
-	if (!has_minor)
-		return walk_missing(w, "minor");
-	if (!has_rate)
-		return walk_missing(w, "rate");
-	return 1;
-}
+static const struct walk_field throttle_device_fields[] = {
+	MAJOR_MINOR(struct oci_throttle_device),
+	{ "rate", WF_U64(struct oci_throttle_device, rate, UINT64_MAX), .required = true },
+	{ 0 },
+};
+#undef MAJOR_MINOR
 
-static int parse_throttle_list(struct walk *w, yajl_val v, struct oci_throttle_device **out,
-			       size_t *n)
-{
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	*out = arena_alloc(w->a, v->u.array.len * sizeof **out);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_throttle_device(w, item, &(*out)[i]) < 0)
-			return -1;
-	*n = v->u.array.len;
-	return 1;
-}
+#define THROTTLE(list) WF_LIST(BLKIO, throttle_##list, n_throttle_##list, \
+			       struct oci_throttle_device), .fields = throttle_device_fields
 
-static int parse_block_io(struct walk *w, yajl_val v, struct oci_resources *res)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	typeof(res->block_io) *b = &res->block_io;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		uint64_t x = 0;
-		if (streq(k, "weight"))
-			r = walk_u64(w, val, UINT16_MAX, &x), b->weight = (uint16_t)x, b->has_weight = r > 0;
-		else if (streq(k, "leafWeight"))
-			r = walk_u64(w, val, UINT16_MAX, &x), b->leaf_weight = (uint16_t)x,
-			b->has_leaf_weight = r > 0;
-		else if (streq(k, "weightDevice")) {
-			r = walk_arr(w, val);
-			if (r > 0) {
-				b->weight_device = arena_alloc(w->a, val->u.array.len * sizeof *b->weight_device);
-				b->n_weight_device = val->u.array.len;
-				yajl_val item;
-				WALK_ITEMS(w, val, i, item)
-					if (parse_weight_device(w, item, &b->weight_device[i]) < 0)
-						return -1;
-			}
-		} else if (streq(k, "throttleReadBpsDevice"))
-			r = parse_throttle_list(w, val, &b->throttle_read_bps, &b->n_throttle_read_bps);
-		else if (streq(k, "throttleWriteBpsDevice"))
-			r = parse_throttle_list(w, val, &b->throttle_write_bps, &b->n_throttle_write_bps);
-		else if (streq(k, "throttleReadIOPSDevice"))
-			r = parse_throttle_list(w, val, &b->throttle_read_iops, &b->n_throttle_read_iops);
-		else if (streq(k, "throttleWriteIOPSDevice"))
-			r = parse_throttle_list(w, val, &b->throttle_write_iops, &b->n_throttle_write_iops);
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	return 1;
-}
+static const struct walk_field block_io_fields[] = {
+	{ "weight", WF_U16(BLKIO, weight, UINT16_MAX), WF_HAS(BLKIO, has_weight) },
+	{ "leafWeight", WF_U16(BLKIO, leaf_weight, UINT16_MAX), WF_HAS(BLKIO, has_leaf_weight) },
+	{ "weightDevice", WF_LIST(BLKIO, weight_device, n_weight_device, struct oci_weight_device),
+	  .fields = weight_device_fields },
+	{ "throttleReadBpsDevice", THROTTLE(read_bps) },
+	{ "throttleWriteBpsDevice", THROTTLE(write_bps) },
+	{ "throttleReadIOPSDevice", THROTTLE(read_iops) },
+	{ "throttleWriteIOPSDevice", THROTTLE(write_iops) },
+	{ 0 },
+};
+#undef THROTTLE
 
 /* "<size><unit prefix>B" as the hugetlb controller names its files: 2MB, 1GB, 64KB. */
 static bool valid_page_size(const char *s)
@@ -318,105 +167,51 @@ static bool valid_page_size(const char *s)
 	return streq(s, "B");
 }
 
-static int parse_hugepage_limit(struct walk *w, yajl_val v, struct oci_hugepage_limit *h)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_limit = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "pageSize")) {
-			r = walk_str(w, val, &h->page_size);
-			if (r > 0 && !valid_page_size(h->page_size))
-				return walk_fail(w, "not a page size (like \"2MB\"): \"%.100s\"", h->page_size);
-		} else if (streq(k, "limit"))
-			r = walk_u64(w, val, UINT64_MAX, &h->limit), has_limit = r > 0;
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!h->page_size)
-		return walk_missing(w, "pageSize");
-	if (!has_limit)
-		return walk_missing(w, "limit");
-	return 1;
-}
+static const struct walk_field hugepage_limit_fields[] = {
+	{ "pageSize", WF_VALID_STR(struct oci_hugepage_limit, page_size, valid_page_size, "a page size (like \"2MB\")"),
+	  .required = true },
+	{ "limit", WF_U64(struct oci_hugepage_limit, limit, UINT64_MAX), .required = true },
+	{ 0 },
+};
 
-static int parse_hugepage_limits(struct walk *w, yajl_val v, struct oci_resources *res)
+/* A priority goes into the kv's value as decimal text. */
+static int parse_priority_value(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_arr(w, v);
-	if (r <= 0)
-		return r;
-	res->hugepage_limits = arena_alloc(w->a, v->u.array.len * sizeof *res->hugepage_limits);
-	yajl_val item;
-	WALK_ITEMS(w, v, i, item)
-		if (parse_hugepage_limit(w, item, &res->hugepage_limits[i]) < 0)
-			return -1;
-	res->n_hugepage_limits = v->u.array.len;
-	return 1;
-}
-
-static int parse_priority(struct walk *w, yajl_val v, struct oci_kv *kv)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_prio = false;
 	uint32_t prio = 0;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "name"))
-			r = walk_nonempty_str(w, val, &kv->key);
-		else if (streq(k, "priority"))
-			r = walk_u32(w, val, &prio), has_prio = r > 0;
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!kv->key)
-		return walk_missing(w, "name");
-	if (!has_prio)
-		return walk_missing(w, "priority");
-	kv->value = arena_printf(w->a, "%u", prio);
-	return 1;
+	int r = walk_u32(w, v, &prio);
+	if (r > 0)
+		*(char **)at = arena_printf(w->a, "%u", prio);
+	return r;
 }
 
-static int parse_network(struct walk *w, yajl_val v, struct oci_resources *res)
-{
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "classID"))
-			r = walk_u32(w, val, &res->network.class_id), res->network.has_class_id = r > 0;
-		else if (streq(k, "priorities")) {
-			r = walk_arr(w, val);
-			if (r > 0) {
-				res->network.priorities =
-					arena_alloc(w->a, val->u.array.len * sizeof *res->network.priorities);
-				res->network.n_priorities = val->u.array.len;
-				yajl_val item;
-				WALK_ITEMS(w, val, i, item)
-					if (parse_priority(w, item, &res->network.priorities[i]) < 0)
-						return -1;
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	return 1;
-}
+static const struct walk_field priority_fields[] = {
+	{ "name", WF_NONEMPTY_STR(struct oci_kv, key), .required = true },
+	{ "priority", WF_CUSTOM(struct oci_kv, value, parse_priority_value), .required = true },
+	{ 0 },
+};
 
-static int parse_rdma(struct walk *w, yajl_val v, struct oci_resources *res)
+static const struct walk_field network_fields[] = {
+	{ "classID", WF_U32(NET, class_id, UINT32_MAX), WF_HAS(NET, has_class_id) },
+	{ "priorities", WF_LIST(NET, priorities, n_priorities, struct oci_kv),
+	  .fields = priority_fields },
+	{ 0 },
+};
+
+/* One device's limits; absent counts mean "no limit": rdma.max spells that "max". */
+struct rdma_limit {
+	bool has_handles, has_objects;
+	uint32_t handles, objects;
+};
+
+static const struct walk_field rdma_limit_fields[] = {
+	{ "hcaHandles", WF_U32(struct rdma_limit, handles, UINT32_MAX), WF_HAS(struct rdma_limit, has_handles) },
+	{ "hcaObjects", WF_U32(struct rdma_limit, objects, UINT32_MAX), WF_HAS(struct rdma_limit, has_objects) },
+	{ 0 },
+};
+
+static int parse_rdma(struct walk *w, yajl_val v, void *at)
 {
+	RES *res = at;
 	int r = walk_obj(w, v);
 	if (r <= 0)
 		return r;
@@ -427,28 +222,16 @@ static int parse_rdma(struct walk *w, yajl_val v, struct oci_resources *res)
 	WALK_MAP(w, v, dev, lim) {
 		if (!*dev || strpbrk(dev, " \t\n"))
 			return walk_fail(w, "not an RDMA device name");
-		r = walk_obj(w, lim);
-		if (r <= 0)
-			return r < 0 ? r : walk_fail(w, "expected an object, got null");
-		/* Absent counts mean "no limit": rdma.max spells that "max". */
+		if (YAJL_IS_NULL(lim))
+			return walk_fail(w, "expected an object, got null");
+		struct rdma_limit l = { 0 };
+		if (walk_fields(w, lim, rdma_limit_fields, &l, NULL) < 0)
+			return -1;
 		char handles[16] = "max", objects[16] = "max";
-		const char *k;
-		yajl_val val;
-		WALK_FIELDS(w, lim, k, val) {
-			uint32_t x = 0;
-			char *dst;
-			if (streq(k, "hcaHandles"))
-				dst = handles;
-			else if (streq(k, "hcaObjects"))
-				dst = objects;
-			else
-				return walk_unknown(w);
-			r = walk_u32(w, val, &x);
-			if (r < 0)
-				return r;
-			if (r > 0)
-				snprintf(dst, sizeof handles, "%u", x);
-		}
+		if (l.has_handles)
+			snprintf(handles, sizeof handles, "%u", l.handles);
+		if (l.has_objects)
+			snprintf(objects, sizeof objects, "%u", l.objects);
 		res->rdma[n].key = arena_strdup(w->a, dev);
 		res->rdma[n].value = arena_printf(w->a, "hca_handle=%s hca_object=%s", handles, objects);
 		n++;
@@ -457,8 +240,9 @@ static int parse_rdma(struct walk *w, yajl_val v, struct oci_resources *res)
 	return 1;
 }
 
-static int parse_unified(struct walk *w, yajl_val v, struct oci_resources *res)
+static int parse_unified(struct walk *w, yajl_val v, void *at)
 {
+	RES *res = at;
 	int r = walk_str_map(w, v, &res->unified, &res->n_unified);
 	for (size_t i = 0; r > 0 && i < res->n_unified; i++) {
 		const char *key = res->unified[i].key;
@@ -472,36 +256,21 @@ static int parse_unified(struct walk *w, yajl_val v, struct oci_resources *res)
 	return r;
 }
 
-int parse_resources(struct walk *w, yajl_val v, struct oci_resources *res)
+static const struct walk_field resources_fields[] = {
+	{ "devices", WF_LIST(RES, devices, n_devices, struct oci_device_rule), .parse = parse_device_rule },
+	{ "memory", WF_OBJECT(RES, memory, memory_fields) },
+	{ "cpu", WF_OBJECT(RES, cpu, cpu_fields) },
+	{ "pids", WF_OBJECT(RES, pids, pids_fields) },
+	{ "blockIO", WF_OBJECT(RES, block_io, block_io_fields) },
+	{ "hugepageLimits", WF_LIST(RES, hugepage_limits, n_hugepage_limits, struct oci_hugepage_limit),
+	  .fields = hugepage_limit_fields },
+	{ "network", WF_OBJECT(RES, network, network_fields) },
+	{ "rdma", WF_PARSE(parse_rdma) },
+	{ "unified", WF_PARSE(parse_unified) },
+	{ 0 },
+};
+
+int parse_resources(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "devices"))
-			r = parse_device_rules(w, val, res);
-		else if (streq(k, "memory"))
-			r = parse_memory(w, val, res);
-		else if (streq(k, "cpu"))
-			r = parse_cpu(w, val, res);
-		else if (streq(k, "pids"))
-			r = parse_pids(w, val, res);
-		else if (streq(k, "blockIO"))
-			r = parse_block_io(w, val, res);
-		else if (streq(k, "hugepageLimits"))
-			r = parse_hugepage_limits(w, val, res);
-		else if (streq(k, "network"))
-			r = parse_network(w, val, res);
-		else if (streq(k, "rdma"))
-			r = parse_rdma(w, val, res);
-		else if (streq(k, "unified"))
-			r = parse_unified(w, val, res);
-		else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	return 1;
+	return walk_fields(w, v, resources_fields, at, NULL);
 }

@@ -7,6 +7,7 @@
 struct walk;
 struct yajl_val_s;
 
-int parse_resources(struct walk *w, struct yajl_val_s *v, struct oci_resources *r);
+/* at: the struct oci_resources to fill (a walk_field parser) */
+int parse_resources(struct walk *w, struct yajl_val_s *v, void *at);
 
 #endif

@@ -7,10 +7,7 @@
 
 #define SECCOMP_MAX_ARGS 6
 
-static const struct {
-	const char *name;
-	enum oci_seccomp_action action;
-} actions[] = {
+static const struct walk_name actions[] = {
 	{ "SCMP_ACT_KILL", SECCOMP_ACT_KILL_THREAD_ },  /* the old name of KILL_THREAD */
 	{ "SCMP_ACT_KILL_THREAD", SECCOMP_ACT_KILL_THREAD_ },
 	{ "SCMP_ACT_KILL_PROCESS", SECCOMP_ACT_KILL_PROCESS_ },
@@ -22,10 +19,7 @@ static const struct {
 	{ "SCMP_ACT_NOTIFY", SECCOMP_ACT_NOTIFY_ },
 };
 
-static const struct {
-	const char *name;
-	enum oci_seccomp_op op;
-} ops[] = {
+static const struct walk_name ops[] = {
 	{ "SCMP_CMP_NE", SECCOMP_OP_NE }, { "SCMP_CMP_LT", SECCOMP_OP_LT },
 	{ "SCMP_CMP_LE", SECCOMP_OP_LE }, { "SCMP_CMP_EQ", SECCOMP_OP_EQ },
 	{ "SCMP_CMP_GE", SECCOMP_OP_GE }, { "SCMP_CMP_GT", SECCOMP_OP_GT },
@@ -37,28 +31,12 @@ static const char *const filter_flags[] = {
 	"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
 };
 
-static int parse_action(struct walk *w, yajl_val v, enum oci_seccomp_action *out)
+static int parse_action(struct walk *w, yajl_val v, void *at)
 {
-	char *s = NULL;
-	int r = walk_str(w, v, &s);
-	if (r <= 0)
-		return r;
-	for (size_t i = 0; i < ARRAY_SIZE(actions); i++) {
-		if (streq(s, actions[i].name)) {
-			*out = actions[i].action;
-			return 1;
-		}
-	}
-	return walk_fail(w, "unknown seccomp action \"%.100s\"", s);
-}
-
-/* errno values go into the 16-bit SECCOMP_RET_DATA. */
-static int parse_errno_ret(struct walk *w, yajl_val v, unsigned *out)
-{
-	uint64_t x = 0;
-	int r = walk_u64(w, v, 0xffff, &x);
+	int action;
+	int r = walk_name(w, v, actions, ARRAY_SIZE(actions), "seccomp action", NULL, &action);
 	if (r > 0)
-		*out = (unsigned)x;
+		*(enum oci_seccomp_action *)at = action;
 	return r;
 }
 
@@ -67,90 +45,62 @@ static bool takes_errno(enum oci_seccomp_action a)
 	return a == SECCOMP_ACT_ERRNO_ || a == SECCOMP_ACT_TRACE_;
 }
 
-static int parse_arg(struct walk *w, yajl_val v, struct oci_seccomp_arg *a)
+static int parse_op(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_index = false, has_value = false, has_op = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "index")) {
-			uint64_t x = 0;
-			r = walk_u64(w, val, SECCOMP_MAX_ARGS - 1, &x), a->index = (unsigned)x;
-			has_index = r > 0;
-		} else if (streq(k, "value"))
-			r = walk_u64(w, val, UINT64_MAX, &a->value), has_value = r > 0;
-		else if (streq(k, "valueTwo"))
-			r = walk_u64(w, val, UINT64_MAX, &a->value_two);
-		else if (streq(k, "op")) {
-			char *s = NULL;
-			r = walk_str(w, val, &s);
-			if (r > 0) {
-				size_t i = 0;
-				while (i < ARRAY_SIZE(ops) && !streq(s, ops[i].name))
-					i++;
-				if (i == ARRAY_SIZE(ops))
-					return walk_fail(w, "unknown seccomp operator \"%.100s\"", s);
-				a->op = ops[i].op;
-				has_op = true;
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!has_index)
-		return walk_missing(w, "index");
-	if (!has_value)
-		return walk_missing(w, "value");
-	if (!has_op)
-		return walk_missing(w, "op");
-	return 1;
+	int op;
+	int r = walk_name(w, v, ops, ARRAY_SIZE(ops), "seccomp operator", NULL, &op);
+	if (r > 0)
+		*(enum oci_seccomp_op *)at = op;
+	return r;
 }
 
-static int parse_syscall(struct walk *w, yajl_val v, struct oci_seccomp_syscall *s)
+#define ARG struct oci_seccomp_arg
+static const struct walk_field arg_fields[] = {
+	{ "index", WF_U32(ARG, index, SECCOMP_MAX_ARGS - 1), .required = true },
+	{ "value", WF_U64(ARG, value, UINT64_MAX), .required = true },
+	{ "valueTwo", WF_U64(ARG, value_two, UINT64_MAX) },
+	{ "op", WF_CUSTOM(ARG, op, parse_op), .required = true },
+	{ 0 },
+};
+#undef ARG
+
+static int parse_syscall_names(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r < 0 ? r : walk_fail(w, "expected an object, got null");
-	bool has_action = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "names")) {
-			r = walk_str_array(w, val, &s->names, &s->n_names);
-			for (size_t i = 0; r > 0 && i < s->n_names; i++) {
-				if (!*s->names[i]) {
-					walk_push_index(w, i);
-					return walk_fail(w, "must not be empty");
-				}
-			}
-		} else if (streq(k, "action"))
-			r = parse_action(w, val, &s->action), has_action = r > 0;
-		else if (streq(k, "errnoRet"))
-			r = parse_errno_ret(w, val, &s->errno_ret), s->has_errno_ret = r > 0;
-		else if (streq(k, "args")) {
-			r = walk_arr(w, val);
-			if (r > 0) {
-				s->args = arena_alloc(w->a, val->u.array.len * sizeof *s->args);
-				s->n_args = val->u.array.len;
-				yajl_val item;
-				WALK_ITEMS(w, val, i, item)
-					if (parse_arg(w, item, &s->args[i]) < 0)
-						return -1;
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
+	struct oci_seccomp_syscall *s = at;
+	int r = walk_str_array(w, v, &s->names, &s->n_names);
+	for (size_t i = 0; r > 0 && i < s->n_names; i++) {
+		if (!*s->names[i]) {
+			walk_push_index(w, i);
+			return walk_fail(w, "must not be empty");
+		}
 	}
+	return r;
+}
+
+#define SYSCALL struct oci_seccomp_syscall
+enum { SYSCALL_ACTION = 1 };    /* its place in syscall_fields */
+/* errno values go into the 16-bit SECCOMP_RET_DATA. */
+static const struct walk_field syscall_fields[] = {
+	{ "names", WF_PARSE(parse_syscall_names) },
+	[SYSCALL_ACTION] = { "action", WF_CUSTOM(SYSCALL, action, parse_action) },
+	{ "errnoRet", WF_U32(SYSCALL, errno_ret, 0xffff), WF_HAS(SYSCALL, has_errno_ret) },
+	{ "args", WF_LIST(SYSCALL, args, n_args, struct oci_seccomp_arg), .fields = arg_fields },
+	{ 0 },
+};
+#undef SYSCALL
+
+static int parse_syscall(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_seccomp_syscall *s = at;
+	uint64_t seen;
+	int r = walk_fields(w, v, syscall_fields, s, &seen);
+	if (r <= 0)
+		return r;
 	if (!s->n_names) {
 		walk_push_key(w, "names");
 		return walk_fail(w, "must be a non-empty array of strings");
 	}
-	if (!has_action)
+	if (!WF_SEEN(seen, SYSCALL_ACTION))
 		return walk_missing(w, "action");
 	if (s->has_errno_ret && !takes_errno(s->action)) {
 		walk_push_key(w, "errnoRet");
@@ -181,73 +131,51 @@ static const char *const architectures[] = {
 	"SCMP_ARCH_M68K",     "SCMP_ARCH_SH",        "SCMP_ARCH_SHEB",
 };
 
-static bool arch_known(const char *name)
+/* A notify default would hand every syscall, including the ones the
+ * supervisor itself needs, to the listener. */
+static int parse_default_action(struct walk *w, yajl_val v, void *at)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(architectures); i++)
-		if (streq(name, architectures[i]))
-			return true;
-	return false;
+	int r = parse_action(w, v, at);
+	if (r > 0 && *(enum oci_seccomp_action *)at == SECCOMP_ACT_NOTIFY_)
+		return walk_fail(w, "SCMP_ACT_NOTIFY cannot be the default action");
+	return r;
 }
 
-int parse_seccomp(struct walk *w, yajl_val v, struct oci_seccomp **ret)
+static int parse_architectures(struct walk *w, yajl_val v, void *at)
 {
-	int r = walk_obj(w, v);
-	if (r <= 0)
-		return r;
+	struct oci_seccomp *sc = at;
+	return walk_known_strs(w, v, architectures, ARRAY_SIZE(architectures), "architecture",
+			       &sc->architectures, &sc->n_architectures);
+}
+
+static int parse_filter_flags(struct walk *w, yajl_val v, void *at)
+{
+	struct oci_seccomp *sc = at;
+	return walk_known_strs(w, v, filter_flags, ARRAY_SIZE(filter_flags), "seccomp flag", &sc->flags,
+			       &sc->n_flags);
+}
+
+#define SC struct oci_seccomp
+static const struct walk_field seccomp_fields[] = {
+	{ "defaultAction", WF_CUSTOM(SC, default_action, parse_default_action), .required = true },
+	{ "defaultErrnoRet", WF_U32(SC, default_errno_ret, 0xffff), WF_HAS(SC, has_default_errno_ret) },
+	{ "architectures", WF_PARSE(parse_architectures) },
+	{ "flags", WF_PARSE(parse_filter_flags) },
+	{ "listenerPath", WF_ABS_PATH(SC, listener_path) },
+	{ "listenerMetadata", WF_STR(SC, listener_metadata) },
+	{ "syscalls", WF_LIST(SC, syscalls, n_syscalls, struct oci_seccomp_syscall), .parse = parse_syscall },
+	{ 0 },
+};
+#undef SC
+
+int parse_seccomp(struct walk *w, yajl_val v, void *at)
+{
+	if (YAJL_IS_NULL(v))
+		return 0;
 	struct oci_seccomp *sc = arena_alloc(w->a, sizeof *sc);
-	bool has_default = false;
-	const char *k;
-	yajl_val val;
-	WALK_FIELDS(w, v, k, val) {
-		if (streq(k, "defaultAction")) {
-			r = parse_action(w, val, &sc->default_action), has_default = r > 0;
-			/* A notify default would hand every syscall, including the
-			 * ones the supervisor itself needs, to the listener. */
-			if (r > 0 && sc->default_action == SECCOMP_ACT_NOTIFY_)
-				return walk_fail(w, "SCMP_ACT_NOTIFY cannot be the default action");
-		} else if (streq(k, "defaultErrnoRet"))
-			r = parse_errno_ret(w, val, &sc->default_errno_ret),
-			sc->has_default_errno_ret = r > 0;
-		else if (streq(k, "architectures")) {
-			r = walk_str_array(w, val, &sc->architectures, &sc->n_architectures);
-			for (size_t i = 0; r > 0 && i < sc->n_architectures; i++) {
-				if (!arch_known(sc->architectures[i])) {
-					walk_push_index(w, i);
-					return walk_fail(w, "unknown architecture \"%.100s\"", sc->architectures[i]);
-				}
-			}
-		} else if (streq(k, "flags")) {
-			r = walk_str_array(w, val, &sc->flags, &sc->n_flags);
-			for (size_t i = 0; r > 0 && i < sc->n_flags; i++) {
-				bool known = false;
-				for (size_t j = 0; j < ARRAY_SIZE(filter_flags); j++)
-					known |= streq(sc->flags[i], filter_flags[j]);
-				if (!known) {
-					walk_push_index(w, i);
-					return walk_fail(w, "unknown seccomp flag \"%.100s\"", sc->flags[i]);
-				}
-			}
-		} else if (streq(k, "listenerPath"))
-			r = walk_abs_path(w, val, &sc->listener_path);
-		else if (streq(k, "listenerMetadata"))
-			r = walk_str(w, val, &sc->listener_metadata);
-		else if (streq(k, "syscalls")) {
-			r = walk_arr(w, val);
-			if (r > 0) {
-				sc->syscalls = arena_alloc(w->a, val->u.array.len * sizeof *sc->syscalls);
-				sc->n_syscalls = val->u.array.len;
-				yajl_val item;
-				WALK_ITEMS(w, val, i, item)
-					if (parse_syscall(w, item, &sc->syscalls[i]) < 0)
-						return -1;
-			}
-		} else
-			r = walk_unknown(w);
-		if (r < 0)
-			return r;
-	}
-	if (!has_default)
-		return walk_missing(w, "defaultAction");
+	int r = walk_fields(w, v, seccomp_fields, sc, NULL);
+	if (r < 0)
+		return r;
 	if (sc->has_default_errno_ret && !takes_errno(sc->default_action)) {
 		walk_push_key(w, "defaultErrnoRet");
 		return walk_fail(w, "only valid with a defaultAction of SCMP_ACT_ERRNO or SCMP_ACT_TRACE");
@@ -260,6 +188,6 @@ int parse_seccomp(struct walk *w, yajl_val v, struct oci_seccomp **ret)
 			}
 		}
 	}
-	*ret = sc;
+	*(struct oci_seccomp **)at = sc;
 	return 1;
 }

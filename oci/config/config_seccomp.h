@@ -7,6 +7,7 @@
 struct walk;
 struct yajl_val_s;
 
-int parse_seccomp(struct walk *w, struct yajl_val_s *v, struct oci_seccomp **ret);
+/* at: the struct oci_seccomp * to set (a walk_field parser) */
+int parse_seccomp(struct walk *w, struct yajl_val_s *v, void *at);
 
 #endif

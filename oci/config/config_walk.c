@@ -334,6 +334,40 @@ int walk_str_map(struct walk *w, yajl_val v, struct oci_kv **out, size_t *n)
 	return 1;
 }
 
+int walk_name(struct walk *w, yajl_val v, const struct walk_name *names, size_t n, const char *what,
+	      char **text, int *value)
+{
+	char *s = NULL;
+	int r = walk_str(w, v, &s);
+	if (r <= 0)
+		return r;
+	if (text)
+		*text = s;
+	for (size_t i = 0; i < n; i++) {
+		if (streq(s, names[i].name)) {
+			*value = names[i].value;
+			return 1;
+		}
+	}
+	return walk_fail(w, "unknown %s \"%.100s\"", what, s);
+}
+
+int walk_known_strs(struct walk *w, yajl_val v, const char *const *known, size_t n_known, const char *what,
+		    char ***out, size_t *n)
+{
+	int r = walk_str_array(w, v, out, n);
+	for (size_t i = 0; r > 0 && i < *n; i++) {
+		size_t j = 0;
+		while (j < n_known && !streq((*out)[i], known[j]))
+			j++;
+		if (j == n_known) {
+			walk_push_index(w, i);
+			return walk_fail(w, "unknown %s \"%.100s\"", what, (*out)[i]);
+		}
+	}
+	return r;
+}
+
 /* "0-3,7,9-11": what the kernel's cpulist parser takes. */
 bool cpu_list_valid(const char *s)
 {
@@ -355,4 +389,126 @@ bool cpu_list_valid(const char *s)
 		if (*s++ != ',')
 			return false;
 	}
+}
+
+/* ---- field tables ---- */
+
+/* An array of objects into a new array of f->item_size bytes each. */
+static int walk_list(struct walk *w, yajl_val v, const struct walk_field *f, void *at, size_t *n)
+{
+	int r = walk_arr(w, v);
+	if (r <= 0)
+		return r;
+	char *items = arena_alloc(w->a, v->u.array.len * f->item_size);
+	memcpy(at, &items, sizeof items);
+	yajl_val item;
+	WALK_ITEMS(w, v, i, item) {
+		if (YAJL_IS_NULL(item))
+			return walk_fail(w, "expected an object, got null");
+		void *one = items + i * f->item_size;
+		if ((f->parse ? f->parse(w, item, one) : walk_fields(w, item, f->fields, one, NULL)) < 0)
+			return -1;
+		if (f->check && f->check(w, items, i) < 0)
+			return -1;
+	}
+	*n = v->u.array.len;
+	return 1;
+}
+
+/* One field's value into obj as its entry says; walk_str's 1/0/-1. */
+static int walk_field(struct walk *w, yajl_val v, const struct walk_field *f, void *obj)
+{
+	char *at = (char *)obj + f->off;
+	size_t *n = (size_t *)((char *)obj + f->n);
+	int64_t i64;
+	uint64_t u64;
+	int r;
+	switch ((enum walk_kind)f->kind) {
+	case WALK_STR:
+		r = walk_str(w, v, (char **)at);
+		if (r > 0 && f->valid && !f->valid(*(char **)at))
+			return walk_fail(w, "not %s: \"%.100s\"", f->invalid, *(char **)at);
+		break;
+	case WALK_NONEMPTY_STR:
+		r = walk_nonempty_str(w, v, (char **)at);
+		break;
+	case WALK_ABS_PATH:
+		r = walk_abs_path(w, v, (char **)at);
+		break;
+	case WALK_BOOL:
+		r = walk_bool(w, v, (bool *)at);
+		break;
+	case WALK_I64:
+		r = walk_i64(w, v, f->min, (int64_t)f->max, (int64_t *)at);
+		break;
+	case WALK_INT:
+		r = walk_i64(w, v, f->min, (int64_t)f->max, &i64);
+		if (r > 0)
+			*(int *)at = (int)i64;
+		break;
+	case WALK_U64:
+		r = walk_u64(w, v, f->max, (uint64_t *)at);
+		break;
+	case WALK_U32:
+		r = walk_u64(w, v, f->max, &u64);
+		if (r > 0)
+			*(uint32_t *)at = (uint32_t)u64;
+		break;
+	case WALK_U16:
+		r = walk_u64(w, v, f->max, &u64);
+		if (r > 0)
+			*(uint16_t *)at = (uint16_t)u64;
+		break;
+	case WALK_STR_ARRAY:
+		r = walk_str_array(w, v, (char ***)at, n);
+		break;
+	case WALK_STR_MAP:
+		r = walk_str_map(w, v, (struct oci_kv **)at, n);
+		break;
+	case WALK_OBJECT:
+		r = walk_fields(w, v, f->fields, at, NULL);
+		break;
+	case WALK_LIST:
+		r = walk_list(w, v, f, at, n);
+		break;
+	case WALK_CUSTOM:
+		r = f->parse(w, v, at);
+		break;
+	default:                /* WALK_IGNORE */
+		r = 0;
+		break;
+	}
+	if (f->has)
+		*(bool *)((char *)obj + f->has - 1) = r > 0;
+	return r;
+}
+
+int walk_fields(struct walk *w, yajl_val v, const struct walk_field *fields, void *obj, uint64_t *seen)
+{
+	int r = walk_obj(w, v);
+	if (r <= 0)
+		return r;
+	uint64_t got = 0;
+	const char *key;
+	yajl_val val;
+	WALK_FIELDS(w, v, key, val) {
+		/* a first letter that differs rules an entry out without a call */
+		const struct walk_field *f = fields;
+		while (f->name && (f->name[0] != key[0] || !streq(f->name, key)))
+			f++;
+		if (f->name)
+			r = walk_field(w, val, f, obj);
+		else
+			r = f->parse ? f->parse(w, val, obj) : walk_unknown(w);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			got |= UINT64_C(1) << (f - fields);
+	}
+	for (const struct walk_field *f = fields; f->name; f++)
+		if (f->required && !WF_SEEN(got, f - fields))
+			return walk_missing(w, f->name);
+	if (seen)
+		*seen = got;
+	return 1;
 }

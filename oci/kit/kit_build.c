@@ -251,16 +251,8 @@ static void workspace_mounts(struct json_out *j, const struct kit *k, const stru
 		for (const char *const *p = rw_idmap; *p; p++)
 			json_str(j, *p);
 		json_arr_end(j);
-		for (int g = 0; g < 2; g++) {
-			json_key(j, g ? "gidMappings" : "uidMappings");
-			json_arr_begin(j);
-			json_obj_begin(j);
-			json_kv_uint(j, "containerID", g ? o->ws_owner_gid : o->ws_owner_uid);
-			json_kv_uint(j, "hostID", g ? gid : uid);
-			json_kv_uint(j, "size", 1);
-			json_obj_end(j);
-			json_arr_end(j);
-		}
+		oci_one_id_mapping(j, "uidMappings", o->ws_owner_uid, uid);
+		oci_one_id_mapping(j, "gidMappings", o->ws_owner_gid, gid);
 		json_obj_end(j);
 	}
 	const char *from = ws;
@@ -277,39 +269,30 @@ static void workspace_mounts(struct json_out *j, const struct kit *k, const stru
 	}
 }
 
-int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
-		    struct ab_err *err)
+/* What the parts of config.json share, decided once before the first. */
+struct box {
+	const char *ws;                 /* the workspace on the host, or NULL */
+	uint32_t uid, gid;              /* the box's user */
+	const char *home;
+	const struct image_config *img; /* an image rootfs's config, or NULL */
+	struct arena *a;                /* strings that live until the text is made */
+};
+
+/* process.args: the command (the caller's, the kit's, the image's
+ * Entrypoint + Cmd, or /bin/sh), behind the startup script if any. */
+static void process_args(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+			 const struct box *b)
 {
-	const char *ws = o->workspace ? o->workspace : k->workspace;
-	uint32_t uid, gid;
-	box_user(k, o, ws, &uid, &gid);
-	const char *home = kit_home(uid);
-	struct arena a = {0};
-	struct json_out *j = json_out_new(true);
-	char buf[PATH_MAX + 64];
-
-	json_obj_begin(j);
-	json_kv_str(j, "ociVersion", "1.2.0");
-
-	/* process */
-	json_key(j, "process");
-	json_obj_begin(j);
-	json_kv_bool(j, "terminal", o->terminal);
-	json_key(j, "user");
-	json_obj_begin(j);
-	json_kv_uint(j, "uid", uid);
-	json_kv_uint(j, "gid", gid);
-	json_obj_end(j);
 	json_key(j, "args");
 	json_arr_begin(j);
 	char **cmd = o->n_command ? o->command : k->command;
 	size_t n_cmd = o->n_command ? o->n_command : k->n_command;
 	static char *const default_cmd[] = {"/bin/sh"};
-	const struct image_config *img = k->rootfs == KIT_ROOTFS_IMAGE ? k->image : NULL;
+	const struct image_config *img = b->img;
 	if (!n_cmd && img && img->n_entrypoint + img->n_cmd) {
 		/* the image's Entrypoint + Cmd, only when neither the kit nor the caller gives one */
 		n_cmd = img->n_entrypoint + img->n_cmd;
-		cmd = arena_alloc(&a, n_cmd * sizeof *cmd);
+		cmd = arena_alloc(b->a, n_cmd * sizeof *cmd);
 		/* either list may be absent (NULL): memcpy must not see it */
 		if (img->n_entrypoint)
 			memcpy(cmd, img->entrypoint, img->n_entrypoint * sizeof *cmd);
@@ -331,54 +314,86 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	for (size_t i = 0; i < n_cmd; i++)
 		json_str(j, cmd[i]);
 	json_arr_end(j);
+}
 
-	/* env: defaults, then the kit's, then credentials; a later name replaces */
-	size_t n_env = 0, cap_env = 8 + k->n_env + o->n_secrets + k->n_credentials + (img ? img->n_env : 0);
-	struct oci_kv *env = arena_alloc(&a, cap_env * sizeof *env);
-#define SETENV(K, V) do { \
-		const char *_k = (K), *_v = (V); size_t _i; \
-		for (_i = 0; _i < n_env && !streq(env[_i].key, _k); _i++) ; \
-		env[_i].key = (char *)_k; env[_i].value = (char *)_v; \
-		if (_i == n_env) n_env++; \
-	} while (0)
-	SETENV("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	SETENV("HOME", home);
-	SETENV("LANG", "C.UTF-8");
+/* The box's environment as it is built: a later name replaces an earlier one
+ * in its place. */
+struct env_list {
+	struct oci_kv *v;
+	size_t n;
+};
+
+static void env_set(struct env_list *e, const char *key, const char *value)
+{
+	size_t i;
+	for (i = 0; i < e->n && !streq(e->v[i].key, key); i++)
+		;
+	e->v[i].key = (char *)key;
+	e->v[i].value = (char *)value;
+	if (i == e->n)
+		e->n++;
+}
+
+/* process.env: defaults, then the image's, the kit's, then credentials */
+static void process_env(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+			const struct box *b)
+{
+	const struct image_config *img = b->img;
+	size_t cap_env = 8 + k->n_env + o->n_secrets + k->n_credentials + (img ? img->n_env : 0);
+	struct env_list env = { arena_alloc(b->a, cap_env * sizeof *env.v), 0 };
+	env_set(&env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	env_set(&env, "HOME", b->home);
+	env_set(&env, "LANG", "C.UTF-8");
 	if (o->terminal)
-		SETENV("TERM", "xterm");
+		env_set(&env, "TERM", "xterm");
 	/* the image's Env over the defaults, under the kit's; HOME stays the box's */
 	for (size_t i = 0; img && i < img->n_env; i++) {
 		const char *eq = strchr(img->env[i], '=');
 		if (!eq || eq == img->env[i])
 			continue;
-		char *name = arena_strndup(&a, img->env[i], (size_t)(eq - img->env[i]));
+		char *name = arena_strndup(b->a, img->env[i], (size_t)(eq - img->env[i]));
 		if (!streq(name, "HOME"))
-			SETENV(name, eq + 1);
+			env_set(&env, name, eq + 1);
 	}
 	for (size_t i = 0; i < k->n_env; i++)
-		SETENV(k->env[i].key, k->env[i].value);
+		env_set(&env, k->env[i].key, k->env[i].value);
 	for (size_t i = 0; i < o->n_secrets; i++)
 		if (o->secrets[i].cred->to == KIT_TO_ENV)
-			SETENV(o->secrets[i].cred->name, o->secrets[i].value);
+			env_set(&env, o->secrets[i].cred->name, o->secrets[i].value);
 	/* a header credential's variable holds a placeholder: the secret stays
 	 * with the gateway */
 	for (size_t i = 0; i < k->n_credentials; i++)
 		if (k->credentials[i].to == KIT_TO_HEADER && k->credentials[i].placeholder_env)
-			SETENV(k->credentials[i].placeholder_env,
-			       arena_printf(&a, CRED_PLACEHOLDER_PREFIX "%s", k->credentials[i].name));
-#undef SETENV
+			env_set(&env, k->credentials[i].placeholder_env,
+				arena_printf(b->a, CRED_PLACEHOLDER_PREFIX "%s", k->credentials[i].name));
 	json_key(j, "env");
 	json_arr_begin(j);
-	for (size_t i = 0; i < n_env; i++) {
-		size_t len = strlen(env[i].key) + strlen(env[i].value) + 2;
+	for (size_t i = 0; i < env.n; i++) {
+		size_t len = strlen(env.v[i].key) + strlen(env.v[i].value) + 2;
 		char *kv = xmalloc(len);
-		snprintf(kv, len, "%s=%s", env[i].key, env[i].value);
+		snprintf(kv, len, "%s=%s", env.v[i].key, env.v[i].value);
 		json_str(j, kv);
 		explicit_bzero(kv, len);
 		free(kv);
 	}
 	json_arr_end(j);
-	json_kv_str(j, "cwd", ws ? "/workspace" : img && img->workdir && img->workdir[0] == '/' ? img->workdir : home);
+}
+
+static void process_obj(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+			const struct box *b)
+{
+	const struct image_config *img = b->img;
+	json_key(j, "process");
+	json_obj_begin(j);
+	json_kv_bool(j, "terminal", o->terminal);
+	json_key(j, "user");
+	json_obj_begin(j);
+	json_kv_uint(j, "uid", b->uid);
+	json_kv_uint(j, "gid", b->gid);
+	json_obj_end(j);
+	process_args(j, k, o, b);
+	process_env(j, k, o, b);
+	json_kv_str(j, "cwd", b->ws ? "/workspace" : img && img->workdir && img->workdir[0] == '/' ? img->workdir : b->home);
 	json_key(j, "capabilities");
 	json_obj_begin(j);
 	const char *const *caps = (const char *const *)k->capabilities;
@@ -390,8 +405,10 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 	json_obj_end(j);
 	json_kv_bool(j, "noNewPrivileges", true);
 	json_obj_end(j);
+}
 
-	/* root */
+static void root_obj(struct json_out *j, const struct kit *k, const struct kit_build_opts *o)
+{
 	json_key(j, "root");
 	json_obj_begin(j);
 	if (o->root_path)
@@ -401,146 +418,182 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 				       : k->rootfs == KIT_ROOTFS_IMAGE ? k->image_root : k->rootfs_path);
 	json_kv_bool(j, "readonly", o->persistent && !k->readonly_rootfs_set ? false : k->readonly_rootfs);
 	json_obj_end(j);
-	json_kv_str(j, "hostname", k->name ? k->name : "agentbox");
+}
 
-	/* mounts */
-	json_key(j, "mounts");
-	json_arr_begin(j);
-	oci_default_mounts(j, true);
-	if (k->rootfs == KIT_ROOTFS_HOST) {
-		for (const char *const *t = host_tops; *t; t++) {
-			snprintf(buf, sizeof buf, "/%s", *t);
-			if (host_dir(buf))
-				bind_ro(j, buf, buf);
-		}
-		for (const char *const *e = etc_binds; *e; e++) {
-			snprintf(buf, sizeof buf, "/etc/%s", *e);
-			if (host_dir(buf))
-				bind_ro(j, buf, buf);
-		}
+/* A `host` rootfs: the host's system directories and /etc parts, read-only. */
+static void host_mounts(struct json_out *j)
+{
+	char buf[PATH_MAX + 64];
+	for (const char *const *t = host_tops; *t; t++) {
+		snprintf(buf, sizeof buf, "/%s", *t);
+		if (host_dir(buf))
+			bind_ro(j, buf, buf);
 	}
-	{
-		char *o_home[] = {"nosuid", "nodev", "mode=700", arena_printf(&a, "uid=%u", uid),
-				  arena_printf(&a, "gid=%u", gid), NULL};
-		static const char *const tmp[] = {"nosuid", "nodev", "mode=1777", NULL};
-		static const char *const run[] = {"nosuid", "nodev", "mode=755", NULL};
-		mount_obj(j, "/tmp", "tmpfs", "tmpfs", tmp);
-		mount_obj(j, "/run", "tmpfs", "tmpfs", run);
-		if (!o->persistent) {
-			mount_obj(j, home, "tmpfs", "tmpfs", (const char *const *)o_home);
-		} else if (o->home_source) {
-			static const char *const rw[] = {"bind", "rw", "nosuid", "nodev", NULL};
-			mount_obj(j, home, "bind", o->home_source, rw);
-		}
+	for (const char *const *e = etc_binds; *e; e++) {
+		snprintf(buf, sizeof buf, "/etc/%s", *e);
+		if (host_dir(buf))
+			bind_ro(j, buf, buf);
 	}
-	if (k->rootfs != KIT_ROOTFS_HOST) {
-		bind_ro(j, "/etc/resolv.conf", arena_printf(&a, "%s/resolv.conf", o->bundle));
-		bind_ro(j, "/etc/hosts", arena_printf(&a, "%s/hosts", o->bundle));
+}
+
+/* /tmp, /run and the home: tmpfs, or a named box's home as part of its root
+ * (bound from home_source when given) */
+static void tmpfs_mounts(struct json_out *j, const struct kit_build_opts *o, const struct box *b)
+{
+	char *o_home[] = {"nosuid", "nodev", "mode=700", arena_printf(b->a, "uid=%u", b->uid),
+			  arena_printf(b->a, "gid=%u", b->gid), NULL};
+	static const char *const tmp[] = {"nosuid", "nodev", "mode=1777", NULL};
+	static const char *const run[] = {"nosuid", "nodev", "mode=755", NULL};
+	mount_obj(j, "/tmp", "tmpfs", "tmpfs", tmp);
+	mount_obj(j, "/run", "tmpfs", "tmpfs", run);
+	if (!o->persistent) {
+		mount_obj(j, b->home, "tmpfs", "tmpfs", (const char *const *)o_home);
+	} else if (o->home_source) {
+		static const char *const rw[] = {"bind", "rw", "nosuid", "nodev", NULL};
+		mount_obj(j, b->home, "bind", o->home_source, rw);
 	}
-	if (ws)
-		workspace_mounts(j, k, o, ws, uid, gid, &a);
+}
+
+/* The kit's mounts, a tmpfs per directory of file credentials, its files. */
+static void kit_mounts(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+		       const struct box *b)
+{
+	struct arena *a = b->a;
 	for (size_t i = 0; i < k->n_mounts; i++) {
 		const struct kit_mount *m = &k->mounts[i];
 		if (m->tmpfs) {
 			const char *opts[] = {"nosuid", "nodev", m->readonly ? "ro" : "rw", "mode=1777",
-					      m->size ? arena_printf(&a, "size=%llu", (unsigned long long)m->size) : NULL, NULL};
+					      m->size ? arena_printf(a, "size=%llu", (unsigned long long)m->size) : NULL, NULL};
 			mount_obj(j, m->target, "tmpfs", "tmpfs", opts);
 		} else {
 			const char *opts[] = {"rbind", m->readonly ? "ro" : "rw", "nosuid", "nodev", NULL};
 			mount_obj(j, m->target, "bind", m->source, opts);
 		}
 	}
-	{
-		const char *dirs[64];
-		size_t n = kit_credential_dirs(k, uid, &a, dirs, ARRAY_SIZE(dirs));
-		for (size_t i = 0; i < n; i++) {
-			const char *opts[] = {"nosuid", "nodev", "noexec", "mode=700", arena_printf(&a, "uid=%u", uid),
-					      arena_printf(&a, "gid=%u", gid), "size=1m", NULL};
-			mount_obj(j, dirs[i], "tmpfs", "tmpfs", opts);
-		}
+	const char *dirs[64];
+	size_t n = kit_credential_dirs(k, b->uid, a, dirs, ARRAY_SIZE(dirs));
+	for (size_t i = 0; i < n; i++) {
+		const char *opts[] = {"nosuid", "nodev", "noexec", "mode=700", arena_printf(a, "uid=%u", b->uid),
+				      arena_printf(a, "gid=%u", b->gid), "size=1m", NULL};
+		mount_obj(j, dirs[i], "tmpfs", "tmpfs", opts);
 	}
 	for (size_t i = 0; i < k->n_files; i++)
-		bind_ro(j, k->files[i].path, arena_printf(&a, "%s/files/%zu", o->bundle, i));
-	json_arr_end(j);
+		bind_ro(j, k->files[i].path, arena_printf(a, "%s/files/%zu", o->bundle, i));
+}
 
-	/* annotations: references only, never a credential's value */
+static void mounts_arr(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+		       const struct box *b)
+{
+	json_key(j, "mounts");
+	json_arr_begin(j);
+	oci_default_mounts(j, true);
+	if (k->rootfs == KIT_ROOTFS_HOST)
+		host_mounts(j);
+	tmpfs_mounts(j, o, b);
+	if (k->rootfs != KIT_ROOTFS_HOST) {
+		bind_ro(j, "/etc/resolv.conf", arena_printf(b->a, "%s/resolv.conf", o->bundle));
+		bind_ro(j, "/etc/hosts", arena_printf(b->a, "%s/hosts", o->bundle));
+	}
+	if (b->ws)
+		workspace_mounts(j, k, o, b->ws, b->uid, b->gid, b->a);
+	kit_mounts(j, k, o, b);
+	json_arr_end(j);
+}
+
+/* agentbox.kit.credentials: what each credential is, never its value */
+static void credentials_annotation(struct json_out *j, const struct kit *k, struct arena *a)
+{
+	struct json_out *c = json_out_new(false);
+	json_arr_begin(c);
+	for (size_t i = 0; i < k->n_credentials; i++) {
+		const struct kit_credential *cr = &k->credentials[i];
+		json_obj_begin(c);
+		json_kv_str(c, "name", cr->name);
+		json_kv_str(c, "from", arena_printf(a, "%s:%s", cr->from == KIT_FROM_ENV ? "env" : "file", cr->from_ref));
+		json_kv_str(c, "to", cr->to == KIT_TO_ENV ? "env" : cr->to == KIT_TO_HEADER ? "header" : arena_printf(a, "file:%s", cr->to_path));
+		json_obj_end(c);
+	}
+	json_arr_end(c);
+	json_kv_str(j, "agentbox.kit.credentials", json_out_text(c, NULL));
+	json_out_free(c);
+}
+
+/* agentbox.egress.allow and .deny: the entries joined by commas */
+static void egress_annotations(struct json_out *j, const struct kit *k, struct arena *a)
+{
+	for (int d = 0; d < 2; d++) {
+		char **v = d ? k->deny : k->allow;
+		size_t n = d ? k->n_deny : k->n_allow;
+		if (!n)
+			continue;
+		size_t len = 1;
+		for (size_t i = 0; i < n; i++)
+			len += strlen(v[i]) + 1;
+		char *list = arena_alloc(a, len);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				strcat(list, ",");
+			strcat(list, v[i]);
+		}
+		json_kv_str(j, d ? "agentbox.egress.deny" : "agentbox.egress.allow", list);
+	}
+}
+
+/* the deny entries' reasons: "ENTRY=REASON" lines (agentbox-egress(7)),
+ * also when kit run passes the entries as the runtime's flags */
+static void reasons_annotation(struct json_out *j, const struct kit *k, struct arena *a)
+{
+	size_t rlen = 1;
+	for (size_t i = 0; i < k->n_deny; i++)
+		if (k->deny_reasons && k->deny_reasons[i])
+			rlen += strlen(k->deny[i]) + strlen(k->deny_reasons[i]) + 2;
+	if (rlen > 1) {
+		char *text = arena_alloc(a, rlen);
+		for (size_t i = 0; i < k->n_deny; i++)
+			if (k->deny_reasons[i]) {
+				strcat(text, k->deny[i]);
+				strcat(text, "=");
+				strcat(text, k->deny_reasons[i]);
+				strcat(text, "\n");
+			}
+		json_kv_str(j, "agentbox.egress.reasons", text);
+	}
+}
+
+/* annotations: references only, never a credential's value */
+static void annotations_obj(struct json_out *j, const struct kit *k, const struct kit_build_opts *o,
+			    struct arena *a)
+{
 	json_key(j, "annotations");
 	json_obj_begin(j);
 	if (k->name)
 		json_kv_str(j, "agentbox.kit.name", k->name);
 	json_kv_str(j, "agentbox.seccomp.profile", o->seccomp_profile ? o->seccomp_profile : k->seccomp);
-	if (k->n_credentials) {
-		struct json_out *c = json_out_new(false);
-		json_arr_begin(c);
-		for (size_t i = 0; i < k->n_credentials; i++) {
-			const struct kit_credential *cr = &k->credentials[i];
-			json_obj_begin(c);
-			json_kv_str(c, "name", cr->name);
-			json_kv_str(c, "from", arena_printf(&a, "%s:%s", cr->from == KIT_FROM_ENV ? "env" : "file", cr->from_ref));
-			json_kv_str(c, "to", cr->to == KIT_TO_ENV ? "env" : cr->to == KIT_TO_HEADER ? "header" : arena_printf(&a, "file:%s", cr->to_path));
-			json_obj_end(c);
-		}
-		json_arr_end(c);
-		json_kv_str(j, "agentbox.kit.credentials", json_out_text(c, NULL));
-		json_out_free(c);
-	}
-	if (o->egress_annotations) {
-		for (int d = 0; d < 2; d++) {
-			char **v = d ? k->deny : k->allow;
-			size_t n = d ? k->n_deny : k->n_allow;
-			if (!n)
-				continue;
-			size_t len = 1;
-			for (size_t i = 0; i < n; i++)
-				len += strlen(v[i]) + 1;
-			char *list = arena_alloc(&a, len);
-			for (size_t i = 0; i < n; i++) {
-				if (i)
-					strcat(list, ",");
-				strcat(list, v[i]);
-			}
-			json_kv_str(j, d ? "agentbox.egress.deny" : "agentbox.egress.allow", list);
-		}
-	}
-	{
-		/* the deny entries' reasons: "ENTRY=REASON" lines (agentbox-egress(7)),
-		 * also when kit run passes the entries as the runtime's flags */
-		size_t rlen = 1;
-		for (size_t i = 0; i < k->n_deny; i++)
-			if (k->deny_reasons && k->deny_reasons[i])
-				rlen += strlen(k->deny[i]) + strlen(k->deny_reasons[i]) + 2;
-		if (rlen > 1) {
-			char *text = arena_alloc(&a, rlen);
-			for (size_t i = 0; i < k->n_deny; i++)
-				if (k->deny_reasons[i]) {
-					strcat(text, k->deny[i]);
-					strcat(text, "=");
-					strcat(text, k->deny_reasons[i]);
-					strcat(text, "\n");
-				}
-			json_kv_str(j, "agentbox.egress.reasons", text);
-		}
-	}
+	if (k->n_credentials)
+		credentials_annotation(j, k, a);
+	if (o->egress_annotations)
+		egress_annotations(j, k, a);
+	reasons_annotation(j, k, a);
 	json_obj_end(j);
+}
 
-	/* linux */
-	json_key(j, "linux");
+/* key: {"limit": limit} */
+static void limit_obj(struct json_out *j, const char *key, int64_t limit)
+{
+	json_key(j, key);
 	json_obj_begin(j);
+	json_kv_int(j, "limit", limit);
+	json_obj_end(j);
+}
+
+/* linux.resources: no device but the defaults, and the kit's limits */
+static void resources_obj(struct json_out *j, const struct kit *k)
+{
 	json_key(j, "resources");
 	json_obj_begin(j);
-	json_key(j, "devices");
-	json_arr_begin(j);
-	json_obj_begin(j);
-	json_kv_bool(j, "allow", false);
-	json_kv_str(j, "access", "rwm");
-	json_obj_end(j);
-	json_arr_end(j);
-	if (k->resources.has_memory) {
-		json_key(j, "memory");
-		json_obj_begin(j);
-		json_kv_int(j, "limit", k->resources.memory);
-		json_obj_end(j);
-	}
+	oci_default_device_rules(j);
+	if (k->resources.has_memory)
+		limit_obj(j, "memory", k->resources.memory);
 	if (k->resources.has_cpus) {
 		json_key(j, "cpu");
 		json_obj_begin(j);
@@ -548,35 +601,58 @@ int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **
 		json_kv_uint(j, "period", CPU_PERIOD);
 		json_obj_end(j);
 	}
-	if (k->resources.has_pids) {
-		json_key(j, "pids");
-		json_obj_begin(j);
-		json_kv_int(j, "limit", k->resources.pids);
-		json_obj_end(j);
-	}
+	if (k->resources.has_pids)
+		limit_obj(j, "pids", k->resources.pids);
 	json_obj_end(j);
-	json_key(j, "namespaces");
-	json_arr_begin(j);
+}
+
+static void linux_obj(struct json_out *j, const struct kit *k)
+{
+	json_key(j, "linux");
+	json_obj_begin(j);
+	resources_obj(j, k);
 	static const char *const ns[] = {"pid", "ipc", "uts", "mount", "network", "cgroup"};
-	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
-		json_obj_begin(j);
-		json_kv_str(j, "type", ns[i]);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
+	oci_namespaces(j, ns, ARRAY_SIZE(ns));
 	oci_default_paths(j);
 	json_obj_end(j);
-	json_obj_end(j);
+}
 
+/* The generator's text, with a newline, malloc'd; the generator's buffer
+ * may hold credential values: wiped, and the generator freed. */
+static char *finish_text(struct json_out *j)
+{
 	size_t len;
 	const char *text = json_out_text(j, &len);
 	char *out = xmalloc(len + 2);
 	memcpy(out, text, len);
 	out[len] = '\n';
 	out[len + 1] = 0;
-	/* the generator's buffer may hold credential values: wipe it */
 	explicit_bzero((char *)text, len);
 	json_out_free(j);
+	return out;
+}
+
+int kit_config_json(const struct kit *k, const struct kit_build_opts *o, char **ret_json,
+		    struct ab_err *err)
+{
+	struct arena a = {0};
+	struct box b = { .ws = o->workspace ? o->workspace : k->workspace, .a = &a };
+	box_user(k, o, b.ws, &b.uid, &b.gid);
+	b.home = kit_home(b.uid);
+	b.img = k->rootfs == KIT_ROOTFS_IMAGE ? k->image : NULL;
+	struct json_out *j = json_out_new(true);
+
+	json_obj_begin(j);
+	json_kv_str(j, "ociVersion", "1.2.0");
+	process_obj(j, k, o, &b);
+	root_obj(j, k, o);
+	json_kv_str(j, "hostname", k->name ? k->name : "agentbox");
+	mounts_arr(j, k, o, &b);
+	annotations_obj(j, k, o, &a);
+	linux_obj(j, k);
+	json_obj_end(j);
+
+	char *out = finish_text(j);
 	arena_free(&a);
 	*ret_json = out;
 	return 0;

@@ -128,21 +128,52 @@ static int read_ws_paths(struct kit *k, const struct yml_node *n, const char *fi
 	return 0;
 }
 
+/* The items of a list of mappings (mounts, credentials, files): a sequence
+ * of at most KIT_MAX_ITEMS, whose array (one more, zeroed) comes from the
+ * kit's arena; NULL with err filled otherwise. */
+static void *list_items(struct kit *k, const struct yml_node *n, const char *field, size_t size,
+			struct ab_err *err)
+{
+	if (yml_expect(n, YML_SEQ, field, err) < 0)
+		return NULL;
+	if (n->n_items > KIT_MAX_ITEMS) {
+		yml_error(err, n, field, "too many entries (at most %d)", KIT_MAX_ITEMS);
+		return NULL;
+	}
+	return arena_alloc(&k->arena, (n->n_items + 1) * size);
+}
+
+/* Item i of such a list, a mapping of the given fields; its path "field[i]" into p. */
+static int list_item(const struct yml_node *n, size_t i, const char *field, const char *const *fields,
+		     char *p, size_t len, struct ab_err *err)
+{
+	snprintf(p, len, "%s[%zu]", field, i);
+	return yml_check_map(n->items[i], p, fields, err);
+}
+
+/* Field key of mapping m (at path p), a string that must be there: its node
+ * and text, and its path into fp; "<fp>: missing<why>" when absent. */
+static int required_str(const struct yml_node *m, const char *p, const char *key, const char *why,
+			char *fp, size_t fp_len, const struct yml_node **v, const char **s, struct ab_err *err)
+{
+	*v = yml_map_get(m, key);
+	snprintf(fp, fp_len, "%s.%s", p, key);
+	if (!*v || yml_is_null(*v))
+		return yml_error(err, m, fp, "missing%s", why);
+	return yml_get_str(*v, fp, s, err);
+}
+
 static int read_mounts(struct kit *k, const struct yml_node *n, struct ab_err *err)
 {
 	struct arena *a = &k->arena;
 	static const char *const fields[] = {"source", "target", "type", "readonly", "size", NULL};
-	if (yml_expect(n, YML_SEQ, "mounts", err) < 0)
+	if (!(k->mounts = list_items(k, n, "mounts", sizeof *k->mounts, err)))
 		return -1;
-	if (n->n_items > KIT_MAX_ITEMS)
-		return yml_error(err, n, "mounts", "too many entries (at most %d)", KIT_MAX_ITEMS);
-	k->mounts = arena_alloc(a, (n->n_items + 1) * sizeof *k->mounts);
 	for (size_t i = 0; i < n->n_items; i++) {
 		const struct yml_node *m = n->items[i];
 		struct kit_mount *km = &k->mounts[i];
 		char p[64], fp[PATHBUF];
-		SUBPATH(p, "mounts[%zu]", i);
-		if (yml_check_map(m, p, fields, err) < 0)
+		if (list_item(n, i, "mounts", fields, p, sizeof p, err) < 0)
 			return -1;
 		km->readonly = true;
 		const struct yml_node *v;
@@ -156,11 +187,8 @@ static int read_mounts(struct kit *k, const struct yml_node *n, struct ab_err *e
 			else if (!streq(s, "bind"))
 				return yml_error(err, v, fp, "unknown type \"%s\" (bind or tmpfs)", s);
 		}
-		v = yml_map_get(m, "target");
-		SUBPATH(fp, "%s.target", p);
-		if (!v || yml_is_null(v))
-			return yml_error(err, m, fp, "missing");
-		if (yml_get_str(v, fp, &s, err) < 0 || kit_box_path(a, v, fp, s, &km->target, err) < 0)
+		if (required_str(m, p, "target", "", fp, sizeof fp, &v, &s, err) < 0 ||
+		    kit_box_path(a, v, fp, s, &km->target, err) < 0)
 			return -1;
 		if (streq(km->target, "/workspace") || kit_path_under(km->target, "/proc") ||
 		    kit_path_under(km->target, "/sys") || kit_path_under(km->target, "/dev"))
@@ -231,24 +259,17 @@ static int read_credentials(struct kit *k, const struct yml_node *n, struct ab_e
 {
 	struct arena *a = &k->arena;
 	static const char *const fields[] = {"name", "from", "to", "hosts", "header", "env", NULL};
-	if (yml_expect(n, YML_SEQ, "credentials", err) < 0)
+	if (!(k->credentials = list_items(k, n, "credentials", sizeof *k->credentials, err)))
 		return -1;
-	if (n->n_items > KIT_MAX_ITEMS)
-		return yml_error(err, n, "credentials", "too many entries (at most %d)", KIT_MAX_ITEMS);
-	k->credentials = arena_alloc(a, (n->n_items + 1) * sizeof *k->credentials);
 	for (size_t i = 0; i < n->n_items; i++) {
 		const struct yml_node *c = n->items[i];
 		struct kit_credential *kc = &k->credentials[i];
 		char p[64], fp[PATHBUF];
-		SUBPATH(p, "credentials[%zu]", i);
-		if (yml_check_map(c, p, fields, err) < 0)
+		if (list_item(n, i, "credentials", fields, p, sizeof p, err) < 0)
 			return -1;
-		const struct yml_node *v = yml_map_get(c, "name");
+		const struct yml_node *v;
 		const char *s;
-		SUBPATH(fp, "%s.name", p);
-		if (!v || yml_is_null(v))
-			return yml_error(err, c, fp, "missing");
-		if (yml_get_str(v, fp, &s, err) < 0)
+		if (required_str(c, p, "name", "", fp, sizeof fp, &v, &s, err) < 0)
 			return -1;
 		if (!kit_env_name_valid(s))
 			return yml_error(err, v, fp, "\"%s\" is not a valid name (letters, digits and _, not starting with a digit)", s);
@@ -257,11 +278,7 @@ static int read_credentials(struct kit *k, const struct yml_node *n, struct ab_e
 			if (streq(k->credentials[j].name, s))
 				return yml_error(err, v, fp, "credential \"%s\" is defined twice", s);
 
-		v = yml_map_get(c, "from");
-		SUBPATH(fp, "%s.from", p);
-		if (!v || yml_is_null(v))
-			return yml_error(err, c, fp, "missing (env:VARIABLE or file:PATH)");
-		if (yml_get_str(v, fp, &s, err) < 0)
+		if (required_str(c, p, "from", " (env:VARIABLE or file:PATH)", fp, sizeof fp, &v, &s, err) < 0)
 			return -1;
 		if (strncmp(s, "env:", 4) == 0) {
 			kc->from = KIT_FROM_ENV;
@@ -315,24 +332,18 @@ static int read_files(struct kit *k, const struct yml_node *n, struct ab_err *er
 {
 	struct arena *a = &k->arena;
 	static const char *const fields[] = {"path", "content", "source", "mode", "owner", NULL};
-	if (yml_expect(n, YML_SEQ, "files", err) < 0)
+	if (!(k->files = list_items(k, n, "files", sizeof *k->files, err)))
 		return -1;
-	if (n->n_items > KIT_MAX_ITEMS)
-		return yml_error(err, n, "files", "too many entries (at most %d)", KIT_MAX_ITEMS);
-	k->files = arena_alloc(a, (n->n_items + 1) * sizeof *k->files);
 	for (size_t i = 0; i < n->n_items; i++) {
 		const struct yml_node *f = n->items[i];
 		struct kit_file *kf = &k->files[i];
 		char p[64], fp[PATHBUF];
-		SUBPATH(p, "files[%zu]", i);
-		if (yml_check_map(f, p, fields, err) < 0)
+		if (list_item(n, i, "files", fields, p, sizeof p, err) < 0)
 			return -1;
-		const struct yml_node *v = yml_map_get(f, "path");
+		const struct yml_node *v;
 		const char *s;
-		SUBPATH(fp, "%s.path", p);
-		if (!v || yml_is_null(v))
-			return yml_error(err, f, fp, "missing");
-		if (yml_get_str(v, fp, &s, err) < 0 || kit_box_path(a, v, fp, s, &kf->path, err) < 0)
+		if (required_str(f, p, "path", "", fp, sizeof fp, &v, &s, err) < 0 ||
+		    kit_box_path(a, v, fp, s, &kf->path, err) < 0)
 			return -1;
 		if (kit_path_under(kf->path, "/proc") || kit_path_under(kf->path, "/sys") || kit_path_under(kf->path, "/dev") ||
 		    kit_path_under(kf->path, "/workspace"))

@@ -24,12 +24,8 @@ static void join(char *buf, size_t len, char **v, size_t n, const char *none)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", v[i]);
 }
 
-static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
+static void add_rootfs(struct arena *a, struct yml_node *root, const struct kit *k)
 {
-	struct yml_node *root = yml_new_map(a);
-	char buf[128];
-	if (k->name)
-		yml_map_add(a, root, "name", yml_new_str(a, k->name));
 	if (k->rootfs == KIT_ROOTFS_IMAGE) {
 		struct yml_node *r = yml_new_map(a);
 		yml_map_add(a, r, "image", yml_new_str(a, k->rootfs_path));
@@ -39,6 +35,11 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 	} else {
 		yml_map_add(a, root, "rootfs", yml_new_str(a, k->rootfs == KIT_ROOTFS_HOST ? "host" : k->rootfs_path));
 	}
+}
+
+/* workspace, upstream_ca, and the workspace's protections */
+static void add_workspace(struct arena *a, struct yml_node *root, const struct kit *k)
+{
 	if (k->workspace)
 		yml_map_add(a, root, "workspace", yml_new_str(a, k->workspace));
 	if (k->upstream_ca)
@@ -49,63 +50,77 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 		yml_map_add(a, root, "workspace_writable", str_list(a, k->ws_writable, k->n_ws_writable));
 	if (k->ws_allow_sensitive)
 		yml_map_add(a, root, "workspace_allow_sensitive", yml_new_plain(a, "true"));
-	if (k->n_mounts) {
-		struct yml_node *s = yml_new_seq(a);
-		for (size_t i = 0; i < k->n_mounts; i++) {
-			const struct kit_mount *m = &k->mounts[i];
-			struct yml_node *e = yml_new_map(a);
-			if (m->source)
-				yml_map_add(a, e, "source", yml_new_str(a, m->source));
-			yml_map_add(a, e, "target", yml_new_str(a, m->target));
-			yml_map_add(a, e, "type", yml_new_str(a, m->tmpfs ? "tmpfs" : "bind"));
-			yml_map_add(a, e, "readonly", yml_new_plain(a, m->readonly ? "true" : "false"));
-			if (m->size_text)
-				yml_map_add(a, e, "size", yml_new_str(a, m->size_text));
-			yml_seq_add(a, s, e);
-		}
-		yml_map_add(a, root, "mounts", s);
-	}
-	if (k->n_env) {
+}
+
+static struct yml_node *mounts_tree(struct arena *a, const struct kit *k)
+{
+	struct yml_node *s = yml_new_seq(a);
+	for (size_t i = 0; i < k->n_mounts; i++) {
+		const struct kit_mount *m = &k->mounts[i];
 		struct yml_node *e = yml_new_map(a);
-		for (size_t i = 0; i < k->n_env; i++)
-			yml_map_add(a, e, k->env[i].key, yml_new_str(a, k->env[i].value));
-		yml_map_add(a, root, "env", e);
+		if (m->source)
+			yml_map_add(a, e, "source", yml_new_str(a, m->source));
+		yml_map_add(a, e, "target", yml_new_str(a, m->target));
+		yml_map_add(a, e, "type", yml_new_str(a, m->tmpfs ? "tmpfs" : "bind"));
+		yml_map_add(a, e, "readonly", yml_new_plain(a, m->readonly ? "true" : "false"));
+		if (m->size_text)
+			yml_map_add(a, e, "size", yml_new_str(a, m->size_text));
+		yml_seq_add(a, s, e);
 	}
-	if (k->n_credentials) {
-		struct yml_node *s = yml_new_seq(a);
-		for (size_t i = 0; i < k->n_credentials; i++) {
-			const struct kit_credential *c = &k->credentials[i];
-			struct yml_node *e = yml_new_map(a);
-			yml_map_add(a, e, "name", yml_new_str(a, c->name));
-			yml_map_add(a, e, "from", yml_new_str(a, arena_printf(a, "%s:%s", c->from == KIT_FROM_ENV ? "env" : "file", c->from_ref)));
-			yml_map_add(a, e, "to", yml_new_str(a, c->to == KIT_TO_ENV ? "env" : c->to == KIT_TO_HEADER ? "header" : arena_printf(a, "file:%s", c->to_path)));
-			kit_show_header_credential(a, e, c);
-			yml_seq_add(a, s, e);
+	return s;
+}
+
+static struct yml_node *env_tree(struct arena *a, const struct kit *k)
+{
+	struct yml_node *e = yml_new_map(a);
+	for (size_t i = 0; i < k->n_env; i++)
+		yml_map_add(a, e, k->env[i].key, yml_new_str(a, k->env[i].value));
+	return e;
+}
+
+static struct yml_node *credentials_tree(struct arena *a, const struct kit *k)
+{
+	struct yml_node *s = yml_new_seq(a);
+	for (size_t i = 0; i < k->n_credentials; i++) {
+		const struct kit_credential *c = &k->credentials[i];
+		struct yml_node *e = yml_new_map(a);
+		yml_map_add(a, e, "name", yml_new_str(a, c->name));
+		yml_map_add(a, e, "from", yml_new_str(a, arena_printf(a, "%s:%s", c->from == KIT_FROM_ENV ? "env" : "file", c->from_ref)));
+		yml_map_add(a, e, "to", yml_new_str(a, c->to == KIT_TO_ENV ? "env" : c->to == KIT_TO_HEADER ? "header" : arena_printf(a, "file:%s", c->to_path)));
+		kit_show_header_credential(a, e, c);
+		yml_seq_add(a, s, e);
+	}
+	return s;
+}
+
+static struct yml_node *files_tree(struct arena *a, const struct kit *k)
+{
+	char buf[128];
+	struct yml_node *s = yml_new_seq(a);
+	for (size_t i = 0; i < k->n_files; i++) {
+		const struct kit_file *f = &k->files[i];
+		struct yml_node *e = yml_new_map(a);
+		yml_map_add(a, e, "path", yml_new_str(a, f->path));
+		if (f->content)
+			yml_map_add(a, e, "content", yml_new_str(a, f->content));
+		else
+			yml_map_add(a, e, "source", yml_new_str(a, f->source));
+		if (f->has_mode) {
+			snprintf(buf, sizeof buf, "%04o", f->mode);
+			yml_map_add(a, e, "mode", yml_new_str(a, buf));
 		}
-		yml_map_add(a, root, "credentials", s);
-	}
-	if (k->n_files) {
-		struct yml_node *s = yml_new_seq(a);
-		for (size_t i = 0; i < k->n_files; i++) {
-			const struct kit_file *f = &k->files[i];
-			struct yml_node *e = yml_new_map(a);
-			yml_map_add(a, e, "path", yml_new_str(a, f->path));
-			if (f->content)
-				yml_map_add(a, e, "content", yml_new_str(a, f->content));
-			else
-				yml_map_add(a, e, "source", yml_new_str(a, f->source));
-			if (f->has_mode) {
-				snprintf(buf, sizeof buf, "%04o", f->mode);
-				yml_map_add(a, e, "mode", yml_new_str(a, buf));
-			}
-			if (f->has_owner) {
-				snprintf(buf, sizeof buf, "%u:%u", f->uid, f->gid);
-				yml_map_add(a, e, "owner", yml_new_str(a, buf));
-			}
-			yml_seq_add(a, s, e);
+		if (f->has_owner) {
+			snprintf(buf, sizeof buf, "%u:%u", f->uid, f->gid);
+			yml_map_add(a, e, "owner", yml_new_str(a, buf));
 		}
-		yml_map_add(a, root, "files", s);
+		yml_seq_add(a, s, e);
 	}
+	return s;
+}
+
+/* allow and deny; a deny entry with a reason as {entry, reason} */
+static struct yml_node *network_tree(struct arena *a, const struct kit *k)
+{
 	struct yml_node *net = yml_new_map(a);
 	yml_map_add(a, net, "allow", str_list(a, k->allow, k->n_allow));
 	struct yml_node *deny = str_list(a, k->deny, k->n_deny);
@@ -117,30 +132,60 @@ static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
 			deny->items[i] = e;
 		}
 	yml_map_add(a, net, "deny", deny);
-	yml_map_add(a, root, "network", net);
-	if (k->resources.has_memory || k->resources.has_cpus || k->resources.has_pids || k->resources.has_timeout) {
-		struct yml_node *r = yml_new_map(a);
-		if (k->resources.has_memory)
-			yml_map_add(a, r, "memory", yml_new_str(a, k->resources.memory_text));
-		if (k->resources.has_cpus)
-			yml_map_add(a, r, "cpus", yml_new_plain(a, k->resources.cpus_text));
-		if (k->resources.has_pids) {
-			snprintf(buf, sizeof buf, "%" PRId64, k->resources.pids);
-			yml_map_add(a, r, "pids", yml_new_plain(a, buf));
-		}
-		if (k->resources.has_timeout)
-			yml_map_add(a, r, "timeout", yml_new_str(a, k->resources.timeout_text));
-		yml_map_add(a, root, "resources", r);
+	return net;
+}
+
+static struct yml_node *resources_tree(struct arena *a, const struct kit *k)
+{
+	char buf[128];
+	struct yml_node *r = yml_new_map(a);
+	if (k->resources.has_memory)
+		yml_map_add(a, r, "memory", yml_new_str(a, k->resources.memory_text));
+	if (k->resources.has_cpus)
+		yml_map_add(a, r, "cpus", yml_new_plain(a, k->resources.cpus_text));
+	if (k->resources.has_pids) {
+		snprintf(buf, sizeof buf, "%" PRId64, k->resources.pids);
+		yml_map_add(a, r, "pids", yml_new_plain(a, buf));
 	}
-	if (k->has_user) {
-		snprintf(buf, sizeof buf, "%u:%u", k->uid, k->gid);
-		yml_map_add(a, root, "user", yml_new_str(a, buf));
-	}
+	if (k->resources.has_timeout)
+		yml_map_add(a, r, "timeout", yml_new_str(a, k->resources.timeout_text));
+	return r;
+}
+
+static struct yml_node *security_tree(struct arena *a, const struct kit *k)
+{
 	struct yml_node *sec = yml_new_map(a);
 	yml_map_add(a, sec, "seccomp", yml_new_str(a, k->seccomp));
 	yml_map_add(a, sec, "capabilities", str_list(a, k->capabilities, k->n_capabilities));
 	yml_map_add(a, sec, "readonly_rootfs", yml_new_plain(a, k->readonly_rootfs ? "true" : "false"));
-	yml_map_add(a, root, "security", sec);
+	return sec;
+}
+
+/* The effective kit as a YAML tree, field by field. */
+static struct yml_node *kit_tree(struct arena *a, const struct kit *k)
+{
+	struct yml_node *root = yml_new_map(a);
+	char buf[128];
+	if (k->name)
+		yml_map_add(a, root, "name", yml_new_str(a, k->name));
+	add_rootfs(a, root, k);
+	add_workspace(a, root, k);
+	if (k->n_mounts)
+		yml_map_add(a, root, "mounts", mounts_tree(a, k));
+	if (k->n_env)
+		yml_map_add(a, root, "env", env_tree(a, k));
+	if (k->n_credentials)
+		yml_map_add(a, root, "credentials", credentials_tree(a, k));
+	if (k->n_files)
+		yml_map_add(a, root, "files", files_tree(a, k));
+	yml_map_add(a, root, "network", network_tree(a, k));
+	if (k->resources.has_memory || k->resources.has_cpus || k->resources.has_pids || k->resources.has_timeout)
+		yml_map_add(a, root, "resources", resources_tree(a, k));
+	if (k->has_user) {
+		snprintf(buf, sizeof buf, "%u:%u", k->uid, k->gid);
+		yml_map_add(a, root, "user", yml_new_str(a, buf));
+	}
+	yml_map_add(a, root, "security", security_tree(a, k));
 	if (k->n_startup)
 		yml_map_add(a, root, "startup", str_list(a, k->startup, k->n_startup));
 	if (k->n_command)

@@ -211,20 +211,27 @@ static enum kind classify(int wsfd, const char *rel, size_t *bad_at)
 	}
 }
 
+/* v (n items of size bytes, room for *cap) with room for one more: the same
+ * array, or a copy in a twice as large (at first 64) of a's. */
+static void *room_for_one(struct arena *a, void *v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return v;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *bigger = arena_alloc(a, c * size);
+	if (n)
+		memcpy(bigger, v, n * size);
+	*cap = c;
+	return bigger;
+}
+
 static void add(struct planner *P, const char *rel, const char *name, enum placeholder ph,
 		const char *content, bool user)
 {
 	for (size_t i = 0; i < P->n; i++)
 		if (streq(P->c[i].rel, rel))
 			return;
-	if (P->n == P->cap) {
-		size_t cap = P->cap ? 2 * P->cap : 64;
-		struct cand *v = arena_alloc(P->a, cap * sizeof *v);
-		if (P->n)
-			memcpy(v, P->c, P->n * sizeof *v);
-		P->c = v;
-		P->cap = cap;
-	}
+	P->c = room_for_one(P->a, P->c, P->n, &P->cap, sizeof *P->c);
 	P->c[P->n++] = (struct cand){arena_strdup(P->a, rel), name, ph, content, user};
 }
 
@@ -316,14 +323,7 @@ static bool opened(const struct kit *k, const char *name)
 static void emit(struct planner *P, const char *rel, const char *name, enum kit_ws_action action,
 		 bool absent, bool dir, const char *content)
 {
-	if (P->n_out == P->cap_out) {
-		size_t cap = P->cap_out ? 2 * P->cap_out : 64;
-		struct kit_ws_entry *v = arena_alloc(P->a, cap * sizeof *v);
-		if (P->n_out)
-			memcpy(v, P->out, P->n_out * sizeof *v);
-		P->out = v;
-		P->cap_out = cap;
-	}
+	P->out = room_for_one(P->a, P->out, P->n_out, &P->cap_out, sizeof *P->out);
 	P->out[P->n_out++] = (struct kit_ws_entry){arena_strdup(P->a, rel), name, action, absent, dir, content};
 }
 

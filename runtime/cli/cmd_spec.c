@@ -10,31 +10,30 @@
 #include <getopt.h>
 #include <string.h>
 
-int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+static int spec_options(int argc, char **argv, const char **bundle, bool *rootless, struct ab_err *err)
 {
 	static const struct option opts[] = {
 		{"bundle", required_argument, NULL, 'b'}, {"rootless", no_argument, NULL, 'r'}, {0}};
-	const char *bundle = ".";
-	bool rootless = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "b:", opts, NULL)) != -1) {
 		if (c == 'b')
-			bundle = optarg;
+			*bundle = optarg;
 		else if (c == 'r')
-			rootless = true;
+			*rootless = true;
 		else
 			return ab_error(err, 0, "spec: unknown or incomplete option \"%s\"", argv[optind - 1]);
 	}
 	if (optind != argc)
 		return ab_error(err, 0, "spec: takes no arguments");
+	return 0;
+}
 
+static void spec_process(struct json_out *o)
+{
 	static const char *const caps[] = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"};
 	static const char *const env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"};
 	static const char *const args[] = {"sh"};
-	struct json_out *o = json_out_new(true);
-	json_obj_begin(o);
-	json_kv_str(o, "ociVersion", "1.2.0");
 	json_key(o, "process");
 	json_obj_begin(o);
 	json_kv_bool(o, "terminal", true);
@@ -62,65 +61,40 @@ int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	json_arr_end(o);
 	json_kv_bool(o, "noNewPrivileges", true);
 	json_obj_end(o);
-	json_key(o, "root");
-	json_obj_begin(o);
-	json_kv_str(o, "path", "rootfs");
-	json_kv_bool(o, "readonly", true);
-	json_obj_end(o);
-	json_kv_str(o, "hostname", "agentbox");
-	json_key(o, "mounts");
-	json_arr_begin(o);
-	oci_default_mounts(o, !rootless);
-	json_arr_end(o);
+}
+
+static void spec_linux(struct json_out *o, bool rootless)
+{
 	json_key(o, "linux");
 	json_obj_begin(o);
 	if (rootless) {
 		uid_t uid = getuid();
 		gid_t gid = getgid();
-		json_key(o, "uidMappings");
-		json_arr_begin(o);
-		json_obj_begin(o);
-		json_kv_int(o, "containerID", 0);
-		json_kv_int(o, "hostID", uid);
-		json_kv_int(o, "size", 1);
-		json_obj_end(o);
-		json_arr_end(o);
-		json_key(o, "gidMappings");
-		json_arr_begin(o);
-		json_obj_begin(o);
-		json_kv_int(o, "containerID", 0);
-		json_kv_int(o, "hostID", gid);
-		json_kv_int(o, "size", 1);
-		json_obj_end(o);
-		json_arr_end(o);
+		oci_one_id_mapping(o, "uidMappings", 0, uid);
+		oci_one_id_mapping(o, "gidMappings", 0, gid);
 	}
 	json_key(o, "resources");
 	json_obj_begin(o);
-	json_key(o, "devices");
-	json_arr_begin(o);
-	json_obj_begin(o);
-	json_kv_bool(o, "allow", false);
-	json_kv_str(o, "access", "rwm");
+	oci_default_device_rules(o);
 	json_obj_end(o);
-	json_arr_end(o);
-	json_obj_end(o);
-	json_key(o, "namespaces");
-	json_arr_begin(o);
 	/* A cgroup namespace only where the container's /sys/fs/cgroup is the one
 	 * cgroup2 tree (pure v2), as runc's template does: on v1 and hybrid hosts
 	 * the tools in the container expect the host's paths. */
 	bool cgroupns = cgroup_host_mode() == CGROUP_MODE_V2;
-	static const char *const ns[] = {"pid", "network", "ipc", "uts", "mount"};
-	for (size_t i = 0; i < ARRAY_SIZE(ns) + cgroupns + rootless; i++) {
-		json_obj_begin(o);
-		json_kv_str(o, "type", i < ARRAY_SIZE(ns) ? ns[i] : i == ARRAY_SIZE(ns) && cgroupns ? "cgroup" : "user");
-		json_obj_end(o);
-	}
-	json_arr_end(o);
+	const char *ns[7] = {"pid", "network", "ipc", "uts", "mount"};
+	size_t n = 5;
+	if (cgroupns)
+		ns[n++] = "cgroup";
+	if (rootless)
+		ns[n++] = "user";
+	oci_namespaces(o, ns, n);
 	oci_default_paths(o);
 	json_obj_end(o);
-	json_obj_end(o);
+}
 
+/* BUNDLE/config.json, created: an existing one is never replaced. */
+static int write_spec(const char *bundle, struct json_out *o, struct ab_err *err)
+{
 	char path[4096];
 	snprintf(path, sizeof path, "%s/config.json", bundle);
 	size_t len;
@@ -135,6 +109,34 @@ int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 			r = ab_error(err, errno, "spec: write %s", path);
 		close(fd);
 	}
+	return r;
+}
+
+int cmd_spec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	const char *bundle = ".";
+	bool rootless = false;
+	if (spec_options(argc, argv, &bundle, &rootless, err) < 0)
+		return -1;
+
+	struct json_out *o = json_out_new(true);
+	json_obj_begin(o);
+	json_kv_str(o, "ociVersion", "1.2.0");
+	spec_process(o);
+	json_key(o, "root");
+	json_obj_begin(o);
+	json_kv_str(o, "path", "rootfs");
+	json_kv_bool(o, "readonly", true);
+	json_obj_end(o);
+	json_kv_str(o, "hostname", "agentbox");
+	json_key(o, "mounts");
+	json_arr_begin(o);
+	oci_default_mounts(o, !rootless);
+	json_arr_end(o);
+	spec_linux(o, rootless);
+	json_obj_end(o);
+
+	int r = write_spec(bundle, o, err);
 	json_out_free(o);
 	return r;
 }
