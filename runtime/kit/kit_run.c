@@ -27,8 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/random.h>
-#include <time.h>
 
 #define IMAGE_CACHE ".images"
 
@@ -159,22 +157,6 @@ static int on_created(pid_t pid, void *data, struct ab_err *err)
 	if (rc->slirp.pid <= 0 && kit_slirp_spawn(&rc->slirp, pid, -1, rc->rd.dir, err) < 0)
 		return -1;
 	return kit_slirp_ready(&rc->slirp, err);
-}
-
-static void random_hex(char *buf, size_t bytes)
-{
-	unsigned char r[32];
-	if (bytes > sizeof r)
-		bytes = sizeof r;
-	if (getrandom(r, bytes, 0) != (ssize_t)bytes) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
-		for (size_t i = 0; i < bytes; i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
-			r[i] = (unsigned char)(x >> 56);
-	}
-	for (size_t i = 0; i < bytes; i++)
-		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
 /* The overlay's lower layer: the kit's rootfs (for `host`, the skeleton the
@@ -416,7 +398,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	if (o->name)
 		snprintf(id, sizeof id, "box-%s", o->name);
 	else
-		random_hex(id + 4, 6);
+		kit_box_new_id(id + 4, 6);
 	if (kit_rundir_make(&rc.rd, g, id, err) < 0)
 		goto out;
 	cgroups_off = rootless_limits(g, rc.k, id);
