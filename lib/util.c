@@ -244,7 +244,9 @@ int mkdir_p(const char *path, mode_t mode, struct ab_err *err)
 	return 0;
 }
 
-static int rm_rf_children(int dfd, struct ab_err *err)
+static int rm_tree(int dirfd, const char *path, bool chmod_dirs, struct ab_err *err);
+
+static int rm_rf_children(int dfd, bool chmod_dirs, struct ab_err *err)
 {
 	_cleanup_closedir_ DIR *d = fdopendir(dfd);
 	if (!d) {
@@ -259,15 +261,20 @@ static int rm_rf_children(int dfd, struct ab_err *err)
 			continue;
 		if (errno != EISDIR && errno != EPERM)
 			return ab_error(err, errno, "unlink %s", de->d_name);
-		if (rm_rf_at(dirfd(d), de->d_name, err) < 0)
+		if (rm_tree(dirfd(d), de->d_name, chmod_dirs, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-int rm_rf_at(int dirfd, const char *path, struct ab_err *err)
+/* rm_rf_at, and with chmod_dirs rm_rf_chmod_at: a directory that cannot be
+ * opened (EACCES) is made 0700 and opened again, every one made 0700 before
+ * its entries go. */
+static int rm_tree(int dirfd, const char *path, bool chmod_dirs, struct ab_err *err)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && chmod_dirs && errno == EACCES && fchmodat(dirfd, path, 0700, 0) == 0)
+		fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -278,11 +285,23 @@ int rm_rf_at(int dirfd, const char *path, struct ab_err *err)
 		}
 		return ab_error(err, errno, "open %s", path);
 	}
-	if (rm_rf_children(fd, err) < 0)
+	if (chmod_dirs)
+		(void)fchmod(fd, 0700);
+	if (rm_rf_children(fd, chmod_dirs, err) < 0)
 		return ab_wrap(err, "remove %s", path);
 	if (unlinkat(dirfd, path, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return ab_error(err, errno, "rmdir %s", path);
 	return 0;
+}
+
+int rm_rf_at(int dirfd, const char *path, struct ab_err *err)
+{
+	return rm_tree(dirfd, path, false, err);
+}
+
+int rm_rf_chmod_at(int dirfd, const char *path, struct ab_err *err)
+{
+	return rm_tree(dirfd, path, true, err);
 }
 
 int parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)

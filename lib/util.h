@@ -60,6 +60,9 @@ int write_file_at(int dirfd, const char *path, const char *data, size_t len, str
 int mkdir_p(const char *path, mode_t mode, struct ab_err *err);
 /* Remove a directory tree without following symlinks. */
 int rm_rf_at(int dirfd, const char *path, struct ab_err *err);
+/* The same for a tree with directories even their owner may not open or
+ * change (an overlay's work dirs are mode 000): each is made 0700 first. */
+int rm_rf_chmod_at(int dirfd, const char *path, struct ab_err *err);
 
 int write_all(int fd, const void *buf, size_t len);
 ssize_t read_all(int fd, void *buf, size_t len);

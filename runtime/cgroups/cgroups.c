@@ -377,47 +377,38 @@ int cgroup_apply(const struct cgroup_ref *cg, const struct oci_resources *res, s
 	return 0;
 }
 
-/* Hybrid without a v1 freezer: the unified cgroup holds the same processes and has
- * cgroup.freeze (5.2+), so freeze there. */
+/* The cgroup2 directory that freezes cg into dir, or "" where v1's freezer
+ * does. Hybrid without a v1 freezer: the unified cgroup holds the same
+ * processes and has cgroup.freeze (5.2+), so freeze there. */
+static int freezer_v2_dir(const struct cgroup_ref *cg, char dir[PATH_MAX], struct ab_err *err)
+{
+	dir[0] = 0;
+	if (cg->mode != CGROUP_MODE_V2 && !v1_freezer_missing(cg))
+		return 0;
+	if (cg_v2_dir(cg->path, dir, PATH_MAX) < 0)
+		return ab_error(err, ENOENT, "no cgroup2 mount");
+	return 0;
+}
+
 int cgroup_freeze(const struct cgroup_ref *cg, bool frozen, struct ab_err *err)
 {
 	char dir[PATH_MAX];
-	switch (cg->mode) {
-	case CGROUP_MODE_DISABLED:
+	if (cg->mode == CGROUP_MODE_DISABLED)
 		return ab_error(err, ENOTSUP, "cannot %s: cgroups are disabled",
 				frozen ? "freeze" : "thaw");
-	case CGROUP_MODE_V1:
-	case CGROUP_MODE_HYBRID:
-		if (v1_freezer_missing(cg))
-			goto v2;
-		return cg_v1_freeze(cg->path, frozen, err);
-	case CGROUP_MODE_V2:
-	v2:
-		if (cg_v2_dir(cg->path, dir, sizeof dir) < 0)
-			return ab_error(err, ENOENT, "no cgroup2 mount");
-		return cg_v2_freeze(dir, frozen, err);
-	}
-	return 0;
+	if (freezer_v2_dir(cg, dir, err) < 0)
+		return -1;
+	return dir[0] ? cg_v2_freeze(dir, frozen, err) : cg_v1_freeze(cg->path, frozen, err);
 }
 
 int cgroup_is_frozen(const struct cgroup_ref *cg, struct ab_err *err)
 {
 	char dir[PATH_MAX];
-	switch (cg->mode) {
-	case CGROUP_MODE_DISABLED:
+	if (cg->mode == CGROUP_MODE_DISABLED)
 		return 0;
-	case CGROUP_MODE_V1:
-	case CGROUP_MODE_HYBRID:
-		if (v1_freezer_missing(cg))
-			goto v2;
-		return cg_v1_is_frozen(cg->path, err);
-	case CGROUP_MODE_V2:
-	v2:
-		if (cg_v2_dir(cg->path, dir, sizeof dir) < 0)
-			return ab_error(err, ENOENT, "no cgroup2 mount");
-		return cg_v2_is_frozen(dir, err);
-	}
-	return 0;
+	if (freezer_v2_dir(cg, dir, err) < 0)
+		return -1;
+	return dir[0] ? cg_v2_is_frozen(dir, err) : cg_v1_is_frozen(cg->path, err);
 }
 
 struct pid_list {

@@ -115,6 +115,18 @@ int cg_read_kv(const char *dir, const char *file, const char *key, uint64_t *ret
 	return r < 0 ? r : cg_kv(s, key, ret);
 }
 
+int cg_read_counter(const char *dir, const char *file, const char *key, uint64_t *ret, struct ab_err *err)
+{
+	int r = cg_read_kv(dir, file, key, ret);
+	if (r == -ENOENT) {
+		*ret = 0;
+		return 0;
+	}
+	if (r < 0)
+		return ab_error(err, -r, "read %s/%s", dir, file);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ stats helpers */
 
 void cg_json_file(struct json_out *o, const char *key, const char *dir, const char *file)
@@ -150,5 +162,21 @@ void cg_stats_pids(struct json_out *o, const char *dir)
 	/* runc reports an unlimited pids.max as 0 */
 	if (cg_read_u64(dir, "pids.max", &v) == 0)
 		json_kv_uint(o, "limit", v == UINT64_MAX ? 0 : v);
+	json_obj_end(o);
+}
+
+void cg_stats_blkio_entry(struct json_out *o, const char *key, bool *started, unsigned maj, unsigned min,
+			  const char *op, uint64_t value)
+{
+	if (!*started) {
+		json_key(o, key);
+		json_arr_begin(o);
+		*started = true;
+	}
+	json_obj_begin(o);
+	json_kv_uint(o, "major", maj);
+	json_kv_uint(o, "minor", min);
+	json_kv_str(o, "op", op);
+	json_kv_uint(o, "value", value);
 	json_obj_end(o);
 }

@@ -25,6 +25,9 @@ int cg_read_u64(const char *dir, const char *file, uint64_t *ret);
 int cg_kv(const char *text, const char *key, uint64_t *ret);
 /* Read dir/file and look up key in it. */
 int cg_read_kv(const char *dir, const char *file, const char *key, uint64_t *ret);
+/* The same for a counter: 0 where the file or the key is absent (an older
+ * kernel), -1 with err when the file cannot be read. */
+int cg_read_counter(const char *dir, const char *file, const char *key, uint64_t *ret, struct ab_err *err);
 
 /* ---- stats helpers shared by v1 and v2 ---- */
 /* "key": N from a one-number file, when it exists ("max" = UINT64_MAX). */
@@ -33,5 +36,9 @@ void cg_json_file(struct json_out *o, const char *key, const char *dir, const ch
 void cg_stats_raw(struct json_out *o, const char *key, const char *text);
 /* "pids": {current, limit} */
 void cg_stats_pids(struct json_out *o, const char *dir);
+/* One {major, minor, op, value} of a blkio list: the first (*started false)
+ * opens "key": [ first; the caller closes the list. */
+void cg_stats_blkio_entry(struct json_out *o, const char *key, bool *started, unsigned maj, unsigned min,
+			  const char *op, uint64_t value);
 
 #endif

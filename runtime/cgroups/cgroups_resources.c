@@ -1,8 +1,9 @@
 /* cgroups: what a config's linux.resources asks for: which groups are set, hugepage
- * size names, and the checks that refuse what no kernel accepts before anything is
- * written. */
+ * size names, the checks that refuse what no kernel accepts before anything is
+ * written, and the groups v1 and v2 write alike. */
 
 #include "cgroups_resources.h"
+#include "cgroups_files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +44,19 @@ bool cg_res_blkio_set(const struct oci_resources *r)
 	return (b->has_weight && b->weight) || (b->has_leaf_weight && b->leaf_weight) ||
 	       b->n_weight_device || b->n_throttle_read_bps || b->n_throttle_write_bps ||
 	       b->n_throttle_read_iops || b->n_throttle_write_iops;
+}
+
+void cg_throttle_lists(const struct oci_resources *r, struct cg_throttle_list th[CG_THROTTLE_LISTS])
+{
+	const typeof(r->block_io) *b = &r->block_io;
+	th[0] = (struct cg_throttle_list){ b->throttle_read_bps, b->n_throttle_read_bps, "throttleReadBpsDevice",
+					   "blkio.throttle.read_bps_device", "rbps" };
+	th[1] = (struct cg_throttle_list){ b->throttle_write_bps, b->n_throttle_write_bps, "throttleWriteBpsDevice",
+					   "blkio.throttle.write_bps_device", "wbps" };
+	th[2] = (struct cg_throttle_list){ b->throttle_read_iops, b->n_throttle_read_iops, "throttleReadIOPSDevice",
+					   "blkio.throttle.read_iops_device", "riops" };
+	th[3] = (struct cg_throttle_list){ b->throttle_write_iops, b->n_throttle_write_iops, "throttleWriteIOPSDevice",
+					   "blkio.throttle.write_iops_device", "wiops" };
 }
 
 const char *cg_res_requested(const struct oci_resources *r)
@@ -148,17 +162,13 @@ int cg_validate(const struct oci_resources *r, struct ab_err *err)
 			return ab_error(err, 0, "linux.resources.blockIO.weightDevice[%zu].weight: "
 					"invalid value %u", i, w->weight);
 	}
-	const struct { const struct oci_throttle_device *d; size_t n; const char *name; } th[] = {
-		{ b->throttle_read_bps, b->n_throttle_read_bps, "throttleReadBpsDevice" },
-		{ b->throttle_write_bps, b->n_throttle_write_bps, "throttleWriteBpsDevice" },
-		{ b->throttle_read_iops, b->n_throttle_read_iops, "throttleReadIOPSDevice" },
-		{ b->throttle_write_iops, b->n_throttle_write_iops, "throttleWriteIOPSDevice" },
-	};
+	struct cg_throttle_list th[CG_THROTTLE_LISTS];
+	cg_throttle_lists(r, th);
 	for (size_t t = 0; t < ARRAY_SIZE(th); t++)
 		for (size_t i = 0; i < th[t].n; i++)
 			if (th[t].d[i].major < 0 || th[t].d[i].minor < 0)
 				return ab_error(err, 0, "linux.resources.blockIO.%s[%zu]: invalid "
-						"device %" PRId64 ":%" PRId64, th[t].name, i,
+						"device %" PRId64 ":%" PRId64, th[t].field, i,
 						th[t].d[i].major, th[t].d[i].minor);
 
 	for (size_t i = 0; i < r->n_hugepage_limits; i++) {
@@ -187,6 +197,48 @@ int cg_validate(const struct oci_resources *r, struct ab_err *err)
 		if (strspn(d->access, "rwm") != strlen(d->access))
 			return ab_error(err, 0, "linux.resources.devices[%zu].access: invalid "
 					"value \"%s\"", i, d->access);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ writers v1 and v2 share */
+
+int cg_write_cpuset(const char *dir, const struct oci_resources *r, struct ab_err *err)
+{
+	if (r->cpu.cpus && *r->cpu.cpus && cg_write(dir, "cpuset.cpus", r->cpu.cpus, err) < 0)
+		return -1;
+	if (r->cpu.mems && *r->cpu.mems && cg_write(dir, "cpuset.mems", r->cpu.mems, err) < 0)
+		return -1;
+	return 0;
+}
+
+int cg_write_pids(const char *dir, const struct oci_resources *r, struct ab_err *err)
+{
+	if (r->pids.limit <= 0)
+		return cg_write(dir, "pids.max", "max", err);
+	return cg_writef(dir, "pids.max", err, "%" PRId64, r->pids.limit);
+}
+
+int cg_write_rdma(const char *dir, const struct oci_resources *r, struct ab_err *err)
+{
+	for (size_t i = 0; i < r->n_rdma; i++)
+		if (cg_writef(dir, "rdma.max", err, "%s %s", r->rdma[i].key, r->rdma[i].value) < 0)
+			return -1;
+	return 0;
+}
+
+int cg_write_hugetlb(const char *dir, const struct oci_resources *r, const char *limit, struct ab_err *err)
+{
+	for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+		const struct oci_hugepage_limit *h = &r->hugepage_limits[i];
+		char file[64], rsvd[80];
+		snprintf(file, sizeof file, "hugetlb.%s.%s", h->page_size, limit);
+		snprintf(rsvd, sizeof rsvd, "hugetlb.%s.rsvd.%s", h->page_size, limit);
+		if (cg_writef(dir, file, err, "%" PRIu64, h->limit) < 0)
+			return -1;
+		/* Reservations are charged separately since 5.7: limit them alike. */
+		if (cg_exists(dir, rsvd) && cg_writef(dir, rsvd, err, "%" PRIu64, h->limit) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -281,22 +281,6 @@ static int v1_cpu(const char *dir, const struct oci_resources *r, struct ab_err 
 	return 0;
 }
 
-static int v1_cpuset(const char *dir, const struct oci_resources *r, struct ab_err *err)
-{
-	if (r->cpu.cpus && *r->cpu.cpus && cg_write(dir, "cpuset.cpus", r->cpu.cpus, err) < 0)
-		return -1;
-	if (r->cpu.mems && *r->cpu.mems && cg_write(dir, "cpuset.mems", r->cpu.mems, err) < 0)
-		return -1;
-	return 0;
-}
-
-static int write_pids_max(const char *dir, const struct oci_resources *r, struct ab_err *err)
-{
-	if (r->pids.limit <= 0)
-		return cg_write(dir, "pids.max", "max", err);
-	return write_i64(dir, "pids.max", r->pids.limit, err);
-}
-
 /* CFQ offered blkio.weight, BFQ offers blkio.bfq.weight: use whichever is there. */
 static const char *weight_file(const char *dir, const char *cfq, const char *bfq)
 {
@@ -329,15 +313,11 @@ static int v1_blkio(const char *dir, const struct oci_resources *r, struct ab_er
 			      w->major, w->minor, w->leaf_weight) < 0)
 			return -1;
 	}
-	const struct { const struct oci_throttle_device *d; size_t n; const char *file; } th[] = {
-		{ b->throttle_read_bps, b->n_throttle_read_bps, "blkio.throttle.read_bps_device" },
-		{ b->throttle_write_bps, b->n_throttle_write_bps, "blkio.throttle.write_bps_device" },
-		{ b->throttle_read_iops, b->n_throttle_read_iops, "blkio.throttle.read_iops_device" },
-		{ b->throttle_write_iops, b->n_throttle_write_iops, "blkio.throttle.write_iops_device" },
-	};
+	struct cg_throttle_list th[CG_THROTTLE_LISTS];
+	cg_throttle_lists(r, th);
 	for (size_t t = 0; t < ARRAY_SIZE(th); t++)
 		for (size_t i = 0; i < th[t].n; i++)
-			if (cg_writef(dir, th[t].file, err, "%" PRId64 ":%" PRId64 " %" PRIu64,
+			if (cg_writef(dir, th[t].v1_file, err, "%" PRId64 ":%" PRId64 " %" PRIu64,
 				      th[t].d[i].major, th[t].d[i].minor, th[t].d[i].rate) < 0)
 				return -1;
 	return 0;
@@ -345,18 +325,7 @@ static int v1_blkio(const char *dir, const struct oci_resources *r, struct ab_er
 
 static int v1_hugetlb(const char *dir, const struct oci_resources *r, struct ab_err *err)
 {
-	for (size_t i = 0; i < r->n_hugepage_limits; i++) {
-		const struct oci_hugepage_limit *h = &r->hugepage_limits[i];
-		char file[64], rsvd[80];
-		snprintf(file, sizeof file, "hugetlb.%s.limit_in_bytes", h->page_size);
-		snprintf(rsvd, sizeof rsvd, "hugetlb.%s.rsvd.limit_in_bytes", h->page_size);
-		if (cg_writef(dir, file, err, "%" PRIu64, h->limit) < 0)
-			return -1;
-		/* Reservations are charged separately since 5.7: limit them alike. */
-		if (cg_exists(dir, rsvd) && cg_writef(dir, rsvd, err, "%" PRIu64, h->limit) < 0)
-			return -1;
-	}
-	return 0;
+	return cg_write_hugetlb(dir, r, "limit_in_bytes", err);
 }
 
 /* a device number of a rule, or "*" (no snprintf: a dozen rules a create) */
@@ -434,14 +403,6 @@ static int v1_net_prio(const char *dir, const struct oci_resources *r, struct ab
 	return 0;
 }
 
-static int write_rdma(const char *dir, const struct oci_resources *r, struct ab_err *err)
-{
-	for (size_t i = 0; i < r->n_rdma; i++)
-		if (cg_writef(dir, "rdma.max", err, "%s %s", r->rdma[i].key, r->rdma[i].value) < 0)
-			return -1;
-	return 0;
-}
-
 int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, struct ab_err *err)
 {
 	char dir[PATH_MAX];
@@ -453,12 +414,12 @@ int cg_v1_apply(const char *path, const struct oci_resources *r, unsigned skip, 
 	} steps[] = {
 		{ cg_res_memory_set(r), CG_RES_MEMORY, "memory", "memory", v1_memory },
 		{ cg_res_cpu_set(r), CG_RES_CPU, "cpu", "cpu", v1_cpu },
-		{ cg_res_cpuset_set(r), CG_RES_CPUSET, "cpuset", "cpu.cpus", v1_cpuset },
-		{ cg_res_pids_set(r), CG_RES_PIDS, "pids", "pids", write_pids_max },
+		{ cg_res_cpuset_set(r), CG_RES_CPUSET, "cpuset", "cpu.cpus", cg_write_cpuset },
+		{ cg_res_pids_set(r), CG_RES_PIDS, "pids", "pids", cg_write_pids },
 		{ cg_res_blkio_set(r), CG_RES_IO, "blkio", "blockIO", v1_blkio },
 		{ r->n_hugepage_limits > 0, CG_RES_HUGETLB, "hugetlb", "hugepageLimits", v1_hugetlb },
 		{ r->n_devices > 0, CG_RES_DEVICES, "devices", "devices", v1_devices },
-		{ r->n_rdma > 0, CG_RES_RDMA, "rdma", "rdma", write_rdma },
+		{ r->n_rdma > 0, CG_RES_RDMA, "rdma", "rdma", cg_write_rdma },
 		/* as every other group: refused where its controller is not mounted */
 		{ r->network.has_class_id, CG_RES_NET, "net_cls", "network.classID", v1_net_cls },
 		{ r->network.n_priorities > 0, CG_RES_NET, "net_prio", "network.priorities", v1_net_prio },
@@ -650,17 +611,7 @@ static void blkio_entries(struct json_out *o, const char *key, const char *dir,
 			unsigned long long v;
 			if (sscanf(line, "%u:%u %31s %llu", &maj, &min, op, &v) != 4)
 				continue;   /* the "Total N" line */
-			if (!started) {
-				json_key(o, key);
-				json_arr_begin(o);
-				started = true;
-			}
-			json_obj_begin(o);
-			json_kv_uint(o, "major", maj);
-			json_kv_uint(o, "minor", min);
-			json_kv_str(o, "op", op);
-			json_kv_uint(o, "value", v);
-			json_obj_end(o);
+			cg_stats_blkio_entry(o, key, &started, maj, min, op, v);
 		}
 		if (started) {
 			json_arr_end(o);
@@ -751,13 +702,6 @@ int cg_v1_oom_count(const char *path, uint64_t *ret, struct ab_err *err)
 	*ret = 0;
 	if (cg_v1_dir("memory", path, dir, sizeof dir) < 0)
 		return 0;
-	int r = cg_read_kv(dir, "memory.oom_control", "oom_kill", ret);
-	if (r == -ENOENT) {
-		/* no such field before 4.13, or no cgroup */
-		*ret = 0;
-		return 0;
-	}
-	if (r < 0)
-		return ab_error(err, -r, "read %s/memory.oom_control", dir);
-	return 0;
+	/* no such field before 4.13, or no cgroup: 0 */
+	return cg_read_counter(dir, "memory.oom_control", "oom_kill", ret, err);
 }

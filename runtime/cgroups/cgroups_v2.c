@@ -80,26 +80,26 @@ void cg_v2_enable_controllers(const char *path)
 
 /* ------------------------------------------------------------------ conversions */
 
+/* v (0: not set) clamped to [lo, hi] and mapped linearly onto 1..10000 */
+static uint64_t scale_weight(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	if (v == 0)
+		return 0;
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	return 1 + ((v - lo) * 9999) / (hi - lo);
+}
+
 uint64_t cg_shares_to_weight(uint64_t shares)
 {
-	if (shares == 0)
-		return 0;
-	if (shares < 2)
-		shares = 2;
-	if (shares > 262144)
-		shares = 262144;
-	return 1 + ((shares - 2) * 9999) / 262142;
+	return scale_weight(shares, 2, 262144);
 }
 
 uint64_t cg_blkio_to_io_weight(uint64_t w)
 {
-	if (w == 0)
-		return 0;
-	if (w < 10)
-		w = 10;
-	if (w > 1000)
-		w = 1000;
-	return 1 + ((w - 10) * 9999) / 990;
+	return scale_weight(w, 10, 1000);
 }
 
 /* OCI's swap is memory+swap (v1's memsw); v2 limits swap alone. */
@@ -189,20 +189,6 @@ static int v2_cpu(const char *dir, const struct oci_resources *r, struct ab_err 
 	return 0;
 }
 
-static int v2_cpuset(const char *dir, const struct oci_resources *r, struct ab_err *err)
-{
-	if (r->cpu.cpus && *r->cpu.cpus && cg_write(dir, "cpuset.cpus", r->cpu.cpus, err) < 0)
-		return -1;
-	if (r->cpu.mems && *r->cpu.mems && cg_write(dir, "cpuset.mems", r->cpu.mems, err) < 0)
-		return -1;
-	return 0;
-}
-
-static int v2_pids(const char *dir, const struct oci_resources *r, struct ab_err *err)
-{
-	return write_limit(dir, "pids.max", r->pids.limit > 0 ? r->pids.limit : -1, err);
-}
-
 static void rate_text(char *buf, size_t len, uint64_t rate)
 {
 	/* v1 takes 0 as "no limit"; v2 spells that "max" */
@@ -237,19 +223,15 @@ static int v2_io(const char *dir, const struct oci_resources *r, struct ab_err *
 		if (ret < 0)
 			return -1;
 	}
-	const struct { const struct oci_throttle_device *d; size_t n; const char *key; } th[] = {
-		{ b->throttle_read_bps, b->n_throttle_read_bps, "rbps" },
-		{ b->throttle_write_bps, b->n_throttle_write_bps, "wbps" },
-		{ b->throttle_read_iops, b->n_throttle_read_iops, "riops" },
-		{ b->throttle_write_iops, b->n_throttle_write_iops, "wiops" },
-	};
+	struct cg_throttle_list th[CG_THROTTLE_LISTS];
+	cg_throttle_lists(r, th);
 	/* One line a limit: the kernel merges them per device. */
 	for (size_t t = 0; t < ARRAY_SIZE(th); t++)
 		for (size_t i = 0; i < th[t].n; i++) {
 			char rate[32];
 			rate_text(rate, sizeof rate, th[t].d[i].rate);
 			if (cg_writef(dir, "io.max", err, "%" PRId64 ":%" PRId64 " %s=%s",
-				      th[t].d[i].major, th[t].d[i].minor, th[t].key, rate) < 0)
+				      th[t].d[i].major, th[t].d[i].minor, th[t].v2_key, rate) < 0)
 				return -1;
 		}
 	return 0;
@@ -257,25 +239,7 @@ static int v2_io(const char *dir, const struct oci_resources *r, struct ab_err *
 
 static int v2_hugetlb(const char *dir, const struct oci_resources *r, struct ab_err *err)
 {
-	for (size_t i = 0; i < r->n_hugepage_limits; i++) {
-		const struct oci_hugepage_limit *h = &r->hugepage_limits[i];
-		char file[64], rsvd[80];
-		snprintf(file, sizeof file, "hugetlb.%s.max", h->page_size);
-		snprintf(rsvd, sizeof rsvd, "hugetlb.%s.rsvd.max", h->page_size);
-		if (cg_writef(dir, file, err, "%" PRIu64, h->limit) < 0)
-			return -1;
-		if (cg_exists(dir, rsvd) && cg_writef(dir, rsvd, err, "%" PRIu64, h->limit) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int v2_rdma(const char *dir, const struct oci_resources *r, struct ab_err *err)
-{
-	for (size_t i = 0; i < r->n_rdma; i++)
-		if (cg_writef(dir, "rdma.max", err, "%s %s", r->rdma[i].key, r->rdma[i].value) < 0)
-			return -1;
-	return 0;
+	return cg_write_hugetlb(dir, r, "max", err);
 }
 
 static int v2_devices(const char *dir, const struct oci_resources *r, struct ab_err *err)
@@ -313,12 +277,12 @@ int cg_v2_apply(const char *dir, const struct oci_resources *r, unsigned what, s
 	} steps[] = {
 		{ cg_res_memory_set(r), CG_RES_MEMORY, "memory", v2_memory },
 		{ cg_res_cpu_set(r), CG_RES_CPU, "cpu", v2_cpu },
-		{ cg_res_cpuset_set(r), CG_RES_CPUSET, "cpu.cpus", v2_cpuset },
-		{ cg_res_pids_set(r), CG_RES_PIDS, "pids", v2_pids },
+		{ cg_res_cpuset_set(r), CG_RES_CPUSET, "cpu.cpus", cg_write_cpuset },
+		{ cg_res_pids_set(r), CG_RES_PIDS, "pids", cg_write_pids },
 		{ cg_res_blkio_set(r), CG_RES_IO, "blockIO", v2_io },
 		{ r->n_hugepage_limits > 0, CG_RES_HUGETLB, "hugepageLimits", v2_hugetlb },
 		{ r->n_devices > 0, CG_RES_DEVICES, "devices", v2_devices },
-		{ r->n_rdma > 0, CG_RES_RDMA, "rdma", v2_rdma },
+		{ r->n_rdma > 0, CG_RES_RDMA, "rdma", cg_write_rdma },
 		/* last, so a raw key can refine what the fields above wrote */
 		{ r->n_unified > 0, CG_RES_UNIFIED, "unified", v2_unified },
 	};
@@ -471,17 +435,8 @@ static void io_entries(struct json_out *o, const char *text, const char *key, co
 				const char *f = strstr(p, pat);
 				if (!f || f > nl)
 					continue;
-				if (!started) {
-					json_key(o, key);
-					json_arr_begin(o);
-					started = true;
-				}
-				json_obj_begin(o);
-				json_kv_uint(o, "major", maj);
-				json_kv_uint(o, "minor", min);
-				json_kv_str(o, "op", ops[i]);
-				json_kv_uint(o, "value", strtoull(f + strlen(pat), NULL, 10));
-				json_obj_end(o);
+				cg_stats_blkio_entry(o, key, &started, maj, min, ops[i],
+						     strtoull(f + strlen(pat), NULL, 10));
 			}
 		}
 		p = *nl ? nl + 1 : nl;
@@ -563,12 +518,5 @@ int cg_v2_oom_watch(const char *dir, struct ab_err *err)
 int cg_v2_oom_count(const char *dir, uint64_t *ret, struct ab_err *err)
 {
 	*ret = 0;
-	int r = cg_read_kv(dir, "memory.events", "oom_kill", ret);
-	if (r == -ENOENT) {
-		*ret = 0;
-		return 0;
-	}
-	if (r < 0)
-		return ab_error(err, -r, "read %s/memory.events", dir);
-	return 0;
+	return cg_read_counter(dir, "memory.events", "oom_kill", ret, err);
 }

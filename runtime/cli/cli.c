@@ -1,5 +1,6 @@
 /* Small helpers the subcommands share. */
 #include "commands.h"
+#include "json.h"
 #include "util.h"
 
 #include <signal.h>
@@ -27,4 +28,13 @@ bool wants_help(int argc, char **argv)
 			return false;   /* past the options: "-h" belongs to the program */
 	}
 	return false;
+}
+
+void print_json(struct json_out *o)
+{
+	size_t n;
+	const char *t = json_out_text(o, &n);
+	fwrite(t, 1, n, stdout);
+	fputc('\n', stdout);
+	json_out_free(o);
 }

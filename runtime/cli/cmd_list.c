@@ -51,11 +51,7 @@ int cmd_list(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	}
 	if (o) {
 		json_arr_end(o);
-		size_t len;
-		const char *t = json_out_text(o, &len);
-		fwrite(t, 1, len, stdout);
-		fputc('\n', stdout);
-		json_out_free(o);
+		print_json(o);
 	}
 	state_free_ids(ids, n);
 	return 0;

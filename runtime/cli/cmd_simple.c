@@ -15,6 +15,23 @@ static int one_id(const char *cmd, int argc, char **argv, const char **ret, stru
 	return 0;
 }
 
+/* The one option of delete (--force) and kill (--all): a flag, --NAME or
+ * -LETTER, that sets *on. */
+static int flag_option(const char *cmd, const char *name, int letter, int argc, char **argv, bool *on,
+		       struct ab_err *err)
+{
+	const struct option opts[] = {{name, no_argument, NULL, letter}, {0}};
+	const char short_opts[] = {(char)letter, 0};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
+		if (c != letter)
+			return ab_error(err, 0, "%s: unknown option \"%s\"", cmd, argv[optind - 1]);
+		*on = true;
+	}
+	return 0;
+}
+
 int cmd_start(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	const char *id = NULL;
@@ -49,15 +66,9 @@ int cmd_resume(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 
 int cmd_delete(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
-	static const struct option opts[] = {{"force", no_argument, NULL, 'f'}, {0}};
 	bool force = false;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
-		if (c != 'f')
-			return ab_error(err, 0, "delete: unknown option \"%s\"", argv[optind - 1]);
-		force = true;
-	}
+	if (flag_option("delete", "force", 'f', argc, argv, &force, err) < 0)
+		return -1;
 	if (optind != argc - 1)
 		return ab_error(err, 0, "delete: expected exactly one container ID");
 	return container_delete(g, argv[optind], force, err);
@@ -111,15 +122,9 @@ int parse_signal(const char *s, int *ret)
 
 int cmd_kill(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
-	static const struct option opts[] = {{"all", no_argument, NULL, 'a'}, {0}};
 	bool all = false;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
-		if (c != 'a')
-			return ab_error(err, 0, "kill: unknown option \"%s\"", argv[optind - 1]);
-		all = true;
-	}
+	if (flag_option("kill", "all", 'a', argc, argv, &all, err) < 0)
+		return -1;
 	int n = argc - optind;
 	if (n < 1 || n > 2)
 		return ab_error(err, 0, "kill: expected a container ID and an optional signal");

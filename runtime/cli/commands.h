@@ -47,5 +47,8 @@ bool wants_help(int argc, char **argv);
 void unblock_termination_signals(void);
 /* Parse a signal given as a number or a name (KILL, SIGKILL, TERM...). */
 int parse_signal(const char *s, int *ret);
+/* o's text and a newline on stdout; o is freed. */
+struct json_out;
+void print_json(struct json_out *o);
 
 #endif

@@ -28,26 +28,36 @@ extern bool util_force_fallbacks;
 static const struct command commands[] = {
 	{"create", cmd_create, "create a container from a bundle, blocked before its program",
 	 "agentbox create [--bundle DIR] [--pid-file FILE] [--console-socket SOCK] [--preserve-fds N] [--no-pivot] [--no-new-keyring] ID"},
-	{"start", cmd_start, "start the program of a created container", "agentbox start ID"},
+	{"start", cmd_start, "start the program of a created container",
+	 "agentbox start ID"},
 	{"run", cmd_run, "create and start a container, in the foreground unless --detach",
 	 "agentbox run [--bundle DIR] [--pid-file FILE] [--console-socket SOCK] [--preserve-fds N] [--detach] [--keep] [--no-pivot] [--no-new-keyring] ID"},
-	{"state", cmd_state, "print the OCI state of a container as JSON", "agentbox state ID"},
-	{"list", cmd_list, "list containers", "agentbox list [-q|--quiet] [--format table|json]"},
+	{"state", cmd_state, "print the OCI state of a container as JSON",
+	 "agentbox state ID"},
+	{"list", cmd_list, "list containers",
+	 "agentbox list [-q|--quiet] [--format table|json]"},
 	{"kill", cmd_kill, "send a signal to the container's init (or all its processes)",
 	 "agentbox kill [--all] ID [SIGNAL]"},
-	{"delete", cmd_delete, "delete a container and everything it holds", "agentbox delete [--force] ID"},
-	{"spec", cmd_spec, "write a default config.json", "agentbox spec [--bundle DIR] [--rootless]"},
-	{"features", cmd_features, "print the features this runtime supports as JSON", "agentbox features"},
+	{"delete", cmd_delete, "delete a container and everything it holds",
+	 "agentbox delete [--force] ID"},
+	{"spec", cmd_spec, "write a default config.json",
+	 "agentbox spec [--bundle DIR] [--rootless]"},
+	{"features", cmd_features, "print the features this runtime supports as JSON",
+	 "agentbox features"},
 	{"exec", cmd_exec, "run a new process in a running container",
 	 "agentbox exec [--process FILE] [--console-socket SOCK] [--tty] [--detach] [--pid-file FILE] [--preserve-fds N] [--cwd DIR] [--env K=V]... [--user UID[:GID]] [--additional-gids GID]... [--cap CAP]... [--no-new-privs] [--process-label L] [--apparmor P] ID [COMMAND [ARG...]]"},
-	{"pause", cmd_pause, "freeze every process of a container", "agentbox pause ID"},
-	{"resume", cmd_resume, "thaw a paused container", "agentbox resume ID"},
+	{"pause", cmd_pause, "freeze every process of a container",
+	 "agentbox pause ID"},
+	{"resume", cmd_resume, "thaw a paused container",
+	 "agentbox resume ID"},
 	{"update", cmd_update, "change the resource limits of a container",
 	 "agentbox update [--resources FILE|-] [--memory N] [--memory-reservation N] [--memory-swap N] [--cpu-quota N] [--cpu-period N] [--cpu-share N] [--cpu-rt-runtime N] [--cpu-rt-period N] [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID"},
-	{"ps", cmd_ps, "list the processes of a container", "agentbox ps [--format table|json] ID [PS_ARGS...]"},
+	{"ps", cmd_ps, "list the processes of a container",
+	 "agentbox ps [--format table|json] ID [PS_ARGS...]"},
 	{"events", cmd_events, "print container statistics and events as JSON lines",
 	 "agentbox events [--stats] [--interval DURATION] ID"},
-	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box); list, remove and fork named boxes", "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
+	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box); list, remove and fork named boxes",
+	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs",
 	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
 };
@@ -127,70 +137,56 @@ extern uintptr_t util_main_frame;
 /* ab_fatal's line goes where every other error goes */
 static void log_fatal_line(const char *msg) { log_error("%s", msg); }
 
-int main(int argc, char **argv)
+/* What main keeps of the global flags besides struct global_opts. */
+struct main_opts {
+	const char *rootless;           /* "true", "false" or "auto" */
+	const char *log_path;
+	bool log_json, debug;
+};
+
+/* The global flags, before the command, into g and m: -1 to go on, else
+ * main's exit status (--version, --help, a bad flag, said on stderr). */
+static int parse_global_flags(int argc, char **argv, struct global_opts *g, struct main_opts *m)
 {
-	util_main_frame = (uintptr_t)__builtin_frame_address(0);
-	/* the argument strings lie end to end: room for a filler's command line */
-	if (argc > 0 && argv[argc - 1] >= argv[0]) {
-		netns_pool_arg_area = argv[0];
-		netns_pool_arg_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
-	}
-	/* the pool's filler, started by a create or run (runtime/egress/netns_pool.h) */
-	if ((argc == 3 || argc == 4) && streq(argv[1], NETNS_POOL_FILL_COMMAND))
-		return netns_pool_fill(NETNS_POOL_DIR, argv[2], argc == 4 ? argv[3] : NULL);
-	struct global_opts g = {0};
-	const char *rootless = "auto";
-	const char *log_path = NULL;
-	bool log_json = false, debug = false;
-	struct ab_err err = {0};
-
-	/* Block every signal now so none is lost between clone and the handlers; the
-	 * container's init unblocks them before exec. */
-	sigset_t all;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, NULL);
-	if (test_hook("AGENTBOX_FORCE_FALLBACKS"))
-		util_force_fallbacks = true;
-
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+vh", global_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_ROOT: g.root = optarg; break;
-		case OPT_LOG: log_path = optarg; break;
+		case OPT_ROOT: g->root = optarg; break;
+		case OPT_LOG: m->log_path = optarg; break;
 		case OPT_LOG_FORMAT:
 			if (streq(optarg, "json"))
-				log_json = true;
+				m->log_json = true;
 			else if (!streq(optarg, "text")) {
 				fprintf(stderr, "agentbox: --log-format: unknown format \"%s\" (text or json)\n", optarg);
 				return 1;
 			}
 			break;
-		case OPT_DEBUG: debug = true; break;
-		case OPT_SYSTEMD: g.systemd_cgroup = true; break;
+		case OPT_DEBUG: m->debug = true; break;
+		case OPT_SYSTEMD: g->systemd_cgroup = true; break;
 		case OPT_CGMGR:
 			if (streq(optarg, "systemd"))
-				g.systemd_cgroup = true;
+				g->systemd_cgroup = true;
 			else if (streq(optarg, "disabled"))
-				g.cgroups_disabled = true;
+				g->cgroups_disabled = true;
 			else if (!streq(optarg, "cgroupfs")) {
 				fprintf(stderr, "agentbox: --cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)\n", optarg);
 				return 1;
 			}
 			break;
-		case OPT_CONFIG: g.config_path = optarg; break;
-		case OPT_SECCOMP: g.seccomp_profile = optarg; break;
-		case OPT_EGRESS_ALLOW: g.egress_allow = optarg; break;
-		case OPT_EGRESS_DENY: g.egress_deny = optarg; break;
-		case OPT_EGRESS_INTERNAL: g.egress_internal = optarg; break;
+		case OPT_CONFIG: g->config_path = optarg; break;
+		case OPT_SECCOMP: g->seccomp_profile = optarg; break;
+		case OPT_EGRESS_ALLOW: g->egress_allow = optarg; break;
+		case OPT_EGRESS_DENY: g->egress_deny = optarg; break;
+		case OPT_EGRESS_INTERNAL: g->egress_internal = optarg; break;
 		case OPT_ROOTLESS:
 			if (!streq(optarg, "true") && !streq(optarg, "false") && !streq(optarg, "auto")) {
 				fprintf(stderr, "agentbox: --rootless: unknown value \"%s\" (true, false or auto)\n", optarg);
 				return 1;
 			}
-			rootless = optarg;
+			m->rootless = optarg;
 			break;
-		case OPT_CREDENTIALS: g.credentials = optarg; break;
+		case OPT_CREDENTIALS: g->credentials = optarg; break;
 		case 'v':
 			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
 #ifdef AGENTBOX_TEST_HOOKS
@@ -208,8 +204,67 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (log_init(log_path, log_json, debug) < 0) {
-		fprintf(stderr, "agentbox: --log %s: %s\n", log_path, strerror(errno));
+	return -1;
+}
+
+static const struct command *find_command(const char *name)
+{
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (streq(commands[i].name, name))
+			cmd = &commands[i];
+	return cmd;
+}
+
+/* Commands that start container processes: no image of our binary may
+ * enter a container (sealed_exe.h). */
+static bool starts_containers(const char *name)
+{
+	return streq(name, "create") || streq(name, "run") || streq(name, "exec") || streq(name, "kit");
+}
+
+/* The command's exit status: done without libc's exit handlers and
+ * destructors, which would only write to pages the fork of the init or the
+ * sentry left write-protected, a page fault each. Our own handlers are none;
+ * stdio is flushed here. */
+static int finish(int r)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+	fflush(NULL);
+	netns_pool_exiting();
+	_exit(r);
+#endif
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	util_main_frame = (uintptr_t)__builtin_frame_address(0);
+	/* the argument strings lie end to end: room for a filler's command line */
+	if (argc > 0 && argv[argc - 1] >= argv[0]) {
+		netns_pool_arg_area = argv[0];
+		netns_pool_arg_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
+	}
+	/* the pool's filler, started by a create or run (runtime/egress/netns_pool.h) */
+	if ((argc == 3 || argc == 4) && streq(argv[1], NETNS_POOL_FILL_COMMAND))
+		return netns_pool_fill(NETNS_POOL_DIR, argv[2], argc == 4 ? argv[3] : NULL);
+	struct global_opts g = {0};
+	struct main_opts m = {.rootless = "auto"};
+	struct ab_err err = {0};
+
+	/* Block every signal now so none is lost between clone and the handlers; the
+	 * container's init unblocks them before exec. */
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	if (test_hook("AGENTBOX_FORCE_FALLBACKS"))
+		util_force_fallbacks = true;
+
+	int status = parse_global_flags(argc, argv, &g, &m);
+	if (status >= 0)
+		return status;
+	if (log_init(m.log_path, m.log_json, m.debug) < 0) {
+		fprintf(stderr, "agentbox: --log %s: %s\n", m.log_path, strerror(errno));
 		return 1;
 	}
 	ab_set_fatal_hook(log_fatal_line);
@@ -218,26 +273,20 @@ int main(int argc, char **argv)
 		log_error("no command given");
 		return 1;
 	}
-	g.rootless = streq(rootless, "auto") ? rootless_detect() : streq(rootless, "true");
+	g.rootless = streq(m.rootless, "auto") ? rootless_detect() : streq(m.rootless, "true");
 	if (!g.root && !(g.root = rootless_default_state_root(&err))) {
 		log_error("%s", err.msg);
 		return 1;
 	}
 	const char *name = argv[optind];
-	const struct command *cmd = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (streq(commands[i].name, name))
-			cmd = &commands[i];
+	const struct command *cmd = find_command(name);
 	if (!cmd) {
 		log_error("unknown command \"%s\"; see agentbox --help", name);
 		return 1;
 	}
-	/* commands that start container processes: no image of our binary may enter a container */
-	if (streq(name, "create") || streq(name, "run") || streq(name, "exec") || streq(name, "kit")) {
-		if (sealed_exe_ensure(argv, &err) < 0) {
-			log_error("%s", err.msg);
-			return 1;
-		}
+	if (starts_containers(name) && sealed_exe_ensure(argv, &err) < 0) {
+		log_error("%s", err.msg);
+		return 1;
 	}
 	int sub_argc = argc - optind;
 	char **sub_argv = argv + optind;
@@ -249,13 +298,5 @@ int main(int argc, char **argv)
 		log_error("%s", err.msg[0] ? err.msg : "failed");
 		return 1;
 	}
-#if !defined(__SANITIZE_ADDRESS__)
-	/* Done: libc's exit handlers and destructors would only write to pages the
-	 * fork of the init or the sentry left write-protected, a page fault each.
-	 * Our own handlers are none; stdio is flushed here. */
-	fflush(NULL);
-	netns_pool_exiting();
-	_exit(r);
-#endif
-	return r;
+	return finish(r);
 }

@@ -143,22 +143,24 @@ static bool any_loopback(const struct egress_upstream *u, size_t n)
 	return false;
 }
 
-int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
-			  int state_dirfd, struct ab_err *err)
+/* A sentry to prepare: every fd closed (-1) until opened. */
+static struct sentry_child *sentry_child_new(void)
 {
-	if (!p->egress_enforced || p->egress_shared)
-		return 0;
 	struct sentry_child *a = calloc(1, sizeof *a);
 	if (!a)
-		return ab_error(err, ENOMEM, "egress: DNS sentry");
+		return NULL;
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
 	a->sp.refused_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
 	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = a->sp.policy_fd = -1;
-	a->netns = egress_netns_open(p, c, st->pid, err);
-	if (a->netns < 0)
-		goto fail;
+	return a;
+}
+
+/* What the sentry serves: the container's netns and policy, and the
+ * gateway's connection when header credentials started one. */
+static void sentry_params(struct sentry_child *a, struct agent_policy *p, const struct container_state *st)
+{
 	struct egress_sentry_params *sp = &a->sp;
 	sp->netns_fd = a->netns;
 	sp->policy = &p->egress;
@@ -174,6 +176,13 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		p->gateway.handoff_fd = -1;
 		sp->cred_hosts = &p->gateway.hosts;
 	}
+}
+
+/* The resolvers the sentry forwards to: the container's (none: DNS off),
+ * and for a loopback one the runtime's own. */
+static int sentry_upstreams(struct egress_sentry_params *sp, const struct agent_policy *p, const struct oci_config *c,
+			    const struct container_state *st, struct ab_err *err)
+{
 	char resolv[PATH_MAX];
 	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
 	struct ab_err e;
@@ -181,11 +190,9 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		sp->n_upstream = 0;
 	/* refused here, where create can still say so (the sentry refuses it too) */
 	for (size_t i = 0; i < sp->n_upstream; i++)
-		if (egress_upstream_is_sentry(&sp->upstream[i], EGRESS_SENTRY_PORT)) {
-			ab_error(err, 0, "egress: DNS sentry: the upstream resolver is the sentry's own address (%s)",
-				 resolv);
-			goto fail;
-		}
+		if (egress_upstream_is_sentry(&sp->upstream[i], EGRESS_SENTRY_PORT))
+			return ab_error(err, 0, "egress: DNS sentry: the upstream resolver is the sentry's own address (%s)",
+					resolv);
 	if (sp->n_upstream == 0) {
 		/* nothing to forward to: the sentry only logs, and lookups fail closed */
 		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
@@ -200,29 +207,76 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 		log_debug("egress: %s: names Docker's resolver forwards will fail", e.msg);
 		sp->n_host_upstream = 0;
 	}
+	return 0;
+}
+
+/* The files the sentry writes and reads: the deny log, its durable copy,
+ * the live policy, the box's refused file. */
+static int sentry_files(struct egress_sentry_params *sp, struct agent_policy *p, const struct container_state *st,
+			int state_dirfd, struct ab_err *err)
+{
 	/* opened here, not by the sentry: a sentry still starting when run's
 	 * delete empties the state dir must not create a file in it again */
 	sp->log_fd = openat(state_dirfd, EGRESS_LOG, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (sp->log_fd < 0) {
-		ab_error(err, errno, "egress: open the deny log %s", EGRESS_LOG);
-		goto fail;
-	}
+	if (sp->log_fd < 0)
+		return ab_error(err, errno, "egress: open the deny log %s", EGRESS_LOG);
 	/* the records go where they outlive the state too (deny_log.h): the
 	 * sentry holds the container's directory, locked, while it lives */
 	if (deny_log_open_dir(&p->config, st->id, &sp->durable_dirfd, &p->durable_made, err) < 0)
-		goto fail;
+		return -1;
 	sp->durable = true;
 	sp->durable_max_bytes = p->config.log_max_bytes;
 	/* live changes (egress allow/deny, egress_live.c) come through this file */
 	sp->policy_fd = openat(state_dirfd, EGRESS_POLICY_FILE, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (sp->policy_fd < 0) {
-		ab_error(err, errno, "egress: open %s", EGRESS_POLICY_FILE);
-		goto fail;
-	}
+	if (sp->policy_fd < 0)
+		return ab_error(err, errno, "egress: open %s", EGRESS_POLICY_FILE);
 	sp->reloadable = true;
 	sp->live = p->egress_live;
 	/* the box's refused file, when create made one (container.c) */
 	sp->refused_fd = openat(state_dirfd, EGRESS_REFUSED, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	return 0;
+}
+
+/* Where the sentry says it serves (or why it could not start): the status
+ * file start reads, or a pipe create or run waits on. */
+static int sentry_ready_channel(struct sentry_child *a, const struct agent_policy *p, int state_dirfd,
+				struct ab_err *err)
+{
+	if (p->sentry_status_file) {
+		/* create returns without waiting: start reads what the sentry says
+		 * here (policy_sentry_wait_started). Opened here for the reason the
+		 * deny log is. */
+		a->ready_w = openat(state_dirfd, SENTRY_STATUS, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+				    0600);
+		if (a->ready_w < 0)
+			return ab_error(err, errno, "egress: open %s", SENTRY_STATUS);
+		return 0;
+	}
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return ab_error(err, errno, "egress: pipe");
+	a->ready_r = ready[0];
+	a->ready_w = ready[1];
+	return 0;
+}
+
+int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
+			  int state_dirfd, struct ab_err *err)
+{
+	if (!p->egress_enforced || p->egress_shared)
+		return 0;
+	struct sentry_child *a = sentry_child_new();
+	if (!a)
+		return ab_error(err, ENOMEM, "egress: DNS sentry");
+	struct egress_sentry_params *sp = &a->sp;
+	a->netns = egress_netns_open(p, c, st->pid, err);
+	if (a->netns < 0)
+		goto fail;
+	sentry_params(a, p, st);
+	if (sentry_upstreams(sp, p, c, st, err) < 0)
+		goto fail;
+	if (sentry_files(sp, p, st, state_dirfd, err) < 0)
+		goto fail;
 	/* made now, before the container's program can run: its first lookups and
 	 * refused packets wait in them until the sentry serves */
 	if (egress_sentry_sockets_open(a->netns, sp->dns, EGRESS_SENTRY_PORT, sp, err) < 0) {
@@ -233,25 +287,8 @@ int policy_prepare_sentry(struct agent_policy *p, const struct oci_config *c, st
 	 * the fork): with a pidfd the sentry never mistakes a fast container for a
 	 * setup failure */
 	sp->init_pidfd = util_force_fallbacks ? -1 : (int)syscall(SYS_pidfd_open, st->pid, 0);
-	if (p->sentry_status_file) {
-		/* create returns without waiting: start reads what the sentry says
-		 * here (policy_sentry_wait_started). Opened here for the reason the
-		 * deny log is. */
-		a->ready_w = openat(state_dirfd, SENTRY_STATUS, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-				    0600);
-		if (a->ready_w < 0) {
-			ab_error(err, errno, "egress: open %s", SENTRY_STATUS);
-			goto fail;
-		}
-	} else {
-		int ready[2];
-		if (pipe2(ready, O_CLOEXEC) < 0) {
-			ab_error(err, errno, "egress: pipe");
-			goto fail;
-		}
-		a->ready_r = ready[0];
-		a->ready_w = ready[1];
-	}
+	if (sentry_ready_channel(a, p, state_dirfd, err) < 0)
+		goto fail;
 	p->sentry_prep = a;
 	return 0;
 fail:

@@ -189,55 +189,6 @@ int kit_box_save_at(int storefd, const char *dir, const struct kit_box *b, struc
 	return r;
 }
 
-/* ---------------------------------------------------------------- removing trees */
-
-static int rm_children(int dfd, struct ab_err *err);
-
-int kit_box_rm_tree(int dirfd, const char *name, struct ab_err *err)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno == ENOTDIR || errno == ELOOP) {
-			if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
-				return ab_error(err, errno, "unlink %s", name);
-			return 0;
-		}
-		return ab_error(err, errno, "open %s", name);
-	}
-	/* a directory we cannot write (mode 000 work dirs) */
-	(void)fchmod(fd, 0700);
-	if (rm_children(fd, err) < 0)
-		return ab_wrap(err, "remove %s", name);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		return ab_error(err, errno, "rmdir %s", name);
-	return 0;
-}
-
-static int rm_children(int dfd, struct ab_err *err)
-{
-	_cleanup_closedir_ DIR *d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return ab_error(err, errno, "fdopendir");
-	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		if (errno != EISDIR && errno != EPERM)
-			return ab_error(err, errno, "unlink %s", de->d_name);
-		if (kit_box_rm_tree(dirfd(d), de->d_name, err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* ---------------------------------------------------------------- ids, locks, directories */
 
 void kit_box_new_id(char *buf, size_t bytes)
@@ -386,7 +337,7 @@ void kit_box_store_repair(int storefd)
 	struct dirent *de;
 	while (d && (de = readdir(d)))
 		if (strncmp(de->d_name, ".new-", 5) == 0 || strncmp(de->d_name, ".trash-", 7) == 0)
-			if (kit_box_rm_tree(storefd, de->d_name, &e) < 0)
+			if (rm_rf_chmod_at(storefd, de->d_name, &e) < 0)
 				log_warn("boxes: remove %s: %s", de->d_name, e.msg);
 	if (d)
 		closedir(d);
@@ -425,7 +376,7 @@ void kit_box_store_repair(int storefd)
 		close(lfd);
 	while (d && (de = readdir(d)))
 		if (de->d_name[0] != '.' && !listed(used, n_used, de->d_name) &&
-		    kit_box_rm_tree(dirfd(d), de->d_name, &e) < 0)
+		    rm_rf_chmod_at(dirfd(d), de->d_name, &e) < 0)
 			log_warn("boxes: remove the layer %s: %s", de->d_name, e.msg);
 	if (d)
 		closedir(d);

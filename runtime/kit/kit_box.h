@@ -121,8 +121,6 @@ size_t kit_box_names(int storefd, struct arena *a, char ***ret);
 int kit_box_finish_freeze(struct kit_box *b, struct ab_err *err);
 /* An empty directory `to` with the owner and mode of likefd/like. */
 int kit_box_mkdir_like(int dirfd, const char *to, int likefd, const char *like, struct ab_err *err);
-/* Remove a tree made by a box (overlay work directories are mode 000). */
-int kit_box_rm_tree(int dirfd, const char *name, struct ab_err *err);
 /* bytes random bytes as hex into buf (2 * bytes + 1). */
 void kit_box_new_id(char *buf, size_t bytes);
 

@@ -114,7 +114,7 @@ int kit_box_remove(const char *name, struct ab_err *err)
 	snprintf(trash, sizeof trash, ".trash-%s-%s", name, id);
 	if (renameat(storefd, name, storefd, trash) < 0)
 		return ab_error(err, errno, "box %s: rename it to %s", name, trash);
-	int r = kit_box_rm_tree(storefd, trash, err);
+	int r = rm_rf_chmod_at(storefd, trash, err);
 	kit_box_store_repair(storefd);  /* its layers, unless another box lists them */
 	return r < 0 ? ab_wrap(err, "box %s", name) : 0;
 }
@@ -193,7 +193,7 @@ int kit_box_fork(const char *from, const char *to, struct ab_err *err)
 		r = ab_error(err, errno, "box %s: rename %s into place", to, tmp);
 	if (r < 0) {
 		struct ab_err e;
-		(void)kit_box_rm_tree(storefd, tmp, &e);
+		(void)rm_rf_chmod_at(storefd, tmp, &e);
 	}
 	arena_free(&b.arena);
 	return r < 0 ? -1 : 0;

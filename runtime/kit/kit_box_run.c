@@ -35,7 +35,7 @@ static int create_box(struct kit_box *b, struct ab_err *err)
 		r = ab_error(err, errno, "box %s: rename %s into place", b->name, tmp);
 	if (r < 0) {
 		struct ab_err e;
-		(void)kit_box_rm_tree(b->store_fd, tmp, &e);
+		(void)rm_rf_chmod_at(b->store_fd, tmp, &e);
 		return -1;
 	}
 	b->fresh = true;
@@ -108,7 +108,7 @@ int kit_box_overlay_dirs(struct kit_box *b, const char *base_dir, char **ret_low
 	if (dfd < 0)
 		return ab_error(err, errno, "box %s", b->dir);
 	/* a killed run's work directory: overlayfs needs it empty */
-	if (kit_box_rm_tree(dfd, "work", err) < 0)
+	if (rm_rf_chmod_at(dfd, "work", err) < 0)
 		return ab_wrap(err, "box %s", b->name);
 	if (mkdirat(dfd, "work", 0700) < 0)
 		return ab_error(err, errno, "box %s: mkdir work", b->name);

@@ -27,8 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/random.h>
-#include <time.h>
 
 #define IMAGE_CACHE ".images"
 
@@ -45,6 +43,12 @@ struct run_ctx {
 	struct kit_placeholders placeholders;
 	struct kit_box box;             /* a named box; box.name[0] == 0 for none */
 	char home_source[PATH_MAX + 16];
+	char id[KIT_BOX_NAME_MAX + 8];  /* the container's: kit-HEX, or box-NAME */
+	bool cgroups_off;               /* rootless without a delegated cgroup */
+	/* owned until the end: the egress flags the run gives the runtime, the
+	 * header credentials its gateway gets */
+	char *allow_list, *deny_list;
+	struct gateway_cred *gcreds;
 };
 
 /* The box's user: the kit's; else, rootless, root of the user's namespace
@@ -159,22 +163,6 @@ static int on_created(pid_t pid, void *data, struct ab_err *err)
 	if (rc->slirp.pid <= 0 && kit_slirp_spawn(&rc->slirp, pid, -1, rc->rd.dir, err) < 0)
 		return -1;
 	return kit_slirp_ready(&rc->slirp, err);
-}
-
-static void random_hex(char *buf, size_t bytes)
-{
-	unsigned char r[32];
-	if (bytes > sizeof r)
-		bytes = sizeof r;
-	if (getrandom(r, bytes, 0) != (ssize_t)bytes) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
-		for (size_t i = 0; i < bytes; i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
-			r[i] = (unsigned char)(x >> 56);
-	}
-	for (size_t i = 0; i < bytes; i++)
-		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
 /* The overlay's lower layer: the kit's rootfs (for `host`, the skeleton the
@@ -345,176 +333,225 @@ static char *join_list(char *acc, const char *add)
 	return r;
 }
 
-int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *err)
+/* The kit (the file's, or the default one for the workspace), refused
+ * rootless on a rootfs the user cannot change, its image unpacked; *ws the
+ * workspace it runs on (in ws_real when given), the box's user, a named box
+ * taken. */
+static int load_kit(struct global_opts *g, const struct kit_run_opts *o, struct run_ctx *rc,
+		    char ws_real[PATH_MAX], const char **ws, struct ab_err *err)
 {
-	struct run_ctx rc = {.slirp = KIT_SLIRP_INIT, .placeholders = KIT_PLACEHOLDERS_INIT,
-			     .box = {.store_fd = -1, .lock_fd = -1}};
-	char *allow_list = NULL, *deny_list = NULL;
-	const char *saved_allow = g->egress_allow, *saved_deny = g->egress_deny;
-	const char *saved_seccomp = g->seccomp_profile;
-	bool saved_cgroups_disabled = g->cgroups_disabled, cgroups_off = false;
-	bool saved_live = g->egress_live;
-	/* the box is its user's: egress allow may widen what the kit allows */
-	g->egress_live = true;
-	char ws_real[PATH_MAX];
 	const char *workspace = o->workspace;
-	int ret = -1;
-	struct gateway_cred *gcreds = NULL;
 	if (workspace) {
-		if (!realpath(workspace, ws_real)) {
-			ab_error(err, errno, "--workspace %s", workspace);
-			goto out;
-		}
+		if (!realpath(workspace, ws_real))
+			return ab_error(err, errno, "--workspace %s", workspace);
 		workspace = ws_real;
 	}
 	if (o->kit_path) {
-		if (kit_load(o->kit_path, &rc.k, err) < 0)
-			goto out;
+		if (kit_load(o->kit_path, &rc->k, err) < 0)
+			return -1;
 	} else {
-		rc.k = kit_default(workspace);
+		rc->k = kit_default(workspace);
 	}
-	if (check_rootless_rootfs(rc.k, err) < 0 || kit_resolve_image_cached(g, rc.k, err) < 0)
-		goto out;
-	const struct kit *k = rc.k;
-	const char *ws = workspace ? workspace : k->workspace;
-	run_user(k, ws, &rc.uid, &rc.gid);
-	if (o->name && box_prepare(&rc, o->name, o->kit_path, ws, err) < 0)
-		goto out;
+	if (check_rootless_rootfs(rc->k, err) < 0 || kit_resolve_image_cached(g, rc->k, err) < 0)
+		return -1;
+	*ws = workspace ? workspace : rc->k->workspace;
+	run_user(rc->k, *ws, &rc->uid, &rc->gid);
+	if (o->name && box_prepare(rc, o->name, o->kit_path, *ws, err) < 0)
+		return -1;
+	return 0;
+}
 
-	/* egress: the operator's flags, the kit's lists and --allow, as the runtime's flags */
+/* egress: the operator's flags, the kit's lists and --allow, as the
+ * runtime's flags (pointing into rc until the end); slirp4netns found when
+ * the box may reach anything; the kit's seccomp profile unless the
+ * operator named one. */
+static int egress_flags(struct global_opts *g, const struct kit_run_opts *o, struct run_ctx *rc, struct ab_err *err)
+{
+	const struct kit *k = rc->k;
 	bool firewall_off = g->egress_allow && streq(g->egress_allow, "all");
 	if (!firewall_off) {
-		allow_list = join_list(g->egress_allow ? xstrdup(g->egress_allow) : NULL, NULL);
+		rc->allow_list = join_list(g->egress_allow ? xstrdup(g->egress_allow) : NULL, NULL);
 		for (size_t i = 0; i < k->n_allow; i++)
-			allow_list = join_list(allow_list, k->allow[i]);
+			rc->allow_list = join_list(rc->allow_list, k->allow[i]);
 		for (size_t i = 0; i < o->n_allow; i++)
-			allow_list = join_list(allow_list, o->allow[i]);
-		g->egress_allow = allow_list;
-		rc.network = allow_list != NULL;
+			rc->allow_list = join_list(rc->allow_list, o->allow[i]);
+		g->egress_allow = rc->allow_list;
+		rc->network = rc->allow_list != NULL;
 	} else {
-		rc.network = k->n_allow + o->n_allow > 0;
+		rc->network = k->n_allow + o->n_allow > 0;
 	}
-	if (rc.network && kit_slirp_find(&rc.slirp, err) < 0)
-		goto out;
-	deny_list = join_list(g->egress_deny ? xstrdup(g->egress_deny) : NULL, NULL);
+	if (rc->network && kit_slirp_find(&rc->slirp, err) < 0)
+		return -1;
+	rc->deny_list = join_list(g->egress_deny ? xstrdup(g->egress_deny) : NULL, NULL);
 	for (size_t i = 0; i < k->n_deny; i++)
-		deny_list = join_list(deny_list, k->deny[i]);
-	g->egress_deny = deny_list;
+		rc->deny_list = join_list(rc->deny_list, k->deny[i]);
+	g->egress_deny = rc->deny_list;
 	if (!g->seccomp_profile)
 		g->seccomp_profile = k->seccomp;
+	return 0;
+}
 
-	/* 1. credentials, read now and kept in memory only */
-	if (kit_secrets_read(k, &rc.secrets, err) < 0)
-		goto out;
-
-	/* 2. the workspace's protections */
-	if (ws && prepare_workspace(&rc, ws, o->allow_sensitive_workspace, err) < 0)
-		goto out;
-
-	/* 3. the temporary bundle and the overlay over its rootfs (a box's layers) */
-	char id[KIT_BOX_NAME_MAX + 8] = "kit-";
+/* The temporary bundle (bo: how it was built) and the overlay over its
+ * rootfs (a box's layers); the run's limits checked against a rootless
+ * cgroup. */
+static int make_bundle(struct global_opts *g, const struct kit_run_opts *o, struct run_ctx *rc, bool ws,
+		       struct kit_build_opts *bo, struct ab_err *err)
+{
+	const struct kit *k = rc->k;
 	if (o->name)
-		snprintf(id, sizeof id, "box-%s", o->name);
+		snprintf(rc->id, sizeof rc->id, "box-%s", o->name);
 	else
-		random_hex(id + 4, 6);
-	if (kit_rundir_make(&rc.rd, g, id, err) < 0)
-		goto out;
-	cgroups_off = rootless_limits(g, rc.k, id);
+		kit_box_new_id(rc->id + 4, 6);
+	if (kit_rundir_make(&rc->rd, g, rc->id, err) < 0)
+		return -1;
+	rc->cgroups_off = rootless_limits(g, rc->k, rc->id);
 	if (o->name && k->readonly_rootfs_set && k->readonly_rootfs)
-		snprintf(rc.home_source, sizeof rc.home_source, "%s%s", rc.rd.merged, kit_home(rc.uid));
-	struct kit_build_opts bo = {
-		.bundle = rc.rd.bundle,
-		.workspace = ws ? rc.ws : NULL,
-		.root_path = rc.rd.merged,
+		snprintf(rc->home_source, sizeof rc->home_source, "%s%s", rc->rd.merged, kit_home(rc->uid));
+	*bo = (struct kit_build_opts){
+		.bundle = rc->rd.bundle,
+		.workspace = ws ? rc->ws : NULL,
+		.root_path = rc->rd.merged,
 		.command = o->command,
 		.n_command = o->n_command,
 		.terminal = o->tty,
-		.network = rc.network,
+		.network = rc->network,
 		.egress_annotations = false,    /* passed as the runtime's flags instead */
 		.seccomp_profile = g->seccomp_profile,
-		.ws_plan = ws ? &rc.ws_plan : NULL,
-		.allow_sensitive_workspace = true,      /* checked above */
+		.ws_plan = ws ? &rc->ws_plan : NULL,
+		.allow_sensitive_workspace = true,      /* checked before */
 		.persistent = o->name != NULL,
-		.home_source = rc.home_source[0] ? rc.home_source : NULL,
-		.uid = &rc.uid,
-		.gid = &rc.gid,
+		.home_source = rc->home_source[0] ? rc->home_source : NULL,
+		.uid = &rc->uid,
+		.gid = &rc->gid,
 	};
-	if (ws && kit_idmap_workspace(rc.ws, rc.uid, rc.gid, &bo, err) < 0)
-		goto out;
-	if (kit_build_bundle(k, &bo, err) < 0)
-		goto out;
+	if (ws && kit_idmap_workspace(rc->ws, rc->uid, rc->gid, bo, err) < 0)
+		return -1;
+	if (kit_build_bundle(k, bo, err) < 0)
+		return -1;
 	char lower[PATH_MAX + 8];
-	if (rootfs_lower(&rc, lower, err) < 0)
-		goto out;
-	if (o->name ? box_mount(&rc, lower, err) < 0 || box_home(&rc, err) < 0
-		    : kit_rundir_mount_overlay(&rc.rd, lower, NULL, NULL, -1, err) < 0)
-		goto out;
+	if (rootfs_lower(rc, lower, err) < 0)
+		return -1;
+	if (o->name ? box_mount(rc, lower, err) < 0 || box_home(rc, err) < 0
+		    : kit_rundir_mount_overlay(&rc->rd, lower, NULL, NULL, -1, err) < 0)
+		return -1;
+	return 0;
+}
 
-	/* 4. the config with the credentials, in memory only */
-	struct oci_config *config = NULL;
-	{
-		bo.secrets = rc.secrets.v;
-		bo.n_secrets = rc.secrets.n;
-		char *json = NULL;
-		if (kit_config_json(k, &bo, &json, err) < 0)
-			goto out;
-		size_t len = strlen(json);
-		int r = oci_config_parse(json, "kit config", &config, err);
-		explicit_bzero(json, len);
-		free(json);
-		if (r < 0)
-			goto out;
-	}
+/* The config with the credentials, in memory only: the JSON wiped once
+ * parsed. */
+static int config_in_memory(const struct run_ctx *rc, struct kit_build_opts *bo, struct oci_config **config,
+			    struct ab_err *err)
+{
+	bo->secrets = rc->secrets.v;
+	bo->n_secrets = rc->secrets.n;
+	char *json = NULL;
+	if (kit_config_json(rc->k, bo, &json, err) < 0)
+		return -1;
+	size_t len = strlen(json);
+	int r = oci_config_parse(json, "kit config", config, err);
+	explicit_bzero(json, len);
+	free(json);
+	return r;
+}
 
-	/* 5. run it; header credentials go to the box's gateway, never into it */
-	gcreds = xcalloc(rc.secrets.n + 1, sizeof *gcreds);
-	size_t n_gcreds = 0;
-	for (size_t i = 0; i < rc.secrets.n; i++) {
-		const struct kit_credential *kc = rc.secrets.v[i].cred;
+/* Header credentials go to the box's gateway, never into it. */
+static size_t gateway_creds(struct run_ctx *rc)
+{
+	rc->gcreds = xcalloc(rc->secrets.n + 1, sizeof *rc->gcreds);
+	size_t n = 0;
+	for (size_t i = 0; i < rc->secrets.n; i++) {
+		const struct kit_credential *kc = rc->secrets.v[i].cred;
 		if (kc->to != KIT_TO_HEADER)
 			continue;
-		gcreds[n_gcreds++] = (struct gateway_cred){
+		rc->gcreds[n++] = (struct gateway_cred){
 			.name = kc->name,
 			.hosts = (const char *const *)kc->hosts,
 			.n_hosts = kc->n_hosts,
 			.header = kc->header,
-			.secret = rc.secrets.v[i].value,
-			.secret_len = rc.secrets.v[i].len,
+			.secret = rc->secrets.v[i].value,
+			.secret_len = rc->secrets.v[i].len,
 		};
 	}
-	struct create_opts co = {
-		.id = id,
-		.bundle = rc.rd.bundle,
+	return n;
+}
+
+/* Everything before the box runs, into rc and co. Not inlined: its frame
+ * (paths, the build options) is gone while kit_run waits for the box,
+ * rather than resident in the waiting process. */
+static __attribute__((noinline)) int prepare_run(struct global_opts *g, const struct kit_run_opts *o,
+						 struct run_ctx *rc, struct create_opts *co, struct ab_err *err)
+{
+	char ws_real[PATH_MAX];
+	const char *ws = NULL;
+	if (load_kit(g, o, rc, ws_real, &ws, err) < 0 || egress_flags(g, o, rc, err) < 0)
+		return -1;
+	/* 1. credentials, read now and kept in memory only */
+	if (kit_secrets_read(rc->k, &rc->secrets, err) < 0)
+		return -1;
+	/* 2. the workspace's protections */
+	if (ws && prepare_workspace(rc, ws, o->allow_sensitive_workspace, err) < 0)
+		return -1;
+	/* 3. the temporary bundle and the overlay over its rootfs (a box's layers) */
+	struct kit_build_opts bo;
+	if (make_bundle(g, o, rc, ws != NULL, &bo, err) < 0)
+		return -1;
+	/* 4. the config with the credentials, in memory only */
+	struct oci_config *config = NULL;
+	if (config_in_memory(rc, &bo, &config, err) < 0)
+		return -1;
+	/* 5. how it runs; header credentials go to the box's gateway */
+	size_t n_gcreds = gateway_creds(rc);
+	*co = (struct create_opts){
+		.id = rc->id,
+		.bundle = rc->rd.bundle,
 		.on_created = on_created,
-		.on_created_data = &rc,
+		.on_created_data = rc,
 		.on_netns = on_netns,
-		.timeout_ms = k->resources.has_timeout ? (int)k->resources.timeout_ms : 0,
+		.timeout_ms = rc->k->resources.has_timeout ? (int)rc->k->resources.timeout_ms : 0,
 		.report_egress = true,
 		.config = config,
 		.die_with_parent = true,
-		.gateway_creds = gcreds,
+		.gateway_creds = rc->gcreds,
 		.n_gateway_creds = n_gcreds,
-		.gateway_upstream_ca = k->upstream_ca,
+		.gateway_upstream_ca = rc->k->upstream_ca,
 	};
-	g->cgroups_disabled = saved_cgroups_disabled || cgroups_off;
-	ret = container_run(g, &co, err);
-out:
-	{
-		/* a box made by a run that never started is not kept */
-		bool drop = ret < 0 && rc.box.name[0] && rc.box.fresh;
-		run_cleanup(&rc);
-		struct ab_err e;
-		if (drop && kit_box_remove(o->name, &e) < 0)
-			log_warn("kit run: remove the box %s made for this run: %s", o->name, e.msg);
-	}
-	g->egress_allow = saved_allow;
-	g->egress_deny = saved_deny;
-	g->seccomp_profile = saved_seccomp;
-	g->cgroups_disabled = saved_cgroups_disabled;
-	g->egress_live = saved_live;
+	if (rc->cgroups_off)
+		g->cgroups_disabled = true;
+	return 0;
+}
+
+/* Everything the run made removed; a box made by a run that never started
+ * is not kept. */
+static void end_run(struct run_ctx *rc, const struct kit_run_opts *o, int ret)
+{
+	bool drop = ret < 0 && rc->box.name[0] && rc->box.fresh;
+	run_cleanup(rc);
+	struct ab_err e;
+	if (drop && kit_box_remove(o->name, &e) < 0)
+		log_warn("kit run: remove the box %s made for this run: %s", o->name, e.msg);
+}
+
+int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *err)
+{
+	struct run_ctx rc = {.slirp = KIT_SLIRP_INIT, .placeholders = KIT_PLACEHOLDERS_INIT,
+			     .box = {.store_fd = -1, .lock_fd = -1}, .id = "kit-"};
+	/* the global flags the run changes, given back at the end */
+	const struct global_opts saved = *g;
+	/* the box is its user's: egress allow may widen what the kit allows */
+	g->egress_live = true;
+	struct create_opts co;
+	int ret = -1;
+	if (prepare_run(g, o, &rc, &co, err) == 0)
+		ret = container_run(g, &co, err);
+	end_run(&rc, o, ret);
+	g->egress_allow = saved.egress_allow;
+	g->egress_deny = saved.egress_deny;
+	g->seccomp_profile = saved.seccomp_profile;
+	g->cgroups_disabled = saved.cgroups_disabled;
+	g->egress_live = saved.egress_live;
 	kit_free(rc.k);
-	free(allow_list);
-	free(deny_list);
-	free(gcreds);
+	free(rc.allow_list);
+	free(rc.deny_list);
+	free(rc.gcreds);
 	return ret;
 }

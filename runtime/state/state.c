@@ -85,6 +85,16 @@ int flock_release(int dirfd)
 	return flock(dirfd, LOCK_UN);
 }
 
+/* "annotations": {...}, in state.json and in the OCI state alike */
+static void put_annotations(struct json_out *o, const struct container_state *s)
+{
+	json_key(o, "annotations");
+	json_obj_begin(o);
+	for (size_t i = 0; i < s->n_annotations; i++)
+		json_kv_str(o, s->annotations[i].key, s->annotations[i].value);
+	json_obj_end(o);
+}
+
 int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 {
 	struct json_out *o = json_out_new(false);
@@ -119,11 +129,7 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 		json_kv_bool(o, "egressMayWiden", true);
 	if (s->seccomp_profile)
 		json_kv_str(o, "seccompProfile", s->seccomp_profile);
-	json_key(o, "annotations");
-	json_obj_begin(o);
-	for (size_t i = 0; i < s->n_annotations; i++)
-		json_kv_str(o, s->annotations[i].key, s->annotations[i].value);
-	json_obj_end(o);
+	put_annotations(o, s);
 	json_obj_end(o);
 	size_t len;
 	const char *text = json_out_text(o, &len);
@@ -219,17 +225,10 @@ static int state_text(int dirfd, const char *id, const char *path, char **ret, s
 	return 0;
 }
 
-int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+/* ret from the parsed state v, which goes; on failure ret is freed too. */
+static int state_from_parsed(yajl_val v, const char *id, const char *path, struct container_state *ret,
+			     struct ab_err *err)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX + 16];
-	memset(ret, 0, sizeof *ret);
-	state_file_path(dirfd, path, sizeof path);
-	if (state_text(dirfd, id, path, &text, err) < 0)
-		return -1;
-	yajl_val v;
-	if (json_parse(text, path, &v, err) < 0)
-		return ab_wrap(err, "container \"%s\": corrupt state", id);
 	int r = state_from_json(v, id, path, ret, err);
 	json_free(v);
 	if (r < 0)
@@ -237,26 +236,14 @@ int state_read(int dirfd, const char *id, struct container_state *ret, struct ab
 	return r;
 }
 
-int state_read_salvage(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+/* What the members before a truncation still say: cut after the last whole member and close the object (or the annotations
+ * and the object): in compact JSON `,"` only ever starts a member, since a
+ * '"' inside a string is escaped */
+static int state_salvage(const char *text, const char *id, const char *path, struct container_state *ret,
+			 struct ab_err *err)
 {
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX + 16];
-	memset(ret, 0, sizeof *ret);
-	state_file_path(dirfd, path, sizeof path);
-	if (state_text(dirfd, id, path, &text, err) < 0)
-		return -1;
 	struct ab_err e;
 	yajl_val v;
-	if (json_parse(text, path, &v, &e) == 0) {
-		int r = state_from_json(v, id, path, ret, err);
-		json_free(v);
-		if (r < 0)
-			state_free(ret);
-		return r;
-	}
-	/* cut after the last whole member and close the object (or the annotations
-	 * and the object): in compact JSON `,"` only ever starts a member, since a
-	 * '"' inside a string is escaped */
 	size_t len = strlen(text);
 	_cleanup_free_ char *buf = xmalloc(len + 3);
 	int tries = 0;
@@ -270,14 +257,39 @@ int state_read_salvage(int dirfd, const char *id, struct container_state *ret, s
 			buf[i - 1 + (size_t)closers] = 0;
 			if (json_parse(buf, path, &v, &e) < 0)
 				continue;
-			int r = state_from_json(v, id, path, ret, &e);
-			json_free(v);
-			if (r == 0)
+			if (state_from_parsed(v, id, path, ret, &e) == 0)
 				return 0;
-			state_free(ret);
 		}
 	}
 	return ab_error(err, 0, "container \"%s\": corrupt state: %s: nothing could be recovered from it", id, path);
+}
+
+/* state_read, and with salvage state_read_salvage */
+static int state_read_as(int dirfd, const char *id, bool salvage, struct container_state *ret, struct ab_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX + 16];
+	memset(ret, 0, sizeof *ret);
+	state_file_path(dirfd, path, sizeof path);
+	if (state_text(dirfd, id, path, &text, err) < 0)
+		return -1;
+	struct ab_err e;
+	yajl_val v;
+	if (json_parse(text, path, &v, salvage ? &e : err) == 0)
+		return state_from_parsed(v, id, path, ret, err);
+	if (!salvage)
+		return ab_wrap(err, "container \"%s\": corrupt state", id);
+	return state_salvage(text, id, path, ret, err);
+}
+
+int state_read(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+{
+	return state_read_as(dirfd, id, false, ret, err);
+}
+
+int state_read_salvage(int dirfd, const char *id, struct container_state *ret, struct ab_err *err)
+{
+	return state_read_as(dirfd, id, true, ret, err);
 }
 
 void state_free(struct container_state *s)
@@ -363,11 +375,7 @@ void state_oci_json(struct json_out *o, const struct container_state *s, enum co
 	json_kv_str(o, "rootfs", s->rootfs);
 	json_kv_str(o, "created", s->created);
 	json_kv_str(o, "owner", "");
-	json_key(o, "annotations");
-	json_obj_begin(o);
-	for (size_t i = 0; i < s->n_annotations; i++)
-		json_kv_str(o, s->annotations[i].key, s->annotations[i].value);
-	json_obj_end(o);
+	put_annotations(o, s);
 	json_obj_end(o);
 }
 

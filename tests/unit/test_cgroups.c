@@ -288,6 +288,25 @@ static void test_bpf_build(void)
 /* The v2 resource writers against plain files in a temp dir: checks the values and
  * file names only (no kernel behind them), since this host's cgroup2 mount has no
  * memory, cpu, io or pids controller to test them for real. Each file is written once. */
+/* The limits the v1 and the v2 writers are both tried with: memory 64 MiB
+ * (32 MiB reserved, memory+swap 128 MiB), 512 shares, 50 ms of every
+ * 100 ms, CPU and memory node 0, 50 pids. */
+static void common_limits(struct oci_resources *r)
+{
+	r->memory.has_limit = r->memory.has_swap = r->memory.has_reservation = true;
+	r->memory.limit = 64 * MiB;
+	r->memory.swap = 128 * MiB;
+	r->memory.reservation = 32 * MiB;
+	r->cpu.has_shares = r->cpu.has_quota = r->cpu.has_period = true;
+	r->cpu.shares = 512;
+	r->cpu.quota = 50000;
+	r->cpu.period = 100000;
+	r->cpu.cpus = "0";
+	r->cpu.mems = "0";
+	r->pids.has_limit = true;
+	r->pids.limit = 50;
+}
+
 static void test_v2_format(void)
 {
 	char tmpl[] = "/tmp/agentbox-cgv2-XXXXXX";
@@ -308,18 +327,8 @@ static void test_v2_format(void)
 } while (0)
 	EMPTY_FILES();
 	struct oci_resources r = {0};
-	r.memory.has_limit = r.memory.has_swap = r.memory.has_reservation = true;
-	r.memory.limit = 64 * MiB;
-	r.memory.swap = 128 * MiB;
-	r.memory.reservation = 32 * MiB;
-	r.cpu.has_shares = r.cpu.has_quota = r.cpu.has_period = true;
-	r.cpu.shares = 512;
-	r.cpu.quota = 50000;
-	r.cpu.period = 100000;
+	common_limits(&r);
 	r.cpu.cpus = "0-1";
-	r.cpu.mems = "0";
-	r.pids.has_limit = true;
-	r.pids.limit = 50;
 	r.block_io.has_weight = true;
 	r.block_io.weight = 500;
 	struct oci_throttle_device td = { 8, 0, 1048576 };
@@ -579,23 +588,10 @@ static void test_v1(void)
 
 	/* --- create with resources */
 	struct oci_resources r = {0};
-	r.memory.has_limit = true;
-	r.memory.limit = 64 * MiB;
-	r.memory.has_reservation = true;
-	r.memory.reservation = 32 * MiB;
+	common_limits(&r);
 	bool memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
-	r.memory.has_swap = true;
-	r.memory.swap = 128 * MiB;
 	r.memory.has_swappiness = true;
 	r.memory.swappiness = 10;
-	r.cpu.has_shares = r.cpu.has_quota = r.cpu.has_period = true;
-	r.cpu.shares = 512;
-	r.cpu.quota = 50000;
-	r.cpu.period = 100000;
-	r.cpu.cpus = "0";
-	r.cpu.mems = "0";
-	r.pids.has_limit = true;
-	r.pids.limit = 50;
 	char blkio_root[PATH_MAX];
 	cg_v1_dir("blkio", "", blkio_root, sizeof blkio_root);
 	bool has_weight = cg_exists(blkio_root, "blkio.weight") || cg_exists(blkio_root, "blkio.bfq.weight");
