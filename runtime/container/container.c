@@ -343,14 +343,10 @@ struct init_launch {
 static void launch_close(struct init_launch *l)
 {
 	/* in the order the locals they were went out of scope */
-	if (l->cgfd >= 0)
-		close(l->cgfd);
-	if (l->self_pidfd >= 0)
-		close(l->self_pidfd);
-	if (l->refused >= 0)
-		close(l->refused);
-	if (l->fifo_fd >= 0)
-		close(l->fifo_fd);
+	int fds[] = {l->cgfd, l->self_pidfd, l->refused, l->fifo_fd};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
 /* 1. arguments and config (a config given in o is taken: freed with cc) */

@@ -3,6 +3,7 @@
 #include "caps.h"
 #include "test_hooks.h"
 #include "container.h"
+#include "container_internal.h"
 #include "json.h"
 #include "log.h"
 #include "lsm.h"
@@ -256,14 +257,10 @@ static int process_from_flags(struct exec_opts *o, const struct oci_config *c, s
 
 static int forward_exec(pid_t pid, int master, int *ret_status, struct ab_err *err)
 {
-	sigset_t all;
-	sigfillset(&all);
-	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
-	if (sfd < 0)
-		return ab_error(err, errno, "signalfd");
 	struct tty_proxy proxy;
-	if (master >= 0 && tty_proxy_start(&proxy, master, err) < 0)
-		return -1;
+	_cleanup_close_ int sfd = container_forward_start(master, &proxy, err);
+	if (sfd < 0)
+		return sfd;
 	int status = 0;
 	for (;;) {
 		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}};
