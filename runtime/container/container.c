@@ -144,11 +144,9 @@ static int join_parent_namespaces(const struct oci_config *c, struct ab_err *err
 		const struct oci_namespace *ns = &c->linux_.namespaces[i];
 		if (!ns->path || (ns->kind != NS_PID && ns->kind != NS_TIME))
 			continue;
-		_cleanup_close_ int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return ab_error(err, errno, "open %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
-		if (setns(fd, ns->clone_flag) < 0)
-			return ab_error(err, errno, "join %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+		int r = init_join_namespace(ns, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
