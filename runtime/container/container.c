@@ -144,11 +144,9 @@ static int join_parent_namespaces(const struct oci_config *c, struct ab_err *err
 		const struct oci_namespace *ns = &c->linux_.namespaces[i];
 		if (!ns->path || (ns->kind != NS_PID && ns->kind != NS_TIME))
 			continue;
-		_cleanup_close_ int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return ab_error(err, errno, "open %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
-		if (setns(fd, ns->clone_flag) < 0)
-			return ab_error(err, errno, "join %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+		int r = init_join_namespace(ns, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -261,8 +259,13 @@ static int hand_over_exec_fifo(struct create_ctx *cc, struct ab_err *err)
 	return sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err);
 }
 
-/* The parent's half of the conversation with init, until it says READY. */
-static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *err)
+/* The parent's half of the conversation with init, until it says READY.
+ * Always inlined into create_common, its buffers (64 KiB) in create_common's
+ * frame: stack_below_not_inherited cut the stack a little below that frame
+ * for the clone, and a child forked later from below the cut (a hook here,
+ * run's poststart hooks and sentry) would start without its own frames. */
+__attribute__((always_inline)) static inline int drive_init(struct create_ctx *cc, bool keep_console,
+							    struct ab_err *err)
 {
 	struct sync_msg msg;
 	for (;;) {
@@ -318,6 +321,112 @@ static int drive_init(struct create_ctx *cc, bool keep_console, struct ab_err *e
 	}
 }
 
+/* What the steps of create_common from the clone on share: the clone's flags
+ * and the fds made for the init. The parent's copies of fifo_fd, refused,
+ * self_pidfd and cgfd are closed when create_common returns (launch_close),
+ * as the locals they were. */
+struct init_launch {
+	int flags;                      /* clone flags */
+	bool new_userns;
+	bool new_netns;                 /* asked for, even if one came from the pool */
+	bool in_cgroup;                 /* cloned straight into its cgroup2 directory */
+	bool sentry_early;              /* the sentry's sockets made before drive_init */
+	int child_sync_fd;              /* the init's end of the sync socket */
+	int fifo_fd;                    /* O_PATH fd of the exec fifo, for the init */
+	int refused;                    /* the refused file's tree, for the init */
+	int self_pidfd;                 /* die_with_parent: a pidfd of the runtime */
+	int cgfd;                       /* the cgroup2 directory cloned into */
+};
+
+static void launch_close(struct init_launch *l)
+{
+	/* in the order the locals they were went out of scope */
+	int fds[] = {l->cgfd, l->self_pidfd, l->refused, l->fifo_fd};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* 1. arguments and config (a config given in o is taken: freed with cc) */
+static int load_config(struct create_ctx *cc, bool run_mode, char real_rootfs[PATH_MAX], struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
+	cc->config = o->config;
+	if (!container_id_valid(o->id))
+		return ab_error(err, 0, "invalid container id \"%s\": use letters, digits and _ . + - (no / or ..)", o->id);
+	if (!realpath(o->bundle, cc->bundle))
+		return ab_error(err, errno, "--bundle %s", o->bundle);
+	char cfg_path[PATH_MAX + 16];
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", cc->bundle);
+	if (!cc->config && oci_config_load(cfg_path, &cc->config, err) < 0)
+		return -1;
+	struct oci_config *c = cc->config;
+	struct arena *a = &cc->st.arena;
+	char *rootfs = c->root_path[0] == '/' ? arena_strdup(a, c->root_path)
+					      : arena_printf(a, "%s/%s", cc->bundle, c->root_path);
+	if (validate_for_create(c, rootfs, err) < 0)
+		return -1;
+	if (!realpath(rootfs, real_rootfs))
+		return ab_error(err, errno, "config.json: root.path: %s", rootfs);
+	if (c->process->terminal && !o->console_socket && !(run_mode && !o->detach))
+		return ab_error(err, 0, "process.terminal is true: --console-socket is required");
+	if (!c->process->terminal && o->console_socket)
+		return ab_error(err, 0, "--console-socket given but process.terminal is false");
+	return 0;
+}
+
+/* 2. the agent policy: seccomp profile, floor, egress */
+static int resolve_policy(struct create_ctx *cc, struct ab_err *err)
+{
+	struct oci_config *c = cc->config;
+	if (policy_resolve(cc->g, c, &cc->policy, err) < 0)
+		return -1;
+	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_create(&cc->policy, c, cc->o->no_pivot, err) < 0)
+		return -1;
+	if (policy_seccomp_programs(&cc->policy, c, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* What the state records of the container from the start. */
+static void state_fill(struct create_ctx *cc, const char *real_rootfs)
+{
+	const struct oci_config *c = cc->config;
+	struct container_state *st = &cc->st;
+	struct arena *a = &st->arena;
+	st->id = arena_strdup(a, cc->o->id);
+	st->bundle = arena_strdup(a, cc->bundle);
+	st->rootfs = arena_strdup(a, real_rootfs);
+	char now[64];
+	format_rfc3339(now, sizeof now);
+	st->created = arena_strdup(a, now);
+	st->annotations = c->annotations;
+	st->n_annotations = c->n_annotations;
+	st->systemd_cgroup = cc->g->systemd_cgroup;
+	st->poststart_hooks = c->hooks.n_hooks[HOOK_POSTSTART] > 0;
+	st->poststop_hooks = c->hooks.n_hooks[HOOK_POSTSTOP] > 0;
+	const struct oci_namespace *pidns = oci_namespace_find(c, NS_PID);
+	st->own_pidns = pidns && !pidns->path;
+	st->seccomp_profile = (char *)cc->policy.seccomp_profile;
+}
+
+/* 3. state: lock, refuse duplicates */
+static int make_state(struct create_ctx *cc, bool run_mode, const char *real_rootfs, struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
+	if (state_dir_create(cc->g->root, o->id, &cc->state_dirfd, err) < 0)
+		return -1;
+	cc->state_created = true;
+	if (sysctls_check_joined_netns(cc->config, &cc->policy, o->id, cc->state_dirfd, err) < 0)
+		return -1;
+	state_fill(cc, real_rootfs);
+	if (!run_mode || o->detach) {
+		if (mkfifoat(cc->state_dirfd, EXEC_FIFO, 0600) < 0)
+			return ab_error(err, errno, "create exec fifo");
+	}
+	return 0;
+}
+
 static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
 {
 	const struct oci_config *c = cc->config;
@@ -339,75 +448,13 @@ static int create_cgroup(struct create_ctx *cc, struct ab_err *err)
 	return 0;
 }
 
-/* create and run share everything up to the child saying READY. */
-int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
+/* 4. cgroup */
+static int make_cgroup(struct create_ctx *cc, struct ab_err *err)
 {
-	const struct create_opts *o = cc->o;
 	const struct global_opts *g = cc->g;
-
-	/* 1. arguments and config (a config given in o is taken: freed with cc) */
-	cc->config = o->config;
-	if (!container_id_valid(o->id))
-		return ab_error(err, 0, "invalid container id \"%s\": use letters, digits and _ . + - (no / or ..)", o->id);
-	if (!realpath(o->bundle, cc->bundle))
-		return ab_error(err, errno, "--bundle %s", o->bundle);
-	char cfg_path[PATH_MAX + 16];
-	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", cc->bundle);
-	if (!cc->config && oci_config_load(cfg_path, &cc->config, err) < 0)
-		return -1;
+	const struct create_opts *o = cc->o;
 	struct oci_config *c = cc->config;
-	struct arena *a = &cc->st.arena;
-	char *rootfs = c->root_path[0] == '/' ? arena_strdup(a, c->root_path)
-					      : arena_printf(a, "%s/%s", cc->bundle, c->root_path);
-	char real_rootfs[PATH_MAX];
-	if (validate_for_create(c, rootfs, err) < 0)
-		return -1;
-	if (!realpath(rootfs, real_rootfs))
-		return ab_error(err, errno, "config.json: root.path: %s", rootfs);
-	if (c->process->terminal && !o->console_socket && !(run_mode && !o->detach))
-		return ab_error(err, 0, "process.terminal is true: --console-socket is required");
-	if (!c->process->terminal && o->console_socket)
-		return ab_error(err, 0, "--console-socket given but process.terminal is false");
-	fault_point(1);
-
-	/* 2. the agent policy: seccomp profile, floor, egress */
-	if (policy_resolve(g, c, &cc->policy, err) < 0)
-		return -1;
-	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_create(&cc->policy, c, o->no_pivot, err) < 0)
-		return -1;
-	if (policy_seccomp_programs(&cc->policy, c, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
-		return -1;
-	fault_point(2);
-
-	/* 3. state: lock, refuse duplicates */
-	if (state_dir_create(g->root, o->id, &cc->state_dirfd, err) < 0)
-		return -1;
-	cc->state_created = true;
-	if (sysctls_check_joined_netns(c, &cc->policy, o->id, cc->state_dirfd, err) < 0)
-		return -1;
 	struct container_state *st = &cc->st;
-	st->id = arena_strdup(a, o->id);
-	st->bundle = arena_strdup(a, cc->bundle);
-	st->rootfs = arena_strdup(a, real_rootfs);
-	char now[64];
-	format_rfc3339(now, sizeof now);
-	st->created = arena_strdup(a, now);
-	st->annotations = c->annotations;
-	st->n_annotations = c->n_annotations;
-	st->systemd_cgroup = g->systemd_cgroup;
-	st->poststart_hooks = c->hooks.n_hooks[HOOK_POSTSTART] > 0;
-	st->poststop_hooks = c->hooks.n_hooks[HOOK_POSTSTOP] > 0;
-	const struct oci_namespace *pidns = oci_namespace_find(c, NS_PID);
-	st->own_pidns = pidns && !pidns->path;
-	st->seccomp_profile = (char *)cc->policy.seccomp_profile;
-	if (!run_mode || o->detach) {
-		if (mkfifoat(cc->state_dirfd, EXEC_FIFO, 0600) < 0)
-			return ab_error(err, errno, "create exec fifo");
-	}
-
-	fault_point(3);
-
-	/* 4. cgroup */
 	if (g->rootless) {
 		if (cgroup_resolve_rootless(c->linux_.cgroups_path, o->id, g->systemd_cgroup, g->cgroups_disabled,
 					    c->linux_.has_resources ? &c->linux_.resources : NULL, &st->cgroup,
@@ -430,38 +477,52 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 		return -1;
 	/* before the clone: the init is cloned into the cgroup2 directory, and
 	 * joins the v1 ones itself through files opened here */
-	if (create_cgroup(cc, err) < 0)
-		return -1;
+	return create_cgroup(cc, err);
+}
 
-	/* 5. clone the init into its namespaces */
-	bool new_userns;
-	int flags = clone_flags_of(c, &new_userns);
-	bool new_netns = flags & CLONE_NEWNET;
-	/* a new network namespace from the pool, made while nobody waited for it;
-	 * not for a new user namespace, which must own its network namespace, nor
-	 * for a rootless runtime (the pool is root's) */
-	if ((flags & CLONE_NEWNET) && !new_userns && !g->rootless && cc->policy.config.netns_pool > 0) {
-		/* one with our ruleset in it already if there is one, else a pristine one;
-		 * topped up with the kind we asked for */
-		const char *text = policy_egress_text(&cc->policy);
-		char key[NETNS_POOL_KEY_LEN + 1];
-		if (text)
-			netns_pool_key(text, key);
-		cc->netns_pool_refill = cc->policy.config.netns_pool;
-		cc->netns_pool_policy = text;
-		int fd = netns_pool_take(NETNS_POOL_DIR, text ? key : NULL, cc->policy.pool_token,
-					 &cc->policy.ruleset_pooled);
-		if (fd >= 0 && (fd = move_above(fd, 3 + o->preserve_fds, err)) < 0)
-			return -1;
-		log_debug("netns pool: %s", fd < 0 ? "empty, a namespace of its own"
-				 : cc->policy.ruleset_pooled ? "a namespace with this policy's ruleset"
-				 : "a pristine namespace");
-		if (fd >= 0) {
-			cc->policy.netns_pooled = true;
-			cc->policy.netns_fd = fd;
-			flags &= ~CLONE_NEWNET;
-		}
+/* A new network namespace from the pool, made while nobody waited for it: one
+ * with our ruleset in it already if there is one, else a pristine one; topped
+ * up with the kind we asked for. Taken, it replaces CLONE_NEWNET. */
+static int take_pooled_netns(struct create_ctx *cc, int *flags, struct ab_err *err)
+{
+	const char *text = policy_egress_text(&cc->policy);
+	char key[NETNS_POOL_KEY_LEN + 1];
+	if (text)
+		netns_pool_key(text, key);
+	cc->netns_pool_refill = cc->policy.config.netns_pool;
+	cc->netns_pool_policy = text;
+	int fd = netns_pool_take(NETNS_POOL_DIR, text ? key : NULL, cc->policy.pool_token,
+				 &cc->policy.ruleset_pooled);
+	if (fd >= 0 && (fd = move_above(fd, 3 + cc->o->preserve_fds, err)) < 0)
+		return -1;
+	log_debug("netns pool: %s", fd < 0 ? "empty, a namespace of its own"
+			 : cc->policy.ruleset_pooled ? "a namespace with this policy's ruleset"
+			 : "a pristine namespace");
+	if (fd >= 0) {
+		cc->policy.netns_pooled = true;
+		cc->policy.netns_fd = fd;
+		*flags &= ~CLONE_NEWNET;
 	}
+	return 0;
+}
+
+/* 5a. the namespaces the init is cloned into */
+static int choose_namespaces(struct create_ctx *cc, struct init_launch *l, struct ab_err *err)
+{
+	l->flags = clone_flags_of(cc->config, &l->new_userns);
+	l->new_netns = l->flags & CLONE_NEWNET;
+	/* not from the pool for a new user namespace, which must own its network
+	 * namespace, nor for a rootless runtime (the pool is root's) */
+	if ((l->flags & CLONE_NEWNET) && !l->new_userns && !cc->g->rootless && cc->policy.config.netns_pool > 0 &&
+	    take_pooled_netns(cc, &l->flags, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* 5b. the sync socket, and the exec fifo for the init */
+static int open_sync_and_fifo(struct create_ctx *cc, bool run_mode, struct init_launch *l, struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
 	int fds[2];
 	if (sync_socketpair(fds, err) < 0)
 		return -1;
@@ -469,168 +530,244 @@ int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
 	fds[1] = move_above(fds[1], min_fd, err);
 	/* the init gets the fifo itself, not a directory of the host (CVE-2024-21626):
 	 * an O_PATH fd it reopens for writing through /proc when start comes */
-	_cleanup_close_ int fifo_fd = -1;
 	if (!run_mode || o->detach) {
-		fifo_fd = openat(cc->state_dirfd, EXEC_FIFO, O_PATH | O_CLOEXEC);
-		if (fifo_fd < 0)
+		l->fifo_fd = openat(cc->state_dirfd, EXEC_FIFO, O_PATH | O_CLOEXEC);
+		if (l->fifo_fd < 0)
 			return ab_error(err, errno, "open exec fifo");
-		fifo_fd = move_above(fifo_fd, min_fd, err);
+		l->fifo_fd = move_above(l->fifo_fd, min_fd, err);
 	}
-	if (fds[1] < 0 || ((!run_mode || o->detach) && fifo_fd < 0))
+	if (fds[1] < 0 || ((!run_mode || o->detach) && l->fifo_fd < 0))
 		return -1;
 	cc->sync_fd = fds[0];
+	l->child_sync_fd = fds[1];
+	return 0;
+}
+
+/* 5c. the refused file, for a box whose own sentry will write it: made now,
+ * attached by init; and the runtime's pidfd for die_with_parent */
+static int open_refused_and_pidfd(struct create_ctx *cc, bool run_mode, struct init_launch *l, struct ab_err *err)
+{
+	int min_fd = 3 + cc->o->preserve_fds;
+	const struct oci_namespace *netns = oci_namespace_find(cc->config, NS_NETWORK);
+	if (cc->policy.egress_enforced && netns && (!netns->path || cc->policy.netns_pooled)) {
+		/* best effort: where the tree cannot be made (no mount API for this
+		 * user), the container runs without the file */
+		struct ab_err e;
+		l->refused = mount_tree_read_only_file(cc->state_dirfd, EGRESS_REFUSED, min_fd, &e);
+		if (l->refused < 0)
+			log_debug("egress: no %s in the container: %s", REFUSED_FILE_BOX, e.msg);
+	}
+	if (run_mode && cc->o->die_with_parent) {
+		int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		if (fd < 0)
+			return ab_error(err, errno, "pidfd_open of the runtime");
+		l->self_pidfd = move_above(fd, min_fd, err);
+		if (l->self_pidfd < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* 5d. what must be done or opened here, before the clone */
+static int prepare_clone(struct create_ctx *cc, struct init_launch *l, struct init_ctx *ictx, struct ab_err *err)
+{
+	const struct oci_config *c = cc->config;
+	if (join_parent_namespaces(c, err) < 0 || new_time_namespace(c, err) < 0)
+		return -1;
+	l->cgfd = cgroup_v2_dirfd(&cc->st.cgroup);
+	/* learnt here, inherited by init: after pivot_root it may have no /proc/sys */
+	(void)caps_last_cap();
+	if (sealed_exe_prepare(err) < 0)
+		return -1;
+	if (cgroup_join_open(&cc->st.cgroup, &ictx->cgroup_join, err) < 0)
+		return -1;
+	/* id-mapped mounts, and binds a user namespace may not reach, are opened
+	 * here, in the host's namespaces */
+	if (mount_trees_prepare(c, cc->bundle, l->new_userns, 3 + cc->o->preserve_fds, &ictx->mount_trees, err) < 0) {
+		cgroup_join_close(&ictx->cgroup_join);
+		return -1;
+	}
+	return 0;
+}
+
+/* 5e. clone the init; the child runs init_main and never comes back here */
+static int clone_init_child(struct create_ctx *cc, bool run_mode, struct init_launch *l, const char *real_rootfs,
+			    struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
+	const struct oci_config *c = cc->config;
 	struct init_ctx ictx = {
 		.id = o->id,
 		.bundle = cc->bundle,
 		.config = c,
 		.process = c->process,
-		.sync_fd = fds[1],
-		.exec_fifo_fd = fifo_fd,
+		.sync_fd = l->child_sync_fd,
+		.exec_fifo_fd = l->fifo_fd,
 		.preserve_fds = o->preserve_fds,
 		.wait_on_sync = run_mode && !o->detach,
 		/* the init reopens the fifo for writing as process.user, which must
 		 * own it unless that is the runtime's own root */
-		.exec_fifo_handover = fifo_fd >= 0 && (c->process->user.uid || c->process->user.gid ||
-							oci_namespace_find(c, NS_USER)),
+		.exec_fifo_handover = l->fifo_fd >= 0 && (c->process->user.uid || c->process->user.gid ||
+							  oci_namespace_find(c, NS_USER)),
 		.console = c->process->terminal,
 		.no_pivot = o->no_pivot,
 		.no_new_keyring = o->no_new_keyring,
-		.new_userns = new_userns,
+		.new_userns = l->new_userns,
 		/* no device cgroup: the floor guards devices by the mounts instead */
-		.nodev_mounts = g->cgroups_disabled && cc->policy.config.refuse_host_devices,
-		.cgroup_mode = st->cgroup.mode,
-		.cgroup_path = st->cgroup.path,
+		.nodev_mounts = cc->g->cgroups_disabled && cc->policy.config.refuse_host_devices,
+		.cgroup_mode = cc->st.cgroup.mode,
+		.cgroup_path = cc->st.cgroup.path,
 		.seccomp = cc->seccomp,
 		.n_seccomp = cc->n_seccomp,
-		.parent_pidfd = -1,
-		.netns_fd = -1,
-		.refused_fd = -1,
+		.parent_pidfd = l->self_pidfd,
+		.netns_fd = cc->policy.netns_pooled ? cc->policy.netns_fd : -1,
+		.refused_fd = l->refused,
 	};
 	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
-	if (cc->policy.netns_pooled)
-		ictx.netns_fd = cc->policy.netns_fd;
-	/* the refused file, for a box whose own sentry will write it: made now,
-	 * attached by init */
-	_cleanup_close_ int refused = -1;
-	const struct oci_namespace *netns = oci_namespace_find(c, NS_NETWORK);
-	if (cc->policy.egress_enforced && netns && (!netns->path || cc->policy.netns_pooled)) {
-		/* best effort: where the tree cannot be made (no mount API for this
-		 * user), the container runs without the file */
-		struct ab_err e;
-		refused = mount_tree_read_only_file(cc->state_dirfd, EGRESS_REFUSED, min_fd, &e);
-		if (refused < 0)
-			log_debug("egress: no %s in the container: %s", REFUSED_FILE_BOX, e.msg);
-	}
-	ictx.refused_fd = refused;
-	_cleanup_close_ int self_pidfd = -1;
-	if (run_mode && o->die_with_parent) {
-		int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-		if (fd < 0)
-			return ab_error(err, errno, "pidfd_open of the runtime");
-		self_pidfd = move_above(fd, min_fd, err);
-		if (self_pidfd < 0) {
-			close(fd);
-			return -1;
-		}
-	}
-	ictx.parent_pidfd = self_pidfd;
-	if (join_parent_namespaces(c, err) < 0 || new_time_namespace(c, err) < 0)
+	if (prepare_clone(cc, l, &ictx, err) < 0)
 		return -1;
-	_cleanup_close_ int cgfd = cgroup_v2_dirfd(&st->cgroup);
-	/* learnt here, inherited by init: after pivot_root it may have no /proc/sys */
-	(void)caps_last_cap();
-	bool in_cgroup;
-	if (sealed_exe_prepare(err) < 0)
-		return -1;
-	if (cgroup_join_open(&st->cgroup, &ictx.cgroup_join, err) < 0)
-		return -1;
-	/* id-mapped mounts, and binds a user namespace may not reach, are opened
-	 * here, in the host's namespaces */
-	if (mount_trees_prepare(c, cc->bundle, new_userns, min_fd, &ictx.mount_trees, err) < 0) {
-		cgroup_join_close(&ictx.cgroup_join);
-		return -1;
-	}
 	stack_below_not_inherited();
-	pid_t pid = clone_init(flags, cgfd, &in_cgroup);
+	pid_t pid = clone_init(l->flags, l->cgfd, &l->in_cgroup);
 	if (pid != 0)
 		mount_trees_close(c, ictx.mount_trees);
 	if (pid < 0) {
 		cgroup_join_close(&ictx.cgroup_join);
-		close(fds[1]);
+		close(l->child_sync_fd);
 		return ab_error(err, errno, "clone the container init");
 	}
 	if (pid == 0) {
-		close(fds[0]);
+		close(cc->sync_fd);
 		/* the lock lives on the parent's open file: the child must not keep it */
 		close(cc->state_dirfd);
 		init_main(&ictx);
 	}
 	/* the child's end must go now, or we never see EOF if it dies */
-	close(fds[1]);
+	close(l->child_sync_fd);
 	cgroup_join_close(&ictx.cgroup_join);
 	cc->pid = pid;
-	st->pid = pid;
-	if (proc_start_time(pid, &st->pid_start_time) < 0)
-		return ab_error(err, errno, "read start time of init %d", pid);
-	if (state_write(cc->state_dirfd, st, err) < 0)
-		return -1;
-	fault_point(5);
+	cc->st.pid = pid;
+	return 0;
+}
 
-	/* 6. parent side: id maps, cgroup, egress, then let the child go on */
-	if (new_userns) {
+/* 5. clone the init into its namespaces */
+static int clone_into_namespaces(struct create_ctx *cc, bool run_mode, struct init_launch *l,
+				 const char *real_rootfs, struct ab_err *err)
+{
+	if (choose_namespaces(cc, l, err) < 0 || open_sync_and_fifo(cc, run_mode, l, err) < 0 ||
+	    open_refused_and_pidfd(cc, run_mode, l, err) < 0 || clone_init_child(cc, run_mode, l, real_rootfs, err) < 0)
+		return -1;
+	if (proc_start_time(cc->pid, &cc->st.pid_start_time) < 0)
+		return ab_error(err, errno, "read start time of init %d", cc->pid);
+	return state_write(cc->state_dirfd, &cc->st, err);
+}
+
+/* 6a. parent side: id maps, cgroup, egress, then let the child go on */
+static int let_init_go_on(struct create_ctx *cc, bool run_mode, struct init_launch *l, struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
+	const struct oci_config *c = cc->config;
+	pid_t pid = cc->pid;
+	if (l->new_userns) {
 		if (userns_write_maps(pid, c->linux_.uid_mappings, c->linux_.n_uid_mappings,
 				      c->linux_.gid_mappings, c->linux_.n_gid_mappings, err) < 0)
 			return -1;
 	}
-	if (!in_cgroup && cgroup_enter_v2(&st->cgroup, pid, err) < 0)
+	if (!l->in_cgroup && cgroup_enter_v2(&cc->st.cgroup, pid, err) < 0)
 		return -1;
 	if (sync_send(cc->sync_fd, SYNC_CONTINUE, 0, NULL, -1, err) < 0)
 		return -1;
 	/* e.g. kit run's slirp4netns, whose start-up then overlaps the init's */
-	if (run_mode && !o->detach && new_netns && o->on_netns &&
+	if (run_mode && !o->detach && l->new_netns && o->on_netns &&
 	    o->on_netns(pid, cc->policy.netns_pooled ? cc->policy.netns_fd : -1, o->on_created_data, err) < 0)
 		return -1;
+	return 0;
+}
+
+/* 6b. the firewall, while init mounts: it only has to be in place before the
+ * user's program runs, and that waits for `start` (or SYNC_START), after
+ * create */
+static int install_firewall(struct create_ctx *cc, bool run_mode, struct init_launch *l, struct ab_err *err)
+{
+	const struct oci_config *c = cc->config;
 	cc->policy.sentry_status_file = !run_mode;
-	/* while init mounts: the firewall only has to be in place before the user's
-	 * program runs, and that waits for `start` (or SYNC_START), after create */
-	if (policy_install(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+	if (policy_install(&cc->policy, c, &cc->st, cc->state_dirfd, err) < 0)
 		return -1;
 	/* A ruleset from the pool leaves that time free for the sentry's sockets,
 	 * unless a hook may still rewrite the resolv.conf they are made for. The
 	 * pool brought lo up already: the init's own bringing up cannot race
 	 * their binds. */
-	bool sentry_early = cc->policy.ruleset_pooled && !c->hooks.n_hooks[HOOK_PRESTART] &&
-			    !c->hooks.n_hooks[HOOK_CREATE_RUNTIME] && !c->hooks.n_hooks[HOOK_CREATE_CONTAINER];
-	if (sentry_early && policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
+	l->sentry_early = cc->policy.ruleset_pooled && !c->hooks.n_hooks[HOOK_PRESTART] &&
+			  !c->hooks.n_hooks[HOOK_CREATE_RUNTIME] && !c->hooks.n_hooks[HOOK_CREATE_CONTAINER];
+	if (l->sentry_early && policy_prepare_sentry(&cc->policy, c, &cc->st, cc->state_dirfd, err) < 0)
 		return -1;
-	fault_point(6);
-	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
+	return 0;
+}
+
+/* 6c. The sentry comes once init is ready: it reads the container's resolv.conf,
+ * which Docker's prestart hook rewrites, and forking it earlier only takes
+ * CPU from init's set-up, the longest leg of create (measured: +2 ms on a
+ * 2-core host). Its sockets are made now (or were in install_firewall),
+ * before the program can run; run (in the foreground) forks it only once
+ * the program runs. */
+static int start_sentry(struct create_ctx *cc, bool run_mode, const struct init_launch *l, struct ab_err *err)
+{
+	bool fork_after_start = run_mode && !cc->o->detach;
+	if (!l->sentry_early && policy_prepare_sentry(&cc->policy, cc->config, &cc->st, cc->state_dirfd, err) < 0)
 		return -1;
-	fault_point(7);
-	/* The sentry comes once init is ready: it reads the container's resolv.conf,
-	 * which Docker's prestart hook rewrites, and forking it earlier only takes
-	 * CPU from init's set-up, the longest leg of create (measured: +2 ms on a
-	 * 2-core host). Its sockets are made now (or were above), before the
-	 * program can run; run (in the foreground) forks it only once the program
-	 * runs. */
-	bool fork_after_start = run_mode && !o->detach;
-	if (!sentry_early && policy_prepare_sentry(&cc->policy, c, st, cc->state_dirfd, err) < 0)
-		return -1;
-	if (!fork_after_start && policy_fork_sentry(&cc->policy, st, err) < 0)
+	if (!fork_after_start && policy_fork_sentry(&cc->policy, &cc->st, err) < 0)
 		return -1;
 	/* Nobody waits for the sentry here: its listeners are bound, lookups queue
 	 * until it serves. run waits for it once the program runs (container_run,
 	 * forward_until_exit), and after a create, start waits for its word in
 	 * SENTRY_STATUS before it lets the program run (container_start): the
 	 * engine's own work between create and start usually covers it. */
+	return 0;
+}
+
+/* create and run share everything up to the child saying READY. Each step
+ * records in cc what it made, for create_cleanup; fault_point(N) lets
+ * tests/reliability/faults.bats kill a create between them. */
+int create_common(struct create_ctx *cc, bool run_mode, struct ab_err *err)
+{
+	const struct create_opts *o = cc->o;
+	char real_rootfs[PATH_MAX];
+	__attribute__((cleanup(launch_close))) struct init_launch l = {
+		.child_sync_fd = -1, .fifo_fd = -1, .refused = -1, .self_pidfd = -1, .cgfd = -1,
+	};
+
+	if (load_config(cc, run_mode, real_rootfs, err) < 0)                    /* 1. */
+		return -1;
+	fault_point(1);
+	if (resolve_policy(cc, err) < 0)                                        /* 2. */
+		return -1;
+	fault_point(2);
+	if (make_state(cc, run_mode, real_rootfs, err) < 0)                     /* 3. */
+		return -1;
+	fault_point(3);
+	if (make_cgroup(cc, err) < 0)                                           /* 4. */
+		return -1;
+	if (clone_into_namespaces(cc, run_mode, &l, real_rootfs, err) < 0)      /* 5. */
+		return -1;
+	fault_point(5);
+	if (let_init_go_on(cc, run_mode, &l, err) < 0 ||                       /* 6. */
+	    install_firewall(cc, run_mode, &l, err) < 0)
+		return -1;
+	fault_point(6);
+	if (drive_init(cc, run_mode && !o->detach && !o->console_socket, err) < 0)
+		return -1;
+	fault_point(7);
+	if (start_sentry(cc, run_mode, &l, err) < 0)
+		return -1;
 	fault_point(8);
 
 	/* 7. record it */
-	st->started = run_mode && !o->detach;
-	if (state_write(cc->state_dirfd, st, err) < 0)
+	cc->st.started = run_mode && !o->detach;
+	if (state_write(cc->state_dirfd, &cc->st, err) < 0)
 		return -1;
 	fault_point(9);
-	if (o->pid_file && write_pid_file(o->pid_file, pid, err) < 0)
+	if (o->pid_file && write_pid_file(o->pid_file, cc->pid, err) < 0)
 		return -1;
 	fault_point(10);
 	return 0;

@@ -1,6 +1,7 @@
 /* Shared by the parent side of the lifecycle: container.c (create), container_run.c
- * (run) and container_ops.c (start, kill, delete, ...). container_run.c calls
- * into the other two, container.c into container_ops.c, which calls neither. */
+ * (run), exec.c and container_ops.c (start, kill, delete, ...). container_run.c
+ * calls into container.c and container_ops.c, container.c and exec.c into
+ * container_ops.c, which calls none of them. */
 #ifndef AGENTBOX_CONTAINER_INTERNAL_H
 #define AGENTBOX_CONTAINER_INTERNAL_H
 
@@ -47,6 +48,11 @@ void create_ctx_finish(struct create_ctx *cc, bool made);
 void create_warn_made(const struct create_ctx *cc);
 
 /* container_ops.c */
+struct tty_proxy;
+/* For a loop that forwards signals and the terminal to a process of the
+ * container (run's, exec's): a signalfd of every signal, and the terminal's
+ * proxy started when there is one (master >= 0). The signalfd, or < 0. */
+int container_forward_start(int master, struct tty_proxy *proxy, struct ab_err *err);
 /* A pidfd of pid if it is still the process that started at start_time, else -1. */
 int container_pidfd_open_checked(pid_t pid, uint64_t start_time);
 /* Signal the recorded init only if it is still the same process (pid + start time). */

@@ -1,7 +1,7 @@
 /* The lifecycle of a container that exists: load its state, start, kill,
  * delete, pause/resume, print its state; and what create and run share with
  * them (signalling the recorded init, the state given to hooks, the late
- * hooks, destroy). */
+ * hooks, destroy), and the start of run's and exec's forwarding loops. */
 #include "container.h"
 #include "container_internal.h"
 #include "hooks.h"
@@ -10,6 +10,7 @@
 #include "policy.h"
 #include "sentry_process.h"
 #include "sync.h"
+#include "terminal.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -56,6 +58,20 @@ int container_signal_init(const struct container_state *s, int sig)
 		return -1;
 	}
 	return kill(s->pid, sig);
+}
+
+int container_forward_start(int master, struct tty_proxy *proxy, struct ab_err *err)
+{
+	sigset_t all;
+	sigfillset(&all);
+	int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0)
+		return ab_error(err, errno, "signalfd");
+	if (master >= 0 && tty_proxy_start(proxy, master, err) < 0) {
+		close(sfd);
+		return -1;
+	}
+	return sfd;
 }
 
 int container_load(const struct global_opts *g, const char *id, bool exclusive, int *ret_dirfd,

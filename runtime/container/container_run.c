@@ -65,145 +65,203 @@ static int fork_sentry_late(struct create_ctx *cc, struct ab_err *err)
 	return 0;
 }
 
+/* What forward_until_exit keeps from one turn of its loop to the next. */
+struct forward {
+	struct create_ctx *cc;
+	int sfd;                        /* every signal */
+	struct tty_proxy proxy;
+	bool have_tty;
+	struct timespec start;
+	bool timed_out, released;
+	int status;                     /* the init's, once it exited */
+};
+
+/* One turn: what it polls, where in p each kind sits, how long it waits. */
+struct forward_turn {
+	struct pollfd p[16];            /* p[0] the signalfd, then the terminal's */
+	int n;
+	int wake_slot;                  /* the sockets of a sentry not forked yet */
+	size_t n_wake;
+	int sentry_slot;                /* the sentry's word that it is ready, or -1 */
+	int wait_ms, lazy_ms, idle_ms;  /* -1: none */
+	int ready;                      /* poll's return */
+};
+
+enum forward_next { FORWARD_AGAIN, FORWARD_EXITED, FORWARD_FAILED };
+
+IDLE_TEXT static int64_t ms_since(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+IDLE_TEXT static void forward_pollfds(struct forward *f, struct forward_turn *t)
+{
+	t->n = 1;
+	if (f->have_tty)
+		t->n += tty_proxy_pollfds(&f->proxy, t->p + 1);
+	int wake[POLICY_SENTRY_WAKE_MAX];
+	t->wake_slot = t->n;
+	t->n_wake = policy_sentry_wake_fds(&f->cc->policy, wake);
+	for (size_t i = 0; i < t->n_wake; i++)
+		t->p[t->n++] = (struct pollfd){.fd = wake[i], .events = POLLIN};
+	/* the DNS sentry says ready (or why not) while the program already
+	 * runs; a program that is done first never waits for it */
+	int sentry_fd = policy_sentry_ready_fd(&f->cc->policy);
+	t->sentry_slot = -1;
+	if (sentry_fd >= 0) {
+		t->sentry_slot = t->n;
+		t->p[t->n++] = (struct pollfd){.fd = sentry_fd, .events = POLLIN};
+	}
+}
+
+/* How long this turn waits: until the run's timeout, the sentry's lazy
+ * fork or giving back memory, whichever comes first. True when memory is
+ * to be given back now. */
+IDLE_TEXT static bool forward_wait(struct forward *f, struct forward_turn *t)
+{
+	const struct create_opts *o = f->cc->o;
+	t->wait_ms = -1;
+	if (o->timeout_ms > 0 && !f->timed_out) {
+		int64_t spent = ms_since(&f->start);
+		t->wait_ms = spent >= o->timeout_ms ? 0 : (int)(o->timeout_ms - spent);
+	}
+	t->lazy_ms = -1;
+	if (t->n_wake) {
+		int64_t spent = ms_since(&f->start);
+		t->lazy_ms = spent >= SENTRY_LAZY_MS ? 0 : (int)(SENTRY_LAZY_MS - spent);
+		if (t->wait_ms < 0 || t->lazy_ms < t->wait_ms)
+			t->wait_ms = t->lazy_ms;
+	}
+	t->idle_ms = -1;
+	bool release_now = false;
+	if (!f->released) {
+		int64_t spent = ms_since(&f->start);
+		release_now = spent >= RELEASE_IDLE_MS;
+		if (!release_now) {
+			t->idle_ms = (int)(RELEASE_IDLE_MS - spent);
+			if (t->wait_ms < 0 || t->idle_ms < t->wait_ms)
+				t->wait_ms = t->idle_ms;
+		}
+	}
+	return release_now;
+}
+
+/* A lookup or a refused packet waits for the sentry, or it is time for it. */
+IDLE_TEXT static bool sentry_wanted(const struct forward_turn *t)
+{
+	bool wanted = t->ready == 0 && t->wait_ms == t->lazy_ms;
+	for (size_t i = 0; i < t->n_wake && t->ready > 0; i++)
+		wanted |= t->p[t->wake_slot + i].revents != 0;
+	return wanted;
+}
+
+/* out of time: everything in the container goes, not just its init */
+IDLE_TEXT static void kill_timed_out(struct forward *f)
+{
+	struct create_ctx *cc = f->cc;
+	f->timed_out = true;
+	log_warn("container \"%s\" exceeded its timeout of %d ms: killed", cc->o->id, cc->o->timeout_ms);
+	struct ab_err e;
+	if (cc->st.cgroup.mode == CGROUP_MODE_DISABLED || cgroup_kill_all(&cc->st.cgroup, SIGKILL, &e) < 0)
+		kill(cc->pid, SIGKILL);
+}
+
+/* A signal: SIGCHLD may be the init's exit, SIGWINCH resizes the terminal,
+ * any other goes to the init. */
+IDLE_TEXT static enum forward_next forward_signal(struct forward *f, const struct forward_turn *t)
+{
+	struct create_ctx *cc = f->cc;
+	struct signalfd_siginfo si;
+	if (!(t->p[0].revents & POLLIN))
+		return FORWARD_AGAIN;
+	if (read(f->sfd, &si, sizeof si) != sizeof si)
+		return FORWARD_AGAIN;
+	if (si.ssi_signo == SIGCHLD) {
+		pid_t r;
+		int st;
+		bool done = false;
+		/* the sentry is our child too: keep the init's status only */
+		while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+			if (r == cc->pid) {
+				f->status = st;
+				done = true;
+			}
+		return done ? FORWARD_EXITED : FORWARD_AGAIN;
+	}
+	if (si.ssi_signo == SIGWINCH && f->have_tty) {
+		tty_proxy_resize(&f->proxy);
+		return FORWARD_AGAIN;
+	}
+	kill(cc->pid, (int)si.ssi_signo);
+	return FORWARD_AGAIN;
+}
+
+/* What poll found, in order: the sentry wanted, the timeout, the terminal,
+ * the sentry's word, a signal. */
+IDLE_TEXT static enum forward_next forward_events(struct forward *f, struct forward_turn *t, struct ab_err *err)
+{
+	struct create_ctx *cc = f->cc;
+	if (t->n_wake && sentry_wanted(t))
+		return fork_sentry_late(cc, err) < 0 ? FORWARD_FAILED : FORWARD_AGAIN;
+	if (t->ready == 0 && t->wait_ms >= 0) {
+		kill_timed_out(f);
+		return FORWARD_AGAIN;
+	}
+	if (f->have_tty)
+		tty_proxy_handle(&f->proxy, t->p + 1);
+	if (t->sentry_slot >= 0 && t->p[t->sentry_slot].revents && policy_wait_sentry(&cc->policy, err) < 0) {
+		/* a sentry leaves when init does: then this is the exit, not a failure */
+		int st;
+		if (waitpid(cc->pid, &st, WNOHANG) == cc->pid) {
+			f->status = st;
+			return FORWARD_EXITED;
+		}
+		return FORWARD_FAILED;   /* the caller kills and removes the container */
+	}
+	return forward_signal(f, t);
+}
+
 IDLE_TEXT __attribute__((noinline)) static int forward_until_exit(struct create_ctx *cc, int *ret_status, struct ab_err *err)
 {
-	sigset_t all;
-	sigfillset(&all);
-	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	struct forward f = {.cc = cc, .have_tty = cc->console_master >= 0};
+	_cleanup_close_ int sfd = container_forward_start(cc->console_master, &f.proxy, err);
 	if (sfd < 0)
-		return ab_error(err, errno, "signalfd");
-	struct tty_proxy proxy;
-	bool have_tty = cc->console_master >= 0;
-	if (have_tty && tty_proxy_start(&proxy, cc->console_master, err) < 0)
-		return -1;
-	int status = 0;
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	bool timed_out = false, released = false;
+		return sfd;
+	f.sfd = sfd;
+	clock_gettime(CLOCK_MONOTONIC, &f.start);
 	int r = 0;
 	for (;;) {
-		struct signalfd_siginfo si;
-		struct pollfd p[16] = {{.fd = sfd, .events = POLLIN}};
-		int n = 1;
-		if (have_tty)
-			n += tty_proxy_pollfds(&proxy, p + 1);
-		int wake[POLICY_SENTRY_WAKE_MAX], wake_slot = n;
-		size_t n_wake = policy_sentry_wake_fds(&cc->policy, wake);
-		for (size_t i = 0; i < n_wake; i++)
-			p[n++] = (struct pollfd){.fd = wake[i], .events = POLLIN};
-		/* the DNS sentry says ready (or why not) while the program already
-		 * runs; a program that is done first never waits for it */
-		int sentry_slot = -1, sentry_fd = policy_sentry_ready_fd(&cc->policy);
-		if (sentry_fd >= 0) {
-			sentry_slot = n;
-			p[n++] = (struct pollfd){.fd = sentry_fd, .events = POLLIN};
-		}
-		int wait_ms = -1;
-		if (cc->o->timeout_ms > 0 && !timed_out) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-			wait_ms = spent >= cc->o->timeout_ms ? 0 : (int)(cc->o->timeout_ms - spent);
-		}
-		int lazy_ms = -1;
-		if (n_wake) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-			lazy_ms = spent >= SENTRY_LAZY_MS ? 0 : (int)(SENTRY_LAZY_MS - spent);
-			if (wait_ms < 0 || lazy_ms < wait_ms)
-				wait_ms = lazy_ms;
-		}
-		int idle_ms = -1;
-		bool release_now = false;
-		if (!released) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-			release_now = spent >= RELEASE_IDLE_MS;
-			if (!release_now) {
-				idle_ms = (int)(RELEASE_IDLE_MS - spent);
-				if (wait_ms < 0 || idle_ms < wait_ms)
-					wait_ms = idle_ms;
-			}
-		}
+		struct forward_turn t = {.p = {{.fd = sfd, .events = POLLIN}}};
+		forward_pollfds(&f, &t);
 		/* right before poll: code run after it is faulted in again, 64 KiB
 		 * at a time */
-		if (release_now) {
-			released = true;
+		if (forward_wait(&f, &t)) {
+			f.released = true;
 			mem_release_pages(0);
 		}
-		int ready = idle_poll(p, (nfds_t)n, wait_ms);
-		if (ready < 0 && errno != EINTR)
+		t.ready = idle_poll(t.p, (nfds_t)t.n, t.wait_ms);
+		if (t.ready < 0 && errno != EINTR)
 			return ab_error(err, errno, "poll");
-		if (ready == 0 && idle_ms >= 0 && wait_ms == idle_ms)
+		if (t.ready == 0 && t.idle_ms >= 0 && t.wait_ms == t.idle_ms)
 			continue;   /* time to give back memory: before the next poll */
-		if (n_wake) {
-			bool wanted = ready == 0 && wait_ms == lazy_ms;
-			for (size_t i = 0; i < n_wake && ready > 0; i++)
-				wanted |= p[wake_slot + i].revents != 0;
-			if (wanted) {
-				if (fork_sentry_late(cc, err) < 0) {
-					r = -1;
-					break;
-				}
-				continue;
-			}
-		}
-		if (ready == 0 && wait_ms >= 0) {
-			/* out of time: everything in the container goes, not just its init */
-			timed_out = true;
-			log_warn("container \"%s\" exceeded its timeout of %d ms: killed", cc->o->id, cc->o->timeout_ms);
-			struct ab_err e;
-			if (cc->st.cgroup.mode == CGROUP_MODE_DISABLED || cgroup_kill_all(&cc->st.cgroup, SIGKILL, &e) < 0)
-				kill(cc->pid, SIGKILL);
+		enum forward_next next = forward_events(&f, &t, err);
+		if (next == FORWARD_AGAIN)
 			continue;
-		}
-		if (have_tty)
-			tty_proxy_handle(&proxy, p + 1);
-		if (sentry_slot >= 0 && p[sentry_slot].revents && policy_wait_sentry(&cc->policy, err) < 0) {
-			/* a sentry leaves when init does: then this is the exit, not a failure */
-			int st;
-			if (waitpid(cc->pid, &st, WNOHANG) == cc->pid) {
-				status = st;
-				break;
-			}
-			r = -1;   /* the caller kills and removes the container */
-			break;
-		}
-		if (!(p[0].revents & POLLIN))
-			continue;
-		if (read(sfd, &si, sizeof si) != sizeof si)
-			continue;
-		if (si.ssi_signo == SIGCHLD) {
-			pid_t r;
-			int st;
-			bool done = false;
-			/* the sentry is our child too: keep the init's status only */
-			while ((r = waitpid(-1, &st, WNOHANG)) > 0)
-				if (r == cc->pid) {
-					status = st;
-					done = true;
-				}
-			if (done)
-				break;
-			continue;
-		}
-		if (si.ssi_signo == SIGWINCH && have_tty) {
-			tty_proxy_resize(&proxy);
-			continue;
-		}
-		kill(cc->pid, (int)si.ssi_signo);
+		if (next == FORWARD_FAILED)
+			r = -1;
+		break;
 	}
-	if (have_tty) {
+	if (f.have_tty) {
 		if (r == 0)
-			tty_proxy_drain(&proxy);
-		tty_proxy_stop(&proxy);
+			tty_proxy_drain(&f.proxy);
+		tty_proxy_stop(&f.proxy);
 	}
 	if (r < 0)
 		return r;
 	cc->pid = 0;
-	*ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	*ret_status = WIFEXITED(f.status) ? WEXITSTATUS(f.status) : 128 + WTERMSIG(f.status);
 	return 0;
 }
 

@@ -219,125 +219,166 @@ static void log_change(const struct agent_config *cfg, int dirfd, const char *id
 	free(line);
 }
 
-int egress_live_change(const struct global_opts *g, const char *id, bool deny, char *const *entries, size_t n,
-		       struct ab_err *err)
-{
-	const char *verb = deny ? "egress deny" : "egress allow";
-	struct arena a = {0};
+/* What egress_live_change has loaded and made, freed by live_free. */
+struct live {
+	const char *verb;               /* "egress allow" or "egress deny" */
+	bool deny;
+	struct arena a;
 	struct agent_config cfg;
-	struct container_state s = {0};
-	struct egress_policy cur = {0}, req = {0}, np = {0};
-	char **req_texts = NULL, *list = NULL, *old_text = NULL, *new_text = NULL;
-	_cleanup_close_ int dirfd = -1, netns = -1;
-	bool loaded = false;
-	int r = -1;
+	struct container_state s;
+	bool loaded;                    /* s is the container's */
+	struct egress_policy cur, req, np;      /* as it is, the request, as it becomes */
+	char **req_texts, *list, *old_text, *new_text;
+	int dirfd, netns;
+	char owner[NETNS_POOL_TOKEN_LEN + 300]; /* the ruleset's owner */
+};
 
-	/* 1. the container */
-	if (agent_config_load(g->config_path, &a, &cfg, err) < 0)
-		goto out;
-	if (container_load(g, id, true, &dirfd, &s, err) < 0)
-		goto out;
-	loaded = true;
-	if (!s.egress_policy || strncmp(s.egress_policy, "shared:", 7) == 0) {
-		r = ab_error(err, 0, s.egress_policy
+/* 1. the container: its own firewall, its sentry alive */
+static int live_load(struct live *l, const struct global_opts *g, const char *id, struct ab_err *err)
+{
+	if (agent_config_load(g->config_path, &l->a, &l->cfg, err) < 0)
+		return -1;
+	if (container_load(g, id, true, &l->dirfd, &l->s, err) < 0)
+		return -1;
+	l->loaded = true;
+	const struct container_state *s = &l->s;
+	if (!s->egress_policy || strncmp(s->egress_policy, "shared:", 7) == 0)
+		return ab_error(err, 0, s->egress_policy
 			? "%s: container \"%s\" shares the firewall of the network namespace %s: change the policy of the container that made it"
 			: "%s: container \"%s\" has no egress policy (its firewall is off)",
-			verb, s.id, s.egress_policy ? s.egress_policy + 7 : "");
-		goto out;
-	}
-	if (state_status(&s) == STATUS_STOPPED || !proc_is(s.sentry_pid, s.sentry_start_time) || s.sentry_pid <= 0) {
-		r = ab_error(err, 0, "%s: container \"%s\" is not running with its DNS sentry: nothing to change", verb, s.id);
-		goto out;
-	}
+			l->verb, s->id, s->egress_policy ? s->egress_policy + 7 : "");
+	if (state_status(s) == STATUS_STOPPED || !proc_is(s->sentry_pid, s->sentry_start_time) || s->sentry_pid <= 0)
+		return ab_error(err, 0, "%s: container \"%s\" is not running with its DNS sentry: nothing to change", l->verb,
+				s->id);
+	return 0;
+}
 
-	/* 2. the entries, as at create */
+/* 2. the entries, as at create, and the policy they make: 1 when that is
+ * the policy as it is already */
+static int live_new_policy(struct live *l, char *const *entries, size_t n, struct ab_err *err)
+{
 	size_t len = 1;
 	for (size_t i = 0; i < n; i++)
 		len += strlen(entries[i]) + 1;
-	list = xmalloc(len);
-	list[0] = 0;
+	l->list = xmalloc(len);
+	l->list[0] = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (streq(entries[i], "all")) {
-			r = ab_error(err, 0, "%s: \"all\" is not an entry (a firewall is not turned off while the box runs)", verb);
-			goto out;
-		}
-		strcat(strcat(list, i ? "," : ""), entries[i]);
+		if (streq(entries[i], "all"))
+			return ab_error(err, 0, "%s: \"all\" is not an entry (a firewall is not turned off while the box runs)",
+					l->verb);
+		strcat(strcat(l->list, i ? "," : ""), entries[i]);
 	}
-	if (egress_policy_add(&req, list, deny, verb, err) < 0)
-		goto out;
-	if (egress_policy_is_empty(&req)) {
-		r = ab_error(err, 0, "%s: no entry given", verb);
-		goto out;
-	}
+	if (egress_policy_add(&l->req, l->list, l->deny, l->verb, err) < 0)
+		return -1;
+	if (egress_policy_is_empty(&l->req))
+		return ab_error(err, 0, "%s: no entry given", l->verb);
 	char source[300];
-	snprintf(source, sizeof source, "container %s's egressPolicy", s.id);
-	if (egress_policy_from_string(s.egress_policy, source, &cur, err) < 0)
-		goto out;
-	if (!(s.egress_may_widen || cfg.egress_live_may_widen) &&
-	    check_within(&s, &req, deny, agent_config_name(&cfg), err) < 0)
-		goto out;
-	req_texts = texts(deny ? &req.deny : &req.allow);
-	if (changed_policy(&cur, deny, req_texts, &np, err) < 0)
-		goto out;
-	old_text = egress_policy_to_string(&cur);
-	new_text = egress_policy_to_string(&np);
-	if (streq(old_text, new_text)) {
-		r = 0;   /* in the policy as it is already */
-		goto out;
-	}
+	snprintf(source, sizeof source, "container %s's egressPolicy", l->s.id);
+	if (egress_policy_from_string(l->s.egress_policy, source, &l->cur, err) < 0)
+		return -1;
+	if (!(l->s.egress_may_widen || l->cfg.egress_live_may_widen) &&
+	    check_within(&l->s, &l->req, l->deny, agent_config_name(&l->cfg), err) < 0)
+		return -1;
+	l->req_texts = texts(l->deny ? &l->req.deny : &l->req.allow);
+	if (changed_policy(&l->cur, l->deny, l->req_texts, &l->np, err) < 0)
+		return -1;
+	l->old_text = egress_policy_to_string(&l->cur);
+	l->new_text = egress_policy_to_string(&l->np);
+	return streq(l->old_text, l->new_text) ? 1 : 0;
+}
 
-	/* 3. the ruleset */
-	char path[64], owner[NETNS_POOL_TOKEN_LEN + 300];
-	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)s.pid);
-	netns = open(path, O_RDONLY | O_CLOEXEC);
-	if (netns < 0 || !state_init_alive(&s)) {
-		r = ab_error(err, netns < 0 ? errno : ESRCH, "%s: the network namespace of container \"%s\"", verb, s.id);
-		goto out;
+/* 3. the ruleset, replaced in the container's network namespace */
+static int live_ruleset(struct live *l, struct ab_err *err)
+{
+	const struct container_state *s = &l->s;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)s->pid);
+	l->netns = open(path, O_RDONLY | O_CLOEXEC);
+	if (l->netns < 0 || !state_init_alive(s))
+		return ab_error(err, l->netns < 0 ? errno : ESRCH, "%s: the network namespace of container \"%s\"", l->verb,
+				s->id);
+	snprintf(l->owner, sizeof l->owner, "%s%s", s->egress_token ? "@" : "", s->egress_token ? s->egress_token : s->id);
+	if (egress_reinstall(l->netns, &l->np, l->owner, EGRESS_SENTRY_PORT, !l->deny, err) < 0) {
+		ab_wrap(err, "%s", l->verb);
+		return -1;
 	}
-	snprintf(owner, sizeof owner, "%s%s", s.egress_token ? "@" : "", s.egress_token ? s.egress_token : s.id);
-	if (egress_reinstall(netns, &np, owner, EGRESS_SENTRY_PORT, !deny, err) < 0) {
-		ab_wrap(err, "%s", verb);
-		goto out;
-	}
+	return 0;
+}
 
-	/* 4. the sentry; on its refusal the old rules go back */
-	if (sentry_change(dirfd, &s, new_text, err) < 0) {
+/* 4. the sentry; on its refusal the old rules go back */
+static int live_sentry(struct live *l, struct ab_err *err)
+{
+	if (sentry_change(l->dirfd, &l->s, l->new_text, err) < 0) {
 		struct ab_err e;
-		if (egress_reinstall(netns, &cur, owner, EGRESS_SENTRY_PORT, false, &e) < 0)
-			ab_wrap(err, "%s (and the old ruleset could not be put back: %s)", verb, e.msg);
+		if (egress_reinstall(l->netns, &l->cur, l->owner, EGRESS_SENTRY_PORT, false, &e) < 0)
+			ab_wrap(err, "%s (and the old ruleset could not be put back: %s)", l->verb, e.msg);
 		else
-			ab_wrap(err, "%s: nothing changed", verb);
-		goto out;
+			ab_wrap(err, "%s: nothing changed", l->verb);
+		return -1;
 	}
+	return 0;
+}
 
-	/* flows open to what is now denied end here (CIDR entries) */
-	if (deny) {
-		size_t cut = 0;
-		struct ab_err e;
-		if (egress_conntrack_cut(netns, &req.deny, &cut, &e) < 0)
-			log_warn("%s: established connections were not cut: %s", verb, e.msg);
-		else if (cut)
-			log_debug("%s: %zu established connections cut", verb, cut);
-	}
+/* 5. flows open to what is now denied end here (CIDR entries) */
+static void live_cut_denied(const struct live *l)
+{
+	size_t cut = 0;
+	struct ab_err e;
+	if (egress_conntrack_cut(l->netns, &l->req.deny, &cut, &e) < 0)
+		log_warn("%s: established connections were not cut: %s", l->verb, e.msg);
+	else if (cut)
+		log_debug("%s: %zu established connections cut", l->verb, cut);
+}
 
-	/* 6. the state and the logs */
-	s.egress_policy = arena_strdup(&s.arena, new_text);
-	if (state_write(dirfd, &s, err) < 0)
-		goto out;
-	char *canon = joined(req_texts, NULL, NULL);
-	log_change(&cfg, dirfd, s.id, deny, canon);
+/* 6. the state and the logs */
+static int live_record(struct live *l, struct ab_err *err)
+{
+	l->s.egress_policy = arena_strdup(&l->s.arena, l->new_text);
+	if (state_write(l->dirfd, &l->s, err) < 0)
+		return -1;
+	char *canon = joined(l->req_texts, NULL, NULL);
+	log_change(&l->cfg, l->dirfd, l->s.id, l->deny, canon);
 	free(canon);
-	r = 0;
+	return 0;
+}
+
+static void live_free(struct live *l)
+{
+	free(l->list);
+	free(l->old_text);
+	free(l->new_text);
+	texts_free(l->req_texts);
+	egress_policy_free(&l->cur);
+	egress_policy_free(&l->req);
+	egress_policy_free(&l->np);
+	if (l->loaded)
+		state_free(&l->s);
+	arena_free(&l->a);
+	/* last, as the locals they were: the state's lock goes with dirfd */
+	if (l->netns >= 0)
+		close(l->netns);
+	if (l->dirfd >= 0)
+		close(l->dirfd);
+}
+
+int egress_live_change(const struct global_opts *g, const char *id, bool deny, char *const *entries, size_t n,
+		       struct ab_err *err)
+{
+	struct live l = {.verb = deny ? "egress deny" : "egress allow", .deny = deny, .dirfd = -1, .netns = -1};
+	int r = -1;
+	if (live_load(&l, g, id, err) < 0)
+		goto out;
+	int same = live_new_policy(&l, entries, n, err);
+	if (same != 0) {
+		r = same > 0 ? 0 : -1;   /* 1: in the policy as it is already */
+		goto out;
+	}
+	if ((r = live_ruleset(&l, err)) < 0 || (r = live_sentry(&l, err)) < 0)
+		goto out;
+	if (deny)
+		live_cut_denied(&l);
+	r = live_record(&l, err);
 out:
-	free(list);
-	free(old_text);
-	free(new_text);
-	texts_free(req_texts);
-	egress_policy_free(&cur);
-	egress_policy_free(&req);
-	egress_policy_free(&np);
-	if (loaded)
-		state_free(&s);
-	arena_free(&a);
+	live_free(&l);
 	return r;
 }

@@ -3,6 +3,7 @@
 #include "caps.h"
 #include "test_hooks.h"
 #include "container.h"
+#include "container_internal.h"
 #include "json.h"
 #include "log.h"
 #include "lsm.h"
@@ -256,14 +257,10 @@ static int process_from_flags(struct exec_opts *o, const struct oci_config *c, s
 
 static int forward_exec(pid_t pid, int master, int *ret_status, struct ab_err *err)
 {
-	sigset_t all;
-	sigfillset(&all);
-	_cleanup_close_ int sfd = signalfd(-1, &all, SFD_CLOEXEC);
-	if (sfd < 0)
-		return ab_error(err, errno, "signalfd");
 	struct tty_proxy proxy;
-	if (master >= 0 && tty_proxy_start(&proxy, master, err) < 0)
-		return -1;
+	_cleanup_close_ int sfd = container_forward_start(master, &proxy, err);
+	if (sfd < 0)
+		return sfd;
 	int status = 0;
 	for (;;) {
 		struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}};
@@ -310,94 +307,99 @@ static int send_console_fd(const char *socket_path, int master, struct ab_err *e
 	return sync_send_raw_fd(fd, "/dev/ptmx", master, err);
 }
 
-int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_err *err)
-{
+/* What container_exec has loaded and made, so that exec_cleanup undoes
+ * exactly that. On container_exec's stack: the middle child reads x. */
+struct exec_run {
+	struct exec_opts *o;
 	struct container_state s;
-	if (container_load(g, o->id, false, NULL, &s, err) < 0)
-		return -1;
-	struct arena a = {0};
-	struct oci_config *c = NULL;
-	struct agent_policy policy = {0};
+	struct arena a;
+	struct oci_config *c;
+	struct agent_policy policy;
 	struct seccomp_prog progs[2];
-	size_t n_progs = 0;
-	struct exec_child x = {.sync_fd = -1, .preserve_fds = o->preserve_fds};
-	int fds[2] = {-1, -1};
-	int master = -1;
-	pid_t pid = -1, middle = -1;   /* exec's process, and the child that made it */
-	int cgfd = -1;
-	int r = -1;
+	size_t n_progs;
+	struct exec_child x;
+	int fds[2];
+	int master;
+	pid_t pid, middle;   /* exec's process, and the child that made it */
+	int cgfd;
+};
 
-	enum container_status st = state_status(&s);
-	if (st == STATUS_STOPPED) {
-		ab_error(err, 0, "cannot exec in a stopped container: container not running");
-		goto out;
-	}
-	if (st == STATUS_PAUSED) {
-		ab_error(err, 0, "cannot exec in a paused container");
-		goto out;
-	}
+/* A running container's config. */
+static int exec_load_config(struct exec_run *e, struct ab_err *err)
+{
+	enum container_status st = state_status(&e->s);
+	if (st == STATUS_STOPPED)
+		return ab_error(err, 0, "cannot exec in a stopped container: container not running");
+	if (st == STATUS_PAUSED)
+		return ab_error(err, 0, "cannot exec in a paused container");
 	char cfg_path[PATH_MAX + 16];
-	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", s.bundle);
-	if (oci_config_load(cfg_path, &c, err) < 0)
-		goto out;
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", e->s.bundle);
+	return oci_config_load(cfg_path, &e->c, err);
+}
 
-	/* 1. the process */
+/* 1. the process: process.json, or runc's flags on the container's own */
+static int exec_process_of(struct exec_run *e, struct ab_err *err)
+{
+	struct exec_opts *o = e->o;
 	const struct oci_process *p = NULL;
 	if (o->process_path) {
 		_cleanup_free_ char *text = NULL;
 		struct oci_process *pp = NULL;
-		if (read_file_at(AT_FDCWD, o->process_path, 4 << 20, &text, NULL, err) < 0) {
-			ab_wrap(err, "--process");
-			goto out;
-		}
-		if (oci_process_parse(text, o->process_path, &a, &pp, err) < 0)
-			goto out;
+		if (read_file_at(AT_FDCWD, o->process_path, 4 << 20, &text, NULL, err) < 0)
+			return ab_wrap(err, "--process");
+		if (oci_process_parse(text, o->process_path, &e->a, &pp, err) < 0)
+			return -1;
 		if (o->tty)
 			pp->terminal = true;
 		p = pp;
 	} else {
 		struct oci_process *pp = NULL;
-		if (process_from_flags(o, c, &a, &pp, err) < 0)
-			goto out;
+		if (process_from_flags(o, e->c, &e->a, &pp, err) < 0)
+			return -1;
 		p = pp;
 	}
-	if (p->terminal && !o->console_socket && o->detach) {
-		ab_error(err, 0, "exec: a terminal with --detach needs --console-socket");
-		goto out;
-	}
+	if (p->terminal && !o->console_socket && o->detach)
+		return ab_error(err, 0, "exec: a terminal with --detach needs --console-socket");
 	if (lsm_check(p, NULL, o->process_path ? "process.json: " : "exec: process.", err) < 0)
-		goto out;
-	x.p = p;
+		return -1;
+	e->x.p = p;
+	return 0;
+}
 
-	/* 2. the same seccomp the container has: the engine's, then the agent profile */
+/* 2. the same seccomp the container has: the engine's, then the agent profile */
+static int exec_policy(struct exec_run *e, const struct global_opts *g, struct ab_err *err)
+{
 	struct global_opts pg = *g;
-	pg.seccomp_profile = s.seccomp_profile ? s.seccomp_profile : "agent";
+	pg.seccomp_profile = e->s.seccomp_profile ? e->s.seccomp_profile : "agent";
 	/* the firewall is the container's, set at create: do not resolve it again */
 	pg.egress_allow = "all";
 	pg.egress_deny = NULL;
-	if (policy_resolve(&pg, c, &policy, err) < 0 ||
-	    policy_seccomp_programs(&policy, c, g->root, progs, &n_progs, err) < 0)
-		goto out;
-	policy.egress_enforced = s.egress_policy != NULL;
-	if (policy_floor_process(&policy, (struct oci_process *)p, o->process_path ? "process.json" : "exec", err) < 0)
-		goto out;
-	x.seccomp = progs;
-	x.n_seccomp = n_progs;
+	if (policy_resolve(&pg, e->c, &e->policy, err) < 0 ||
+	    policy_seccomp_programs(&e->policy, e->c, g->root, e->progs, &e->n_progs, err) < 0)
+		return -1;
+	e->policy.egress_enforced = e->s.egress_policy != NULL;
+	if (policy_floor_process(&e->policy, (struct oci_process *)e->x.p, e->o->process_path ? "process.json" : "exec",
+				 err) < 0)
+		return -1;
+	e->x.seccomp = e->progs;
+	e->x.n_seccomp = e->n_progs;
+	return 0;
+}
 
-	/* 3. the namespaces of the init */
+/* 3. the namespaces of the init that are not ours already */
+static int open_init_namespaces(const struct container_state *s, struct exec_child *x, struct ab_err *err)
+{
 	for (size_t i = 0; i < ARRAY_SIZE(ns_order); i++) {
-		if (same_ns(s.pid, ns_order[i].name))
+		if (same_ns(s->pid, ns_order[i].name))
 			continue;
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s.pid, ns_order[i].name);
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s->pid, ns_order[i].name);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			ab_error(err, errno, "open %s", path);
-			goto out;
-		}
-		x.ns[x.n_ns++] = (struct ns_join){.fd = fd, .flag = ns_order[i].flag, .name = ns_order[i].name};
+		if (fd < 0)
+			return ab_error(err, errno, "open %s", path);
+		x->ns[x->n_ns++] = (struct ns_join){.fd = fd, .flag = ns_order[i].flag, .name = ns_order[i].name};
 		if (ns_order[i].flag == CLONE_NEWUSER)
-			x.joined_userns = true;
+			x->joined_userns = true;
 	}
 	static const struct {
 		const char *name;
@@ -405,169 +407,222 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 	} child_ns[] = {{"pid", CLONE_NEWPID}, {"time", CLONE_NEWTIME}};
 	for (size_t i = 0; i < ARRAY_SIZE(child_ns); i++) {
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s.pid, child_ns[i].name);
-		if (same_ns(s.pid, child_ns[i].name))
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)s->pid, child_ns[i].name);
+		if (same_ns(s->pid, child_ns[i].name))
 			continue;
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 && child_ns[i].flag == CLONE_NEWPID) {
-			ab_error(err, errno, "open %s", path);
-			goto out;
-		}
+		if (fd < 0 && child_ns[i].flag == CLONE_NEWPID)
+			return ab_error(err, errno, "open %s", path);
 		if (fd >= 0)   /* (no time namespaces before Linux 5.6) */
-			x.child_ns[x.n_child_ns++] =
+			x->child_ns[x->n_child_ns++] =
 				(struct ns_join){.fd = fd, .flag = child_ns[i].flag, .name = child_ns[i].name};
 	}
 	/* the init may have died while we looked: never join a recycled pid's namespaces */
-	if (!state_init_alive(&s)) {
-		ab_error(err, 0, "cannot exec in a stopped container: container not running");
-		goto out;
-	}
+	if (!state_init_alive(s))
+		return ab_error(err, 0, "cannot exec in a stopped container: container not running");
+	return 0;
+}
 
-	/* learnt here, inherited by the child: inside, /proc/sys may be missing */
-	(void)caps_last_cap();
-	/* 4. clone into the cgroup, then let the child join the rest */
-	if (sync_socketpair(fds, err) < 0)
-		goto out;
+/* The sync socket: ours passes credentials (SYNC_PID), the child's end is
+ * moved above the fds it keeps. */
+static int exec_sync_socket(struct exec_run *e, struct ab_err *err)
+{
+	if (sync_socketpair(e->fds, err) < 0)
+		return -1;
 	int one = 1;   /* for SYNC_PID */
-	if (setsockopt(fds[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
-		ab_error(err, errno, "sync: SO_PASSCRED");
-		goto out;
+	if (setsockopt(e->fds[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
+		return ab_error(err, errno, "sync: SO_PASSCRED");
+	if (e->fds[1] < 3 + e->o->preserve_fds) {
+		int n = fcntl(e->fds[1], F_DUPFD_CLOEXEC, 3 + e->o->preserve_fds);
+		close(e->fds[1]);
+		e->fds[1] = n;
 	}
-	if (fds[1] < 3 + o->preserve_fds) {
-		int n = fcntl(fds[1], F_DUPFD_CLOEXEC, 3 + o->preserve_fds);
-		close(fds[1]);
-		fds[1] = n;
-	}
-	x.sync_fd = fds[1];
+	e->x.sync_fd = e->fds[1];
+	return 0;
+}
+
+/* 4. clone the middle child into the cgroup (clone3, or clone and then
+ * moved there); it joins the rest (exec_child_main) */
+static int clone_middle(struct exec_run *e, struct ab_err *err)
+{
+	if (exec_sync_socket(e, err) < 0)
+		return -1;
 	if (sealed_exe_prepare(err) < 0)
-		goto out;
-	x.cgroup_path = s.cgroup.path;
-	if (cgroup_join_open(&s.cgroup, &x.cgroup_join, err) < 0)
-		goto out;
+		return -1;
+	e->x.cgroup_path = e->s.cgroup.path;
+	if (cgroup_join_open(&e->s.cgroup, &e->x.cgroup_join, err) < 0)
+		return -1;
 	stack_below_not_inherited();
-	cgfd = cgroup_v2_dirfd(&s.cgroup);
-	if (cgfd >= 0 && !util_force_fallbacks) {
-		struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
-		pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
-		if (pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
-			close(cgfd);
-			cgfd = -1;
+	e->cgfd = cgroup_v2_dirfd(&e->s.cgroup);
+	if (e->cgfd >= 0 && !util_force_fallbacks) {
+		struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)e->cgfd};
+		e->pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
+		if (e->pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
+			close(e->cgfd);
+			e->cgfd = -1;
 		}
 	}
-	bool in_cgroup = cgfd >= 0 && pid >= 0;
+	bool in_cgroup = e->cgfd >= 0 && e->pid >= 0;
 	if (!in_cgroup)
-		pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid == 0) {
-		close(fds[0]);
-		exec_child_main(&x);
+		e->pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+	if (e->pid == 0) {
+		close(e->fds[0]);
+		exec_child_main(&e->x);
 	}
-	cgroup_join_close(&x.cgroup_join);
-	if (pid < 0) {
-		ab_error(err, errno, "clone");
-		goto out;
-	}
-	close(fds[1]);
-	fds[1] = -1;
-	if (!in_cgroup && cgroup_enter_v2(&s.cgroup, pid, err) < 0)
-		goto out;
-	if (sync_send(fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
-		goto out;
+	cgroup_join_close(&e->x.cgroup_join);
+	if (e->pid < 0)
+		return ab_error(err, errno, "clone");
+	close(e->fds[1]);
+	e->fds[1] = -1;
+	if (!in_cgroup && cgroup_enter_v2(&e->s.cgroup, e->pid, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* SYNC_SECCOMP_NOTIFY: the listener fd to linux.seccomp.listenerPath. */
+static int exec_send_listener(const struct exec_run *e, int fd, struct ab_err *err)
+{
+	char state[SYNC_DATA_MAX];
+	struct json_out *jo = json_out_new(false);
+	state_oci_json(jo, &e->s, STATUS_RUNNING);
+	snprintf(state, sizeof state, "%s", json_out_text(jo, NULL));
+	json_out_free(jo);
+	int rr = seccomp_send_listener(e->c->linux_.seccomp, state, fd, err);
+	close(fd);
+	return rr;
+}
+
+/* 5. the middle child on its way: the process it cloned into the container
+ * (ours from now on), its terminal and listener, until it says READY */
+static int drive_exec(struct exec_run *e, struct ab_err *err)
+{
+	if (sync_send(e->fds[0], SYNC_CONTINUE, 0, NULL, -1, err) < 0)
+		return -1;
 	{
 		/* the process the middle child cloned into the container, ours */
 		struct sync_msg pm;
-		middle = pid;
-		pid = -1;
-		if (sync_recv(fds[0], SYNC_PID, &pm, NULL, err) < 0)
-			goto out;
-		pid = (pid_t)pm.code;
+		e->middle = e->pid;
+		e->pid = -1;
+		if (sync_recv(e->fds[0], SYNC_PID, &pm, NULL, err) < 0)
+			return -1;
+		e->pid = (pid_t)pm.code;
 	}
 	for (;;) {
 		struct sync_msg msg;
 		int fd = -1;
-		if (sync_recv(fds[0], 0, &msg, &fd, err) < 0)
-			goto out;
+		if (sync_recv(e->fds[0], 0, &msg, &fd, err) < 0)
+			return -1;
 		if (msg.type == SYNC_READY)
-			break;
+			return 0;
 		if (msg.type == SYNC_CONSOLE) {
-			if (o->console_socket) {
-				int rr = send_console_fd(o->console_socket, fd, err);
+			if (e->o->console_socket) {
+				int rr = send_console_fd(e->o->console_socket, fd, err);
 				close(fd);
 				if (rr < 0)
-					goto out;
+					return -1;
 			} else {
-				master = fd;
+				e->master = fd;
 			}
 		} else if (msg.type == SYNC_SECCOMP_NOTIFY) {
-			char state[SYNC_DATA_MAX];
-			struct json_out *jo = json_out_new(false);
-			state_oci_json(jo, &s, STATUS_RUNNING);
-			snprintf(state, sizeof state, "%s", json_out_text(jo, NULL));
-			json_out_free(jo);
-			int rr = seccomp_send_listener(c->linux_.seccomp, state, fd, err);
-			close(fd);
-			if (rr < 0)
-				goto out;
+			if (exec_send_listener(e, fd, err) < 0)
+				return -1;
 		} else {
 			if (fd >= 0)
 				close(fd);
-			ab_error(err, 0, "sync: unexpected message %u", msg.type);
-			goto out;
+			return ab_error(err, 0, "sync: unexpected message %u", msg.type);
 		}
 	}
+}
+
+/* 6. --pid-file, then the process goes on to its execve; detached, we are
+ * done once it has; else forward signals and the terminal until it exits.
+ * Returns its exit status. */
+static int start_exec(struct exec_run *e, struct ab_err *err)
+{
+	struct exec_opts *o = e->o;
 	if (o->pid_file) {
 		char buf[32];
-		int n = snprintf(buf, sizeof buf, "%d", (int)pid);
+		int n = snprintf(buf, sizeof buf, "%d", (int)e->pid);
 		if (write_file_atomic_at(AT_FDCWD, o->pid_file, buf, (size_t)n, 0644, err) < 0) {
 			ab_wrap(err, "--pid-file");
-			goto out;
+			return -1;   /* not the errno: that would pass for an exit status */
 		}
 	}
-	if (sync_send(fds[0], SYNC_START, 0, NULL, -1, err) < 0)
-		goto out;
+	if (sync_send(e->fds[0], SYNC_START, 0, NULL, -1, err) < 0)
+		return -1;
 	if (o->detach) {
 		/* it exits as soon as the process has exec'd (in the foreground it is
 		 * reaped at the end, off the process's way) */
-		while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+		while (waitpid(e->middle, NULL, 0) < 0 && errno == EINTR)
 			;
-		middle = -1;
-		pid = -1;   /* the engine, as subreaper, owns it now */
-		r = 0;
-		goto out;
+		e->middle = -1;
+		e->pid = -1;   /* the engine, as subreaper, owns it now */
+		return 0;
 	}
 	int status = 0;
-	if (forward_exec(pid, master, &status, err) < 0)
-		goto out;
-	pid = -1;
-	r = status;
-out:
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	if (forward_exec(e->pid, e->master, &status, err) < 0)
+		return -1;
+	e->pid = -1;
+	return status;
+}
+
+/* Undo what container_exec made (r < 0: it failed) and free what it loaded. */
+static void exec_cleanup(struct exec_run *e, int r)
+{
+	if (e->pid > 0) {
+		kill(e->pid, SIGKILL);
+		while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (middle > 0) {
+	if (e->middle > 0) {
 		if (r < 0)
-			kill(middle, SIGKILL);
-		while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+			kill(e->middle, SIGKILL);
+		while (waitpid(e->middle, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (master >= 0)
-		close(master);
-	if (cgfd >= 0)
-		close(cgfd);
+	if (e->master >= 0)
+		close(e->master);
+	if (e->cgfd >= 0)
+		close(e->cgfd);
 	for (size_t i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	for (size_t i = 0; i < x.n_ns; i++)
-		close(x.ns[i].fd);
-	for (size_t i = 0; i < x.n_child_ns; i++)
-		close(x.child_ns[i].fd);
-	for (size_t i = 0; i < n_progs; i++)
-		seccomp_prog_free(&progs[i]);
-	policy_free(&policy);
-	if (c)
-		oci_config_free(c);
-	arena_free(&a);
-	state_free(&s);
+		if (e->fds[i] >= 0)
+			close(e->fds[i]);
+	for (size_t i = 0; i < e->x.n_ns; i++)
+		close(e->x.ns[i].fd);
+	for (size_t i = 0; i < e->x.n_child_ns; i++)
+		close(e->x.child_ns[i].fd);
+	for (size_t i = 0; i < e->n_progs; i++)
+		seccomp_prog_free(&e->progs[i]);
+	policy_free(&e->policy);
+	if (e->c)
+		oci_config_free(e->c);
+	arena_free(&e->a);
+	state_free(&e->s);
+}
+
+int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_err *err)
+{
+	struct exec_run e = {
+		.o = o,
+		.x = {.sync_fd = -1, .preserve_fds = o->preserve_fds},
+		.fds = {-1, -1},
+		.master = -1,
+		.pid = -1,
+		.middle = -1,
+		.cgfd = -1,
+	};
+	if (container_load(g, o->id, false, NULL, &e.s, err) < 0)
+		return -1;
+	int r = -1;
+	if (exec_load_config(&e, err) < 0 || exec_process_of(&e, err) < 0 || exec_policy(&e, g, err) < 0 ||
+	    open_init_namespaces(&e.s, &e.x, err) < 0)
+		goto out;
+	/* learnt here, inherited by the child: inside, /proc/sys may be missing */
+	(void)caps_last_cap();
+	if (clone_middle(&e, err) < 0 || drive_exec(&e, err) < 0)
+		goto out;
+	r = start_exec(&e, err);
+out:
+	exec_cleanup(&e, r);
 	return r;
 }

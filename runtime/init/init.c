@@ -30,6 +30,16 @@
 #include <sys/syscall.h>
 #include <termios.h>
 
+int init_join_namespace(const struct oci_namespace *ns, struct ab_err *err)
+{
+	_cleanup_close_ int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ab_error(err, errno, "open %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+	if (setns(fd, ns->clone_flag) < 0)
+		return ab_error(err, errno, "join %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+	return 0;
+}
+
 /* Joining an existing user namespace comes first: it decides what we may do next. */
 static int join_namespaces(const struct oci_config *c, bool userns_only, struct ab_err *err)
 {
@@ -39,11 +49,9 @@ static int join_namespaces(const struct oci_config *c, bool userns_only, struct 
 			continue;
 		if (ns->kind == NS_PID || ns->kind == NS_TIME)
 			continue;   /* joined by the parent: they apply to children only */
-		_cleanup_close_ int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return ab_error(err, errno, "open %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
-		if (setns(fd, ns->clone_flag) < 0)
-			return ab_error(err, errno, "join %s namespace %s", oci_ns_kind_name(ns->kind), ns->path);
+		int r = init_join_namespace(ns, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -104,13 +112,10 @@ static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 	return 0;
 }
 
-static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char **state_json,
-		    struct ab_err *err)
+/* 1. into the cgroup and a pooled network namespace, off our binary; then
+ * the parent's word that the id maps are written */
+static int init_begin(struct init_ctx *ctx, struct sync_msg *msg, struct ab_err *err)
 {
-	const struct oci_config *c = ctx->config;
-	const struct oci_process *p = ctx->process;
-	struct sync_msg msg;
-
 	/* first, so that what follows is charged to the container */
 	if (cgroup_join_self(&ctx->cgroup_join, ctx->cgroup_path, err) < 0)
 		return -1;
@@ -124,14 +129,19 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	/* while the parent writes the id maps */
 	if (sealed_exe_detach(err) < 0)
 		return -1;
-	/* 1. the parent has written the id maps (and joined us to a cgroup2
+	/* the parent has written the id maps (and joined us to a cgroup2
 	 * directory we could not be cloned into) */
-	if (sync_recv(ctx->sync_fd, SYNC_CONTINUE, &msg, NULL, err) < 0)
+	if (sync_recv(ctx->sync_fd, SYNC_CONTINUE, msg, NULL, err) < 0)
 		return -1;
 	if (chdir(ctx->bundle) < 0)
 		return ab_error(err, errno, "chdir to bundle %s", ctx->bundle);
+	return 0;
+}
 
-	/* 2. namespaces */
+/* 2. namespaces */
+static int enter_namespaces(const struct init_ctx *ctx, struct ab_err *err)
+{
+	const struct oci_config *c = ctx->config;
 	if (join_namespaces(c, true, err) < 0 || join_namespaces(c, false, err) < 0)
 		return -1;
 	if (ctx->new_userns) {
@@ -148,8 +158,12 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	const struct oci_namespace *netns = oci_namespace_find(c, NS_NETWORK);
 	if (netns && !netns->path && netdev_loopback_up(err) < 0)
 		return -1;
+	return 0;
+}
 
-	/* 3. hostname and domain name need a private UTS namespace */
+/* 3. hostname and domain name need a private UTS namespace */
+static int set_host_names(const struct oci_config *c, struct ab_err *err)
+{
 	const struct oci_namespace *uts = oci_namespace_find(c, NS_UTS);
 	if ((c->hostname && *c->hostname) || (c->domainname && *c->domainname)) {
 		if (!uts)
@@ -159,22 +173,22 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		if (c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0)
 			return ab_error(err, errno, "domainname: set \"%s\"", c->domainname);
 	}
+	return 0;
+}
 
-	/* 4. the file system view */
-	if (mounts_setup(ctx, err) < 0)
-		return -1;
-	if (ctx->console && process_setup_console(ctx->rootfs, p, ctx->sync_fd, true, err) < 0)
-		return -1;
-
-	/* 5. hooks: prestart and createRuntime by the parent, createContainer here.
-	 * The round trip also brings the state the hooks are given; without hooks
-	 * (most containers) it is skipped. */
+/* 5. hooks: prestart and createRuntime by the parent, createContainer here.
+ * The round trip also brings the state the hooks are given; without hooks
+ * (most containers) it is skipped. */
+static int run_create_container_hooks(const struct init_ctx *ctx, struct sync_msg *msg, char **state_json,
+				      struct ab_err *err)
+{
+	const struct oci_config *c = ctx->config;
 	const size_t *nh = c->hooks.n_hooks;
 	if (nh[HOOK_PRESTART] || nh[HOOK_CREATE_RUNTIME] || nh[HOOK_CREATE_CONTAINER] || nh[HOOK_START_CONTAINER]) {
 		if (sync_send(ctx->sync_fd, SYNC_RUNTIME_HOOKS, 0, NULL, -1, err) < 0 ||
-		    sync_recv(ctx->sync_fd, SYNC_HOOKS_DONE, &msg, NULL, err) < 0)
+		    sync_recv(ctx->sync_fd, SYNC_HOOKS_DONE, msg, NULL, err) < 0)
 			return -1;
-		*state_json = xstrdup(msg.data);
+		*state_json = xstrdup(msg->data);
 		/* in the rootfs, as runc runs them: a hook may name paths in it
 		 * relative to its cwd; the next step moves there anyway */
 		if (nh[HOOK_CREATE_CONTAINER] && chdir(ctx->rootfs) < 0)
@@ -182,8 +196,15 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		if (hooks_run(&c->hooks, HOOK_CREATE_CONTAINER, *state_json, err) < 0)
 			return -1;
 	}
+	return 0;
+}
 
-	/* 6. into the rootfs */
+/* 6. into the rootfs: pivot_root, sysctls, the cwd, masked and read-only
+ * paths, the personality */
+static int enter_rootfs(const struct init_ctx *ctx, struct ab_err *err)
+{
+	const struct oci_config *c = ctx->config;
+	const struct oci_process *p = ctx->process;
 	/* sysctls go in before readonlyPaths makes /proc/sys read-only */
 	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || write_sysctls(c, err) < 0)
 		return -1;
@@ -195,10 +216,17 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return -1;
 	if (c->linux_.has_personality && personality(c->linux_.personality) < 0)
 		return ab_error(err, errno, "linux.personality: set %s", c->linux_.personality_domain);
+	return 0;
+}
 
-	/* 7. the process' own settings */
+/* 7. the process' own settings: limits, scheduling, memory policy, keyring,
+ * cwd, the executable and its environment, the LSM profile */
+static int process_settings(struct init_ctx *ctx, char *exec_path, size_t exec_len, const char **late_cwd,
+			    struct ab_err *err)
+{
+	const struct oci_process *p = ctx->process;
 	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
-	    process_set_scheduling(p, false, err) < 0 || set_memory_policy(&c->linux_, err) < 0)
+	    process_set_scheduling(p, false, err) < 0 || set_memory_policy(&ctx->config->linux_, err) < 0)
 		return -1;
 	if (!ctx->no_new_keyring) {
 		char name[128];
@@ -206,8 +234,7 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		/* best effort: a kernel or profile without keyrings is fine */
 		(void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
 	}
-	const char *late_cwd;
-	if (process_enter_cwd(p, &late_cwd, err) < 0)
+	if (process_enter_cwd(p, late_cwd, err) < 0)
 		return -1;
 	if (process_find_executable(p, exec_path, exec_len, err) < 0)
 		return -1;
@@ -217,7 +244,31 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 	 * its capabilities and no no_new_privs, as runc does */
 	if (lsm_apply(p, err) < 0)
 		return -1;
+	return 0;
+}
 
+/* The steps of the init, in the order the kernel needs them; seccomp last. */
+static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char **state_json,
+		    struct ab_err *err)
+{
+	const struct oci_process *p = ctx->process;
+	struct sync_msg msg;    /* one for every round trip with the parent */
+
+	if (init_begin(ctx, &msg, err) < 0)                                     /* 1. */
+		return -1;
+	if (enter_namespaces(ctx, err) < 0 || set_host_names(ctx->config, err) < 0)   /* 2., 3. */
+		return -1;
+	/* 4. the file system view */
+	if (mounts_setup(ctx, err) < 0)
+		return -1;
+	if (ctx->console && process_setup_console(ctx->rootfs, p, ctx->sync_fd, true, err) < 0)
+		return -1;
+	if (run_create_container_hooks(ctx, &msg, state_json, err) < 0 ||     /* 5. */
+	    enter_rootfs(ctx, err) < 0)                                         /* 6. */
+		return -1;
+	const char *late_cwd;
+	if (process_settings(ctx, exec_path, exec_len, &late_cwd, err) < 0)    /* 7. */
+		return -1;
 	/* the exec fifo is reopened as process.user (wait_for_start): the parent
 	 * hands it over now that our namespaces say who that is */
 	if (ctx->exec_fifo_handover &&

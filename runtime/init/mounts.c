@@ -235,6 +235,119 @@ static bool tmpfs_has_mode(const char *data)
 	return false;
 }
 
+/* A bind's source: the tree the runtime made for it (id-mapped, or one this
+ * user namespace may not reach: used only then), else its path; and whether
+ * it is a directory. */
+static int bind_source(const struct oci_mount *m, int *tree, bool *is_dir, struct ab_err *err)
+{
+	struct stat st;
+	if (!m->idmap && *tree >= 0 && stat(m->source, &st) == 0)
+		*tree = -1;
+	if (*tree >= 0 ? fstat(*tree, &st) < 0 : stat(m->source, &st) < 0)
+		return ab_error(err, errno, "bind mount source %s", m->source);
+	*is_dir = S_ISDIR(st.st_mode);
+	return 0;
+}
+
+/* The bind (or the tree) on the target, then its own flags in a remount. */
+static int mount_bind(int rootfd, const struct oci_mount *m, int tree, unsigned long flags, int *target,
+		      char p[FD_PATH_MAX], struct ab_err *err)
+{
+	if (tree >= 0) {
+		if (mount_tree_attach(tree, *target, m->destination, err) < 0)
+			return -1;
+	} else if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
+		return ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
+	if (flags & REMOUNT_FLAGS) {
+		if (reopen_target(rootfd, m->destination, target, p, err) < 0)
+			return -1;
+		/* the bind's own flags, which it has from its source (also
+		 * where the source itself is out of this namespace's reach) */
+		unsigned long keep = locked_flags(p);
+		if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | (flags & REMOUNT_FLAGS) | (keep & ~MS_RDONLY), NULL) < 0)
+			return ab_error(err, errno, "remount %s with its options", m->destination);
+	}
+	return 0;
+}
+
+/* No private netns in a userns: fall back to the host's /sys, read-only
+ * with every mount the host has below it (tracefs, cgroups, bpf ...): a
+ * plain remount would reach /sys alone. mount's result; -2 when the target
+ * could not be reopened (err says why). */
+static int mount_host_sys(int rootfd, const struct oci_mount *m, int *target, char p[FD_PATH_MAX],
+			  struct ab_err *err)
+{
+	int r = mount("/sys", p, NULL, MS_BIND | MS_REC, NULL);
+	if (r == 0) {
+		if (reopen_target(rootfd, m->destination, target, p, err) < 0)
+			return -2;
+		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						    MOUNT_ATTR_NOEXEC};
+		r = (int)syscall(SYS_mount_setattr, *target, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro);
+		if (r < 0 && errno == ENOSYS)   /* before Linux 5.12: /sys itself at least */
+			r = mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  NULL);
+	}
+	return r;
+}
+
+/* A file system of its type (tmpfs, proc, sysfs, mqueue, ...) on the target. */
+static int mount_fs(int rootfd, const struct oci_mount *m, const char *type, unsigned long flags, int *target,
+		    char p[FD_PATH_MAX], struct ab_err *err)
+{
+	const char *src = m->source ? m->source : type;
+	const char *data = m->data;
+	char with_mode[4096];
+	if (streq(type, "tmpfs") && !tmpfs_has_mode(data)) {
+		/* as runc and crun: a tmpfs without mode= keeps the mode of
+		 * the directory it covers (the kernel would make it 1777) */
+		struct stat st;
+		if (fstat(*target, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    snprintf(with_mode, sizeof with_mode, "%s%smode=%o", data ? data : "", data ? "," : "",
+			     (unsigned)(st.st_mode & 07777)) < (int)sizeof with_mode)
+			data = with_mode;
+	}
+	int r = mount(src, p, type, flags, data);
+	if (r < 0 && streq(type, "sysfs") && (errno == EPERM || errno == EBUSY)) {
+		r = mount_host_sys(rootfd, m, target, p, err);
+		if (r == -2)
+			return -1;
+	}
+	if (r < 0 && streq(type, "mqueue") && errno == EPERM) {
+		r = mount("/dev/mqueue", p, NULL, MS_BIND | MS_REC, NULL);
+	}
+	if (r < 0)
+		return ab_error(err, errno, "mount %s (type %s, options \"%s\") on %s", src, type,
+				data ? data : "", m->destination);
+	return 0;
+}
+
+/* tmpcopyup: what lay under the new tmpfs, copied into it. */
+static int copy_up(int rootfd, const struct oci_mount *m, int under, struct ab_err *err)
+{
+	_cleanup_close_ int top = -1;
+	if (open_in_root(rootfd, m->destination, O_RDONLY | O_DIRECTORY, &top, err) < 0)
+		return -1;
+	if (copy_tree(under, top, err) < 0)
+		return ab_wrap(err, "mount %s", m->destination);
+	return 0;
+}
+
+/* Propagation and recursive attributes, on the mount as it is now. */
+static int set_propagation_and_attrs(int rootfd, const struct oci_mount *m, int *target, char p[FD_PATH_MAX],
+				     struct ab_err *err)
+{
+	if (reopen_target(rootfd, m->destination, target, p, err) < 0)
+		return -1;
+	if (m->propagation && mount(NULL, p, NULL, m->propagation, NULL) < 0)
+		return ab_error(err, errno, "set propagation of %s", m->destination);
+	if (apply_rec_attrs(*target, m, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Mount config.json's mounts[idx] inside the root: its target made or
+ * opened in the root, the bind or file system, tmpcopyup, propagation. */
 static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const struct oci_mount *m,
 		    struct ab_err *err)
 {
@@ -244,17 +357,9 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 		return mount_cgroup(rootfd, ctx, m, err);
 
 	bool is_dir = true;
-	/* a tree the runtime made: id-mapped, or a bind's source this user
-	 * namespace may not reach (used only then) */
 	int tree = ctx->mount_trees ? ctx->mount_trees[idx] : -1;
-	if (bind) {
-		struct stat st;
-		if (!m->idmap && tree >= 0 && stat(m->source, &st) == 0)
-			tree = -1;
-		if (tree >= 0 ? fstat(tree, &st) < 0 : stat(m->source, &st) < 0)
-			return ab_error(err, errno, "bind mount source %s", m->source);
-		is_dir = S_ISDIR(st.st_mode);
-	}
+	if (bind && bind_source(m, &tree, &is_dir, err) < 0)
+		return -1;
 	/* procfs and sysfs only on a real directory, as runc: a symlink there
 	 * in an image could only be a trick (the masked paths would miss) */
 	bool kernel_fs = streq(type, "proc") || streq(type, "sysfs");
@@ -275,73 +380,15 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 	if (m->tmpcopyup)
 		under = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (bind) {
-		if (tree >= 0) {
-			if (mount_tree_attach(tree, target, m->destination, err) < 0)
-				return -1;
-		} else if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
-			return ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
-		if (flags & REMOUNT_FLAGS) {
-			if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
-				return -1;
-			/* the bind's own flags, which it has from its source (also
-			 * where the source itself is out of this namespace's reach) */
-			unsigned long keep = locked_flags(p);
-			if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | (flags & REMOUNT_FLAGS) | (keep & ~MS_RDONLY), NULL) < 0)
-				return ab_error(err, errno, "remount %s with its options", m->destination);
-		}
-	} else {
-		const char *src = m->source ? m->source : type;
-		const char *data = m->data;
-		char with_mode[4096];
-		if (streq(type, "tmpfs") && !tmpfs_has_mode(data)) {
-			/* as runc and crun: a tmpfs without mode= keeps the mode of
-			 * the directory it covers (the kernel would make it 1777) */
-			struct stat st;
-			if (fstat(target, &st) == 0 && S_ISDIR(st.st_mode) &&
-			    snprintf(with_mode, sizeof with_mode, "%s%smode=%o", data ? data : "", data ? "," : "",
-				     (unsigned)(st.st_mode & 07777)) < (int)sizeof with_mode)
-				data = with_mode;
-		}
-		int r = mount(src, p, type, flags, data);
-		if (r < 0 && streq(type, "sysfs") && (errno == EPERM || errno == EBUSY)) {
-			/* no private netns in a userns: fall back to the host's /sys,
-			 * read-only with every mount the host has below it (tracefs,
-			 * cgroups, bpf ...): a plain remount would reach /sys alone */
-			r = mount("/sys", p, NULL, MS_BIND | MS_REC, NULL);
-			if (r == 0) {
-				if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
-					return -1;
-				struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-								    MOUNT_ATTR_NOEXEC};
-				r = (int)syscall(SYS_mount_setattr, target, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro);
-				if (r < 0 && errno == ENOSYS)   /* before Linux 5.12: /sys itself at least */
-					r = mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-						  NULL);
-			}
-		}
-		if (r < 0 && streq(type, "mqueue") && errno == EPERM) {
-			r = mount("/dev/mqueue", p, NULL, MS_BIND | MS_REC, NULL);
-		}
-		if (r < 0)
-			return ab_error(err, errno, "mount %s (type %s, options \"%s\") on %s", src, type,
-					data ? data : "", m->destination);
-	}
-	if (m->tmpcopyup && under >= 0) {
-		_cleanup_close_ int top = -1;
-		if (open_in_root(rootfd, m->destination, O_RDONLY | O_DIRECTORY, &top, err) < 0)
-			return -1;
-		if (copy_tree(under, top, err) < 0)
-			return ab_wrap(err, "mount %s", m->destination);
-	}
-	if (m->propagation || m->rec_attr_set || m->rec_attr_clr) {
-		if (reopen_target(rootfd, m->destination, &target, p, err) < 0)
-			return -1;
-		if (m->propagation && mount(NULL, p, NULL, m->propagation, NULL) < 0)
-			return ab_error(err, errno, "set propagation of %s", m->destination);
-		if (apply_rec_attrs(target, m, err) < 0)
-			return -1;
-	}
+	int r = bind ? mount_bind(rootfd, m, tree, flags, &target, p, err)
+		     : mount_fs(rootfd, m, type, flags, &target, p, err);
+	if (r < 0)
+		return -1;
+	if (m->tmpcopyup && under >= 0 && copy_up(rootfd, m, under, err) < 0)
+		return -1;
+	if ((m->propagation || m->rec_attr_set || m->rec_attr_clr) &&
+	    set_propagation_and_attrs(rootfd, m, &target, p, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -34,6 +34,119 @@ static int make_component(int dir, const char *name, bool last, enum walk_create
 	return fd < 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* A walk in progress: what is left to resolve (todo, from p on), and the
+ * directory it has reached (cur, an fd of ours). */
+struct walk {
+	int rootfd;
+	const char *path;               /* as asked: for messages */
+	struct stat root_st;
+	char todo[PATH_MAX * 2];
+	char *p;
+	int cur;
+	int links, made;
+};
+
+/* Is cur the root? ".." there stays there. */
+static bool walk_at_root(const struct walk *w)
+{
+	struct stat st;
+	return fstat(w->cur, &st) == 0 && st.st_dev == w->root_st.st_dev && st.st_ino == w->root_st.st_ino;
+}
+
+/* The missing component comp, made where the walk has led (end: what
+ * follows it in todo). */
+static int walk_make(struct walk *w, const char *comp, const char *end, enum walk_create create, struct ab_err *err)
+{
+	const char *rest = end;
+	while (*rest == '/')
+		rest++;
+	if (make_component(w->cur, comp, !*rest, create) < 0) {
+		int e = errno;
+		close(w->cur);
+		return ab_error(err, e, "%s %s", !*rest && create == WALK_CREATE_FILE ? "create" : "mkdir", w->path);
+	}
+	w->made++;
+	return 0;
+}
+
+/* The component at fd (ours: closed here) is a symlink: its target goes in
+ * front of what is left, from the root when it is absolute. */
+static int walk_follow(struct walk *w, int fd, char *end, bool no_symlinks, struct ab_err *err)
+{
+	if (no_symlinks) {
+		close(fd);
+		close(w->cur);
+		*end = 0;
+		return ab_error(err, ELOOP, "%s is a symlink", w->todo);
+	}
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
+	close(fd);
+	if (n < 0 || ++w->links > 40) {
+		int e = n < 0 ? errno : ELOOP;
+		close(w->cur);
+		return ab_error(err, e, "open %s", w->path);
+	}
+	target[n] = 0;
+	char rest[PATH_MAX * 2];
+	if (snprintf(rest, sizeof rest, "%s/%s", target, w->p) >= (int)sizeof rest) {
+		close(w->cur);
+		return ab_error(err, ENAMETOOLONG, "open %s", w->path);
+	}
+	memcpy(w->todo, rest, sizeof w->todo);
+	w->p = w->todo;
+	if (target[0] == '/') {
+		close(w->cur);
+		w->cur = fcntl(w->rootfd, F_DUPFD_CLOEXEC, 3);
+		if (w->cur < 0)
+			return ab_error(err, errno, "dup");
+	}
+	return 0;
+}
+
+/* One component further: 1 while there is more, 0 at the end of the path,
+ * < 0 on an error (cur closed). */
+static int walk_step(struct walk *w, enum walk_create create, bool no_symlinks, struct ab_err *err)
+{
+	while (*w->p == '/')
+		w->p++;
+	if (!*w->p)
+		return 0;
+	char *end = strchrnul(w->p, '/');
+	char comp[NAME_MAX + 1];
+	size_t len = (size_t)(end - w->p);
+	if (len > NAME_MAX) {
+		close(w->cur);
+		return ab_error(err, ENAMETOOLONG, "open %s", w->path);
+	}
+	memcpy(comp, w->p, len);
+	comp[len] = 0;
+	if (streq(comp, ".") || (streq(comp, "..") && walk_at_root(w))) {
+		w->p = end;
+		return 1;
+	}
+	int fd = openat(w->cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create != WALK_OPEN && !streq(comp, "..") && w->made < 4096) {
+		/* open it again then: it may be a symlink made meanwhile */
+		int r = walk_make(w, comp, end, create, err);
+		return r < 0 ? r : 1;
+	}
+	if (fd < 0) {
+		int e = errno;
+		close(w->cur);
+		return ab_error(err, e, "open %s", w->path);
+	}
+	w->p = end;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		int r = walk_follow(w, fd, end, no_symlinks, err);
+		return r < 0 ? r : 1;
+	}
+	close(w->cur);
+	w->cur = fd;
+	return 1;
+}
+
 /* Walk path one component at a time below rootfd, resolving symlinks against
  * rootfd ourselves and clamping ".." at the root; with create, missing
  * components are made where the walk has led (so through a dangling symlink,
@@ -41,107 +154,34 @@ static int make_component(int dir, const char *name, bool last, enum walk_create
 static int walk_in_root(int rootfd, const char *path, int flags, enum walk_create create,
 			bool no_symlinks, int *ret_fd, struct ab_err *err)
 {
-	char todo[PATH_MAX * 2];
-	if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo)
+	struct walk w;          /* not zeroed: todo is 8 KiB, filled just below */
+	w.rootfd = rootfd;
+	w.path = path;
+	w.links = 0;
+	w.made = 0;
+	if (snprintf(w.todo, sizeof w.todo, "%s", path) >= (int)sizeof w.todo)
 		return ab_error(err, ENAMETOOLONG, "open %s", path);
-	struct stat root_st;
-	if (fstat(rootfd, &root_st) < 0)
+	if (fstat(rootfd, &w.root_st) < 0)
 		return ab_error(err, errno, "stat root");
-	int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-	if (cur < 0)
+	w.cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	if (w.cur < 0)
 		return ab_error(err, errno, "dup");
-	int links = 0, made = 0;
-	char *p = todo;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *end = strchrnul(p, '/');
-		char comp[NAME_MAX + 1];
-		size_t len = (size_t)(end - p);
-		if (len > NAME_MAX) {
-			close(cur);
-			return ab_error(err, ENAMETOOLONG, "open %s", path);
-		}
-		memcpy(comp, p, len);
-		comp[len] = 0;
-		if (streq(comp, ".")) {
-			p = end;
-			continue;
-		}
-		if (streq(comp, "..")) {
-			struct stat st;
-			if (fstat(cur, &st) == 0 && st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino) {
-				p = end;
-				continue;
-			}
-		}
-		int fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT && create != WALK_OPEN && !streq(comp, "..") && made < 4096) {
-			const char *rest = end;
-			while (*rest == '/')
-				rest++;
-			if (make_component(cur, comp, !*rest, create) < 0) {
-				int e = errno;
-				close(cur);
-				return ab_error(err, e, "%s %s", !*rest && create == WALK_CREATE_FILE ? "create" : "mkdir",
-						path);
-			}
-			made++;
-			continue;       /* open it again: it may be a symlink made meanwhile */
-		}
-		if (fd < 0) {
-			int e = errno;
-			close(cur);
-			return ab_error(err, e, "open %s", path);
-		}
-		p = end;
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
-			if (no_symlinks) {
-				close(fd);
-				close(cur);
-				*end = 0;
-				return ab_error(err, ELOOP, "%s is a symlink", todo);
-			}
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
-			close(fd);
-			if (n < 0 || ++links > 40) {
-				int e = n < 0 ? errno : ELOOP;
-				close(cur);
-				return ab_error(err, e, "open %s", path);
-			}
-			target[n] = 0;
-			char rest[PATH_MAX * 2];
-			if (snprintf(rest, sizeof rest, "%s/%s", target, p) >= (int)sizeof rest) {
-				close(cur);
-				return ab_error(err, ENAMETOOLONG, "open %s", path);
-			}
-			memcpy(todo, rest, sizeof todo);
-			p = todo;
-			if (target[0] == '/') {
-				close(cur);
-				cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-				if (cur < 0)
-					return ab_error(err, errno, "dup");
-			}
-			continue;
-		}
-		close(cur);
-		cur = fd;
-	}
+	w.p = w.todo;
+	int r;
+	while ((r = walk_step(&w, create, no_symlinks, err)) > 0)
+		;
+	if (r < 0)
+		return r;
 	if (!(flags & O_PATH)) {
 		char fp[FD_PATH_MAX];
-		fd_path(cur, fp);
+		fd_path(w.cur, fp);
 		int fd = open(fp, flags | O_CLOEXEC);
-		close(cur);
+		close(w.cur);
 		if (fd < 0)
 			return ab_error(err, errno, "open %s", path);
-		cur = fd;
+		w.cur = fd;
 	}
-	*ret_fd = cur;
+	*ret_fd = w.cur;
 	return 0;
 }
 
