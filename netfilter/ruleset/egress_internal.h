@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "egress.h"
+#include "ruleset_types.h"
 
 /* What a set element carries besides the address. */
 enum eg_shape {

@@ -3,6 +3,7 @@
  * ack for the last message of a batch (errors come for any), matched by sequence
  * number and port id. */
 #include "egress_internal.h"
+#include "netns.h"
 
 #include <netinet/in.h> /* before the linux/ headers */
 #include <errno.h>

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "egress_internal.h"
+#include "ruleset.h"
 #include "nft_rule.h"
 #include "sni_policy.h"
 #include "util.h"

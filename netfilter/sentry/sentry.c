@@ -28,6 +28,7 @@
 #include "log.h"
 #include "nflog.h"
 #include "sentry_internal.h"
+#include "sentry_sockets.h"
 #include "sni_proxy.h"
 #include "util.h"
 

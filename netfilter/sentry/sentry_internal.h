@@ -27,6 +27,8 @@
 #include "durable_log.h"
 #include "egress_internal.h"
 #include "mem_release.h"
+#include "netns.h"
+#include "sentry_params.h"
 
 #define DNS_QUERY_MAX 1024       /* larger queries get FORMERR */
 #define MAX_QUERIES 32           /* queries waiting for an upstream answer */

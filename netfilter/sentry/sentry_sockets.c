@@ -14,6 +14,7 @@
 #include "netdev.h"
 #include "nflog.h"
 #include "sentry_internal.h"
+#include "sentry_sockets.h"
 #include "sni_proxy.h"
 #include "util.h"
 

@@ -25,6 +25,9 @@
 #include "dns.h"
 #include "egress.h"
 #include "egress_internal.h"
+#include "ruleset.h"
+#include "sentry.h"
+#include "upstream.h"
 #include "util.h"
 
 static int usage(void)

@@ -23,6 +23,7 @@
 #include "egress.h"
 #include "gateway.h"
 #include "gateway_proto.h"
+#include "ruleset_types.h"
 #include "sni_proxy.h"
 #include "util.h"
 
