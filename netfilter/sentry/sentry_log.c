@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "nflog.h"
-#include "sentry_internal.h"
+#include "sentry_log.h"
+#include "sentry_refused.h"
+#include "sentry_state.h"
 #include "util.h"
 
 #define LOG_RESERVE 1024        /* bytes kept for the summary that says the log is full */

@@ -10,10 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_internal.h"
 #include "log.h"
 #include "netdev.h"
+#include "netns.h"
 #include "nflog.h"
-#include "sentry_internal.h"
 #include "sentry_sockets.h"
 #include "sni_proxy.h"
 #include "util.h"

@@ -4,6 +4,7 @@
 #ifndef AGENTBOX_SENTRY_SOCKETS_H
 #define AGENTBOX_SENTRY_SOCKETS_H
 
+#include <libmnl/libmnl.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,5 +26,17 @@ bool egress_upstream_is_sentry(const struct egress_upstream *u, uint16_t port);
 int egress_sentry_sockets_open(int netns_fd, bool dns, uint16_t port, struct egress_sentry_params *sp,
 			       struct ab_err *err);
 void egress_sentry_sockets_close(struct egress_sentry_params *sp);
+
+/* Its pieces, for a sentry that was handed no sockets too (sentry.c): */
+/* In the current netns: lo up, then UDP and TCP listeners on 127.0.0.1 and ::1
+ * (udp/tcp[0] IPv4, [1] IPv6, -1 when IPv6 is disabled). */
+int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *err);
+/* In the current netns: the sockets on the log groups (first packets, repeats). */
+int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err);
+/* The upstream resolvers of sp into their sets (guarded ones into the guard sets too). */
+int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
+/* In the current netns: the SNI check's listeners on 127.0.0.1 and ::1,
+ * EGRESS_SNI_PORT ([1] -1 when IPv6 is disabled). */
+int sentry_bind_sni(int fd[2], struct ab_err *err);
 
 #endif
