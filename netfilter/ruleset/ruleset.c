@@ -39,8 +39,8 @@
 #include <time.h>
 
 #include "egress_internal.h"
-#include "ruleset.h"
 #include "nft_rule.h"
+#include "ruleset.h"
 #include "sni_policy.h"
 #include "util.h"
 
@@ -69,16 +69,13 @@ static void put_table(struct eg_batch *b, uint16_t type, uint16_t flags, const c
 		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(u), nftnl_udata_buf_len(u));
 		nftnl_udata_buf_free(u);
 	}
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_table_free(t);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, type, flags);
+	if (nlh) {
+		nftnl_table_nlmsg_build_payload(nlh, t);
+		eg_batch_commit(b, type == NFT_MSG_DELTABLE ? "delete table inet " EGRESS_TABLE
+							    : "add table inet " EGRESS_TABLE, NULL);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
-	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	eg_batch_commit(b, type == NFT_MSG_DELTABLE ? "delete table inet " EGRESS_TABLE
-						    : "add table inet " EGRESS_TABLE, NULL);
 }
 
 static void put_chain(struct eg_batch *b, const char *name, const char *type, int hook, int prio, int policy)
@@ -97,16 +94,12 @@ static void put_chain(struct eg_batch *b, const char *name, const char *type, in
 		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, (uint32_t)policy);
 	}
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_chain_free(c);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, NFT_MSG_NEWCHAIN, NLM_F_CREATE);
+	if (nlh) {
+		nftnl_chain_nlmsg_build_payload(nlh, c);
+		eg_batch_commit(b, "add chain", name);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN, NFPROTO_INET,
-						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
-	nftnl_chain_nlmsg_build_payload(nlh, c);
 	nftnl_chain_free(c);
-	eg_batch_commit(b, "add chain", name);
 }
 
 static void put_set(struct eg_batch *b, unsigned idx)
@@ -146,16 +139,12 @@ static void put_set(struct eg_batch *b, unsigned idx)
 		flags |= NFT_SET_TIMEOUT;
 	}
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, flags);
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_set_free(set);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, NFT_MSG_NEWSET, NLM_F_CREATE);
+	if (nlh) {
+		nftnl_set_nlmsg_build_payload(nlh, set);
+		eg_batch_commit(b, "add set", s.name);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET,
-						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
-	nftnl_set_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	eg_batch_commit(b, "add set", s.name);
 }
 
 /* ---- static elements: CIDR entries as merged intervals ---- */
