@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "egress_internal.h"
+#include "fdpass.h"
 #include "log.h"
 #include "sentry_helper.h"
 #include "sentry_mem.h"
@@ -269,23 +270,7 @@ static int is_local(int family, const uint8_t *addr)
 static void send_fd_reply(int sock, int32_t status, int fd)
 {
 	struct hrep rep = { .status = status };
-	struct iovec iov = { &rep, sizeof rep };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
-		memset(&u, 0, sizeof u);
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof u.buf;
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	}
-	(void)sendmsg(sock, &mh, MSG_NOSIGNAL);
+	(void)send_with_fds(sock, &rep, sizeof rep, &fd, fd >= 0 ? 1 : 0, 0);
 }
 
 /* Answer one valid request. */
