@@ -157,7 +157,7 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 	s->sni_fd[0] = sp->sni_fd[0];
 	s->sni_fd[1] = sp->sni_fd[1];
 	if (s->sni_fd[0] < 0 && s->sni_fd[1] < 0 && sni_policy_needs_proxy(s->p) &&
-	    (r = sentry_bind_sni(s->sni_fd, err)) < 0)   /* the caller's (a test's) sentry did not */
+	    (r = sentry_bind_sni(EGRESS_SNI_PORT, s->sni_fd, err)) < 0)   /* the caller's (a test's) sentry did not */
 		return r;
 	if (sp->nflog_fd >= 0) {
 		s->nflog = sp->nflog_fd;

@@ -35,8 +35,8 @@ int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *
 int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err);
 /* The upstream resolvers of sp into their sets (guarded ones into the guard sets too). */
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
-/* In the current netns: the SNI check's listeners on 127.0.0.1 and ::1,
- * EGRESS_SNI_PORT ([1] -1 when IPv6 is disabled). */
-int sentry_bind_sni(int fd[2], struct ab_err *err);
+/* In the current netns: the SNI check's listeners on 127.0.0.1 and ::1 at
+ * port (EGRESS_SNI_PORT; [1] -1 when IPv6 is disabled). */
+int sentry_bind_sni(uint16_t port, int fd[2], struct ab_err *err);
 
 #endif
