@@ -41,8 +41,6 @@ def objects_graph():
         groups[BINARIES.get(d, 'agentbox')].append(d)
     # the gateway links a few of netfilter/policy and lib too
     groups['agentbox-gateway'] += ['lib', 'netfilter/policy']
-    # TODO(issue 37): the gateway's files still call each other in a circle
-    del groups['agentbox-gateway']
     for folders in groups.values():
         defs, undefs = {}, collections.defaultdict(set)
         for d in folders:

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "relay.h"
+#include "buf.h"
 #include "util.h"
 
 /* ---- buffers ---- */
@@ -59,13 +59,13 @@ void gw_buf_free(struct gw_buf *b)
 	*b = (struct gw_buf){0};
 }
 
-bool gw_pair_authority_ok(const struct gw_pair *p, const char *a, size_t len)
+bool gw_authority_ok(const char *host, const char *a, size_t len)
 {
 	/* host, or host:443; the name's case does not matter; a final dot is the same name */
 	if (len > 4 && memcmp(a + len - 4, ":443", 4) == 0)
 		len -= 4;
 	if (len && a[len - 1] == '.')
 		len--;
-	return len == strlen(p->host) && strncasecmp(a, p->host, len) == 0;
+	return len == strlen(host) && strncasecmp(a, host, len) == 0;
 }
 

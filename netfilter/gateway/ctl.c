@@ -5,7 +5,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "gateway.h"
+#include "ctl.h"
+#include "gateway_proto.h"
 #include "util.h"
 
 /* Pages of their own for each secret's rendered value: locked, never in a
@@ -148,6 +149,8 @@ int gw_config_read(int fd, struct gw_config *cfg, struct ab_err *err)
 		return ab_error(err, 0, "no credential to inject");
 	return r;
 }
+
+const struct gw_config *gw_cfg;
 
 size_t gw_creds_for(const char *host, size_t idx[CRED_MAX])
 {

@@ -9,7 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "relay.h"
+#include "buf.h"
+#include "ctl.h"
+#include "h1.h"
+#include "pair.h"
+#include "records.h"
 #include "util.h"
 
 #define HEAD_MAX (64u * 1024)   /* bytes of one request head */
@@ -273,7 +277,7 @@ static bool emit_head(struct h1 *h)
 	/* the Host (and an absolute URL's authority) must be the name the TLS
 	 * connection was made for: nothing reaches another name on the same
 	 * server, with or without the credential */
-	if (n_host != 1 || !gw_pair_authority_ok(p, h->text + host->value, host->value_len)) {
+	if (n_host != 1 || !gw_authority_ok(p->host, h->text + host->value, host->value_len)) {
 		refuse(p, 421, "host-mismatch",
 		       n_host == 1 ? safe(h->text + host->value, host->value_len, tmp, sizeof tmp) : "no single Host header");
 		return false;
@@ -283,7 +287,7 @@ static bool emit_head(struct h1 *h)
 		http_parser_url_init(&u);
 		if (http_parser_parse_url(url, h->url_len, h->req.method == HTTP_CONNECT, &u) != 0 ||
 		    !(u.field_set & (1 << UF_HOST)) ||
-		    !gw_pair_authority_ok(p, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len)) {
+		    !gw_authority_ok(p->host, url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len)) {
 			refuse(p, 421, "host-mismatch", safe(url, h->url_len, tmp, sizeof tmp));
 			return false;
 		}

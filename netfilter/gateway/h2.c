@@ -9,7 +9,11 @@
 #include <nghttp2/nghttp2.h>
 #include <string.h>
 
-#include "relay.h"
+#include "buf.h"
+#include "ctl.h"
+#include "h2.h"
+#include "pair.h"
+#include "records.h"
 #include "util.h"
 
 #define H2_HEADERS_MAX 256
@@ -248,7 +252,7 @@ static void forward_request(struct h2 *h, struct stream *s, bool end)
 		if (streq(f->name, ":authority") || streq(f->name, "host")) {
 			/* both may be there; both must name the host */
 			n_auth++;
-			if (!authority || !gw_pair_authority_ok(p, f->value, f->value_len)) {
+			if (!authority || !gw_authority_ok(p->host, f->value, f->value_len)) {
 				authority = f->value;
 				alen = f->value_len;
 			}
@@ -258,7 +262,7 @@ static void forward_request(struct h2 *h, struct stream *s, bool end)
 	}
 	if (s->req.bad)
 		{ refuse_stream(h, s, "head-too-large", "the request head"); return; }
-	if (!authority || !gw_pair_authority_ok(p, authority, alen))
+	if (!authority || !gw_authority_ok(p->host, authority, alen))
 		{ refuse_stream(h, s, "host-mismatch", authority ? authority : "no :authority"); return; }
 	if (streq(method, "CONNECT"))
 		{ refuse_stream(h, s, "connect", "CONNECT inside a terminated connection"); return; }

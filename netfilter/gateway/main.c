@@ -25,55 +25,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gateway.h"
+#include "ctl.h"
+#include "gateway_proto.h"
 #include "log.h"
+#include "records.h"
+#include "relay.h"
+#include "tls.h"
 #include "util.h"
 
 #define NOBODY 65534
-
-const struct gw_config *gw_cfg;
-static int record_fd = -1;        /* the sentry's socket: hand-offs in, records out */
-static uint32_t records_dropped;  /* not sent: the sentry's socket was full */
-
-static void send_log(struct gw_record *r, const char *host, const struct sockaddr_storage *dst)
-{
-	if (record_fd < 0)
-		return;
-	r->magic = GW_RECORD_MAGIC;
-	r->dropped = records_dropped;
-	snprintf(r->name, sizeof r->name, "%s", host);
-	if (dst && dst->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)dst;
-		r->family = AF_INET;
-		memcpy(r->addr, &in->sin_addr, 4);
-		r->port = ntohs(in->sin_port);
-	} else if (dst && dst->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)dst;
-		r->family = AF_INET6;
-		memcpy(r->addr, &in6->sin6_addr, 16);
-		r->port = ntohs(in6->sin6_port);
-	}
-	/* never waits: a busy sentry gets a count of what it missed instead */
-	if (send(record_fd, r, sizeof *r, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof *r)
-		records_dropped = 0;
-	else
-		records_dropped++;
-}
-
-void gw_log_use(const char *host, const struct sockaddr_storage *dst, const char *credential)
-{
-	struct gw_record r = {.event = GW_EVENT_USE};
-	snprintf(r.credential, sizeof r.credential, "%s", credential);
-	send_log(&r, host, dst);
-}
-
-void gw_log_deny(const char *host, const struct sockaddr_storage *dst, const char *reason, const char *detail)
-{
-	struct gw_record r = {.event = GW_EVENT_DENY};
-	snprintf(r.reason, sizeof r.reason, "%s", reason);
-	snprintf(r.detail, sizeof r.detail, "%s", detail ? detail : "");
-	send_log(&r, host, dst);
-}
 
 static int send_record(int fd, uint32_t type, const void *data, size_t len)
 {
@@ -131,7 +91,7 @@ static int drop_privileges(struct ab_err *err)
 	return 0;
 }
 
-static int handoff(struct gw_tls *t, int epfd, int sock)
+static int handoff(int epfd, int sock)
 {
 	struct gw_handoff h;
 	struct iovec iov = {&h, sizeof h};
@@ -157,7 +117,7 @@ static int handoff(struct gw_tls *t, int epfd, int sock)
 		log_warn("gateway: a malformed hand-off from the sentry");
 		return 0;
 	}
-	(void)gw_relay_start(t, epfd, &h, fds[0], fds[1]);
+	(void)gw_relay_start(epfd, &h, fds[0], fds[1]);
 	return 0;
 }
 
@@ -183,14 +143,14 @@ int main(int argc, char **argv)
 	/* not dumpable before the first secret arrives */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
-	record_fd = hand;
+	gw_records_to(hand);
 	static struct gw_config cfg;
 	struct ab_err err = {0};
 	struct gw_tls *t = NULL;
 	int r = gw_config_read(ctl, &cfg, &err);
 	gw_cfg = &cfg;
-	if (r == 0)
-		r = gw_tls_init(&cfg, &t, &err);
+	if (r == 0 && (r = gw_tls_init(&cfg, &t, &err)) == 0)
+		gw_relay_init(t);
 	if (r == 0)
 		r = drop_privileges(&err);
 	if (r < 0) {
@@ -219,7 +179,7 @@ int main(int argc, char **argv)
 			return 1;
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr) {
-				if (handoff(t, epfd, hand))
+				if (handoff(epfd, hand))
 					return 0;
 			} else {
 				gw_relay_event(evs[i].data.ptr, evs[i].events);

@@ -12,8 +12,15 @@
 #include <sys/epoll.h>
 #include <time.h>
 
+#include "buf.h"
+#include "ctl.h"
+#include "h1.h"
+#include "h2.h"
 #include "log.h"
+#include "pair.h"
+#include "records.h"
 #include "relay.h"
+#include "tls.h"
 #include "util.h"
 
 #define MAX_PAIRS 512
@@ -25,7 +32,7 @@ static struct gw_pair *zombies;   /* ended while events for them may still be qu
 static size_t n_pairs;
 static struct gw_tls *tls;
 
-uint64_t gw_now_ms(void)
+static uint64_t gw_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -74,7 +81,8 @@ static void reset(int fd)
 		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
 }
 
-void gw_pair_fail(struct gw_pair *p, const char *why)
+/* End the pair now (an error, a refusal): both sockets reset */
+static void gw_pair_fail(struct gw_pair *p, const char *why)
 {
 	if (p->dead)
 		return;
@@ -82,16 +90,6 @@ void gw_pair_fail(struct gw_pair *p, const char *why)
 	reset(p->c.fd);
 	reset(p->u.fd);
 	p->dead = true;
-}
-
-void gw_pair_log_use(struct gw_pair *p, size_t cred)
-{
-	/* once per connection and credential: the requests of a kept-alive
-	 * connection are one record, not a flood */
-	if (p->logged & (1ull << cred))
-		return;
-	p->logged |= 1ull << cred;
-	gw_log_use(p->host, &p->dst, gw_cfg->creds[cred].name);
 }
 
 /* ---- TLS I/O on one end ---- */
@@ -193,7 +191,7 @@ static void interest(struct gw_pair *p, struct gw_end *e, uint32_t *cur, bool co
 
 /* The box's ClientHello: keep its ALPN offer (h2 and http/1.1 only, in its
  * order) and wait until the server has answered; then its leaf. */
-int gw_relay_client_hello_cb(SSL *ssl, int *alert, void *arg)
+static int client_hello_cb(SSL *ssl, int *alert, void *arg)
 {
 	struct gw_pair *p = SSL_get_app_data(ssl);
 	(void)arg;
@@ -227,8 +225,8 @@ int gw_relay_client_hello_cb(SSL *ssl, int *alert, void *arg)
 }
 
 /* The server's choice, if the box offered it; nothing when the server chose nothing */
-int gw_relay_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
-		     unsigned int inlen, void *arg)
+static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+		   unsigned int inlen, void *arg)
 {
 	struct gw_pair *p = SSL_get_app_data(ssl);
 	(void)arg;
@@ -432,9 +430,14 @@ int gw_relay_tick(void)
 	return next == UINT64_MAX ? -1 : (int)(next - now);
 }
 
-int gw_relay_start(struct gw_tls *t, int epfd, const struct gw_handoff *h, int client_fd, int upstream_fd)
+void gw_relay_init(struct gw_tls *t)
 {
 	tls = t;
+	gw_tls_box_callbacks(t, client_hello_cb, alpn_cb);
+}
+
+int gw_relay_start(int epfd, const struct gw_handoff *h, int client_fd, int upstream_fd)
+{
 	if (n_pairs >= MAX_PAIRS) {
 		gw_log_deny(h->sni, NULL, "gateway-busy", "");
 		reset(client_fd);
@@ -473,7 +476,7 @@ int gw_relay_start(struct gw_tls *t, int epfd, const struct gw_handoff *h, int c
 		pair_free(p);
 		return -1;
 	}
-	p->c.ssl = gw_tls_new_client_side(t);
+	p->c.ssl = gw_tls_new_client_side(tls);
 	if (!p->c.ssl || SSL_set_fd(p->c.ssl, client_fd) != 1) {
 		gw_pair_fail(p, "TLS");
 		pair_free(p);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gateway.h"
+#include "tls.h"
 #include "util.h"
 
 #define LEAF_CACHE 32
@@ -296,10 +296,6 @@ static int load_upstream_trust(SSL_CTX *ctx, const struct gw_config *cfg, struct
 	return 0;
 }
 
-extern int gw_relay_client_hello_cb(SSL *ssl, int *alert, void *arg);
-extern int gw_relay_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
-			    unsigned int inlen, void *arg);
-
 int gw_tls_init(const struct gw_config *cfg, struct gw_tls **ret, struct ab_err *err)
 {
 	struct gw_tls *t = xcalloc(1, sizeof *t);
@@ -323,8 +319,6 @@ int gw_tls_init(const struct gw_config *cfg, struct gw_tls **ret, struct ab_err 
 		SSL_CTX_set_mode(ctxs[i], SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 						  SSL_MODE_RELEASE_BUFFERS);
 	}
-	SSL_CTX_set_client_hello_cb(t->box_ctx, gw_relay_client_hello_cb, t);
-	SSL_CTX_set_alpn_select_cb(t->box_ctx, gw_relay_alpn_cb, t);
 	/* no session cache: every connection is checked anew, and nothing of it stays */
 	SSL_CTX_set_session_cache_mode(t->box_ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_options(t->box_ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
@@ -345,6 +339,12 @@ fail:
 	free(t->ca_pem);
 	free(t);
 	return r;
+}
+
+void gw_tls_box_callbacks(struct gw_tls *t, SSL_client_hello_cb_fn hello, SSL_CTX_alpn_select_cb_func alpn)
+{
+	SSL_CTX_set_client_hello_cb(t->box_ctx, hello, t);
+	SSL_CTX_set_alpn_select_cb(t->box_ctx, alpn, t);
 }
 
 const char *gw_tls_ca_pem(const struct gw_tls *t, size_t *len)

@@ -8,7 +8,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "egress.h"
+#include "upstream.h"
 #include "util.h"
 
 #define RESOLV_CONF_MAX (64 * 1024)

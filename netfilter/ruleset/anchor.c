@@ -10,7 +10,8 @@
  * 0.6 ms with the keys kept on. Hosts running Docker or Kubernetes keep most of
  * them on anyway (their iptables rules); the anchor keeps all the ones agentbox
  * uses on, for the price of one idle namespace with no interfaces up. */
-#include "egress.h"
+#include "netns.h"
+#include "ruleset.h"
 #include "log.h"
 #include "util.h"
 

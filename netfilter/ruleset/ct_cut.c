@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "egress_internal.h"
+#include "ruleset.h"
 #include "util.h"
 
 #define CUT_MAX 4096

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "egress.h"
+#include "ruleset_types.h"
 
 /* What a set element carries besides the address. */
 enum eg_shape {
@@ -72,9 +73,11 @@ struct eg_batch {
 
 void eg_batch_init(struct eg_batch *b, uint32_t seq);
 void eg_batch_free(struct eg_batch *b);
-/* Room for a message of up to room bytes; returns where to build it, or NULL
- * (the batch failed: nothing more is added, and eg_batch_send says why). */
-char *eg_batch_reserve(struct eg_batch *b, size_t room);
+/* Room for a message of up to room bytes, its header written (type, flags
+ * and NLM_F_ACK, the batch's next sequence number): build its payload there,
+ * then eg_batch_commit. NULL: the batch failed (nothing more is added, and
+ * eg_batch_send says why). */
+struct nlmsghdr *eg_batch_msg(struct eg_batch *b, size_t room, uint16_t type, uint16_t flags);
 /* Mark the batch failed with errno e while building it. */
 void eg_batch_fail(struct eg_batch *b, int e);
 /* Account the message just built at the reserved spot; OBJECT may be NULL. */

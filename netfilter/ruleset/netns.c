@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "egress_internal.h"
+#include "netns.h"
 #include "util.h"
 
 int egress_netns_join(int netns_fd, struct ab_err *err)

@@ -3,6 +3,7 @@
  * ack for the last message of a batch (errors come for any), matched by sequence
  * number and port id. */
 #include "egress_internal.h"
+#include "netns.h"
 
 #include <netinet/in.h> /* before the linux/ headers */
 #include <errno.h>
@@ -139,11 +140,33 @@ int eg_nl_open(int netns_fd, struct mnl_socket **ret, struct ab_err *err)
 	return 0;
 }
 
+/* Room for a message of up to room bytes; returns where to build it, or NULL
+ * (the batch failed: nothing more is added, and eg_batch_send says why). */
+static char *batch_reserve(struct eg_batch *b, size_t room)
+{
+	if (b->error)
+		return NULL;
+	if (b->cap - b->len < room) {
+		size_t cap = b->cap ? b->cap : 16384;
+		while (cap - b->len < room)
+			cap *= 2;
+		char *buf = realloc(b->buf, cap);
+		if (!buf) {
+			eg_batch_fail(b, ENOMEM);
+			return NULL;
+		}
+		memset(buf + b->len, 0, cap - b->len);
+		b->buf = buf;
+		b->cap = cap;
+	}
+	return b->buf + b->len;
+}
+
 void eg_batch_init(struct eg_batch *b, uint32_t seq)
 {
 	memset(b, 0, sizeof *b);
 	b->seq_first = b->seq_next = seq + 1;
-	char *p = eg_batch_reserve(b, 64);
+	char *p = batch_reserve(b, 64);
 	if (!p)
 		return;
 	struct nlmsghdr *nlh = nftnl_batch_begin(p, seq);
@@ -163,24 +186,10 @@ void eg_batch_free(struct eg_batch *b)
 	memset(b, 0, sizeof *b);
 }
 
-char *eg_batch_reserve(struct eg_batch *b, size_t room)
+struct nlmsghdr *eg_batch_msg(struct eg_batch *b, size_t room, uint16_t type, uint16_t flags)
 {
-	if (b->error)
-		return NULL;
-	if (b->cap - b->len < room) {
-		size_t cap = b->cap ? b->cap : 16384;
-		while (cap - b->len < room)
-			cap *= 2;
-		char *buf = realloc(b->buf, cap);
-		if (!buf) {
-			eg_batch_fail(b, ENOMEM);
-			return NULL;
-		}
-		memset(buf + b->len, 0, cap - b->len);
-		b->buf = buf;
-		b->cap = cap;
-	}
-	return b->buf + b->len;
+	char *p = batch_reserve(b, room);
+	return p ? nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next) : NULL;
 }
 
 void eg_batch_commit(struct eg_batch *b, const char *verb, const char *object)
@@ -220,7 +229,7 @@ static const char *what_text(const struct eg_what *w, char *buf, size_t len)
 
 int eg_batch_send(struct mnl_socket *nl, struct eg_batch *b, struct ab_err *err)
 {
-	char *p = eg_batch_reserve(b, 64);
+	char *p = batch_reserve(b, 64);
 	if (!p)
 		return ab_error(err, b->error, "build the nftables batch");
 	struct nlmsghdr *end = nftnl_batch_end(p, b->seq_next);
@@ -324,13 +333,10 @@ void eg_batch_elems(struct eg_batch *b, const struct eg_set *s, uint16_t type, u
 		nftnl_set_elem_add(set, e);
 	}
 	/* an element costs well under 128 bytes on the wire */
-	char *p = eg_batch_reserve(b, 512 + n * 128);
-	if (!p) {
-		nftnl_set_free(set);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512 + n * 128, type, flags);
+	if (nlh) {
+		nftnl_set_elems_nlmsg_build_payload(nlh, set);
+		eg_batch_commit(b, verb, s->name);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
-	nftnl_set_elems_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	eg_batch_commit(b, verb, s->name);
 }

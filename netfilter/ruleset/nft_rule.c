@@ -294,10 +294,8 @@ void x_set_match(struct rule *r, unsigned idx)
 /* R goes to CHAIN (the name rule_new got) */
 void put_rule(struct eg_batch *b, struct rule *r, const char *chain)
 {
-	char *p = r->failed ? NULL : eg_batch_reserve(b, 4096);
-	if (p) {
-		struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE, NFPROTO_INET,
-							     NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, b->seq_next);
+	struct nlmsghdr *nlh = r->failed ? NULL : eg_batch_msg(b, 4096, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND);
+	if (nlh) {
 		nftnl_rule_nlmsg_build_payload(nlh, r->r);
 		eg_batch_commit(b, "add rule to chain", chain);
 	} else

@@ -40,6 +40,7 @@
 
 #include "egress_internal.h"
 #include "nft_rule.h"
+#include "ruleset.h"
 #include "sni_policy.h"
 #include "util.h"
 
@@ -68,16 +69,13 @@ static void put_table(struct eg_batch *b, uint16_t type, uint16_t flags, const c
 		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(u), nftnl_udata_buf_len(u));
 		nftnl_udata_buf_free(u);
 	}
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_table_free(t);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, type, flags);
+	if (nlh) {
+		nftnl_table_nlmsg_build_payload(nlh, t);
+		eg_batch_commit(b, type == NFT_MSG_DELTABLE ? "delete table inet " EGRESS_TABLE
+							    : "add table inet " EGRESS_TABLE, NULL);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next);
-	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	eg_batch_commit(b, type == NFT_MSG_DELTABLE ? "delete table inet " EGRESS_TABLE
-						    : "add table inet " EGRESS_TABLE, NULL);
 }
 
 static void put_chain(struct eg_batch *b, const char *name, const char *type, int hook, int prio, int policy)
@@ -96,16 +94,12 @@ static void put_chain(struct eg_batch *b, const char *name, const char *type, in
 		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, (uint32_t)policy);
 	}
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_chain_free(c);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, NFT_MSG_NEWCHAIN, NLM_F_CREATE);
+	if (nlh) {
+		nftnl_chain_nlmsg_build_payload(nlh, c);
+		eg_batch_commit(b, "add chain", name);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN, NFPROTO_INET,
-						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
-	nftnl_chain_nlmsg_build_payload(nlh, c);
 	nftnl_chain_free(c);
-	eg_batch_commit(b, "add chain", name);
 }
 
 static void put_set(struct eg_batch *b, unsigned idx)
@@ -145,16 +139,12 @@ static void put_set(struct eg_batch *b, unsigned idx)
 		flags |= NFT_SET_TIMEOUT;
 	}
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, flags);
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_set_free(set);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, NFT_MSG_NEWSET, NLM_F_CREATE);
+	if (nlh) {
+		nftnl_set_nlmsg_build_payload(nlh, set);
+		eg_batch_commit(b, "add set", s.name);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET,
-						     NLM_F_CREATE | NLM_F_ACK, b->seq_next);
-	nftnl_set_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	eg_batch_commit(b, "add set", s.name);
 }
 
 /* ---- static elements: CIDR entries as merged intervals ---- */
@@ -343,52 +333,60 @@ static void sets_in_use(const struct egress_policy *p, bool used[EG_N_SETS])
 	}
 }
 
-static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
+/* IPv6 needs neighbour discovery to reach even an allowed next hop
+ * (router solicitation .. neighbour advertisement, hop limit 255), and the
+ * kernel reports its multicast groups (MLD, hop limit 1, to ff02::). Both
+ * stay on the link: a router never forwards them. First, because duplicate
+ * address detection and early MLD reports leave from :: (no address yet);
+ * only the kernel sends these types (an unprivileged ICMPv6 socket sends
+ * echo requests only). */
+static void put_neighbour_rules(struct eg_batch *b)
 {
-	static const uint8_t lo6[16] = { [15] = 1 };
-	const char *chain = "output";
-	struct rule rr, *r = &rr;
-	int fams[2] = { AF_INET, AF_INET6 };
-
-	/* IPv6 needs neighbour discovery to reach even an allowed next hop
-	 * (router solicitation .. neighbour advertisement, hop limit 255), and the
-	 * kernel reports its multicast groups (MLD, hop limit 1, to ff02::). Both
-	 * stay on the link: a router never forwards them. First, because duplicate
-	 * address detection and early MLD reports leave from :: (no address yet);
-	 * only the kernel sends these types (an unprivileged ICMPv6 socket sends
-	 * echo requests only). */
 	put_icmpv6_rule(b, 133, 136, 255, false);
 	put_icmpv6_rule(b, 130, 132, 1, true);
 	put_icmpv6_rule(b, 143, 143, 1, true);
+}
 
-	/* The reset that chain refused_answer made for a refused TCP packet of the box
-	 * comes from the address the box tried and goes back to the box: it
-	 * must pass the spoof rule. Only the kernel makes such a packet here:
-	 * conntrack calls it related (a reply to the refused packet's own
-	 * entry), which no socket of the box can make its packets (no
-	 * conntrack helper is attached in this netns, no raw socket there). */
-	rr = rule_new("output");
+/* The reset that chain refused_answer made for a refused TCP packet of the box
+ * comes from the address the box tried and goes back to the box: it
+ * must pass the spoof rule. Only the kernel makes such a packet here:
+ * conntrack calls it related (a reply to the refused packet's own
+ * entry), which no socket of the box can make its packets (no
+ * conntrack helper is attached in this netns, no raw socket there). */
+static void put_refusal_reset_rule(struct eg_batch *b, const char *chain)
+{
+	struct rule rr = rule_new("output"), *r = &rr;
 	x_ct_state(r, NF_CT_STATE_BIT(IP_CT_RELATED));
 	uint32_t zero32 = 0;
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &zero32, 4);
 	x_tcp_flag(r, 0x04);   /* RST */
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
+}
 
-	/* Every other packet leaves from an address of this namespace. A source
-	 * chosen with IP_FREEBIND/IPV6_FREEBIND, IP(V6)_PKTINFO or IP_TRANSPARENT
-	 * would otherwise be delivered (over lo to our own address, or out) and
-	 * recorded by conntrack as a flow the forged peer started: the container's
-	 * "replies" to a refused address would then pass as established, and a
-	 * forged answer could reach the sentry's upstream socket. Before any
-	 * accept, ct state included. */
-	rr = rule_new("output");
+/* Every other packet leaves from an address of this namespace. A source
+ * chosen with IP_FREEBIND/IPV6_FREEBIND, IP(V6)_PKTINFO or IP_TRANSPARENT
+ * would otherwise be delivered (over lo to our own address, or out) and
+ * recorded by conntrack as a flow the forged peer started: the container's
+ * "replies" to a refused address would then pass as established, and a
+ * forged answer could reach the sentry's upstream socket. Before any
+ * accept, ct state included. */
+static void put_source_rule(struct eg_batch *b, const char *chain)
+{
+	struct rule rr = rule_new("output"), *r = &rr;
 	x_fib_saddr_type(r, NFT_REG_1);
 	uint32_t local = RTN_LOCAL;
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &local, sizeof local);
 	x_refuse(r, EGRESS_REFUSED_SPOOF);
 	put_rule(b, r, chain);
+}
 
+/* The sentry's own queries to its upstreams; nobody else talks to a
+ * loopback resolver. */
+static void put_upstream_rules(struct eg_batch *b, const char *chain)
+{
+	static const int fams[2] = { AF_INET, AF_INET6 };
+	struct rule rr, *r = &rr;
 	for (int f = 0; f < 2; f++) {       /* the sentry's own queries */
 		rr = rule_new("output");
 		x_mark(r, NFT_CMP_EQ);
@@ -402,8 +400,14 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 		x_refuse(r, EGRESS_REFUSED_DNS);
 		put_rule(b, r, chain);
 	}
-	/* Loopback. By daddr too: after the nat redirect the packet goes to
-	 * 127.0.0.1 but the filter hook still sees the original oif. */
+}
+
+/* Loopback. By daddr too: after the nat redirect the packet goes to
+ * 127.0.0.1 but the filter hook still sees the original oif. */
+static void put_loopback_rules(struct eg_batch *b, const char *chain)
+{
+	static const uint8_t lo6[16] = { [15] = 1 };
+	struct rule rr, *r = &rr;
 	rr = rule_new("output");
 	x_nfproto(r, AF_INET);
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, 16, 1, NFT_REG_1);
@@ -422,18 +426,25 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	x_cmp(r, NFT_REG_1, NFT_CMP_EQ, &lo_ifindex, sizeof lo_ifindex);
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
+}
 
-	/* replies to connections the container accepted, and the rest of allowed flows */
-	rr = rule_new("output");
+/* replies to connections the container accepted, and the rest of allowed flows */
+static void put_established_rule(struct eg_batch *b, const char *chain)
+{
+	struct rule rr = rule_new("output"), *r = &rr;
 	x_ct_state(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED));
 	uint32_t zero = 0;
 	x_cmp(r, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 	x_verdict(r, NF_ACCEPT, NULL);
 	put_rule(b, r, chain);
+}
 
-	/* DNS and DNS-over-TLS/QUIC anywhere but through the sentry */
+/* DNS and DNS-over-TLS/QUIC anywhere but through the sentry */
+static void put_dns_elsewhere_rules(struct eg_batch *b, const char *chain)
+{
 	static const uint16_t dns_ports[2] = { 53, 853 };
 	static const uint8_t l4[2] = { IPPROTO_UDP, IPPROTO_TCP };
+	struct rule rr, *r = &rr;
 	for (int i = 0; i < 2; i++)
 		for (int k = 0; k < 2; k++) {
 			rr = rule_new("output");
@@ -442,8 +453,13 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 			x_refuse(r, EGRESS_REFUSED_DNS);
 			put_rule(b, r, chain);
 		}
+}
 
-	/* deny wins: every deny set before any allow set */
+/* deny wins: every deny set before any allow set */
+static void put_set_rules(struct eg_batch *b, const char *chain, const bool used[EG_N_SETS])
+{
+	static const int fams[2] = { AF_INET, AF_INET6 };
+	struct rule rr, *r = &rr;
 	for (int deny = 1; deny >= 0; deny--)
 		for (int kind = EG_STATIC; kind <= EG_DYNAMIC; kind++)
 			for (int f = 0; f < 2; f++)
@@ -459,10 +475,23 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 						x_verdict(r, NF_ACCEPT, NULL);
 					put_rule(b, r, chain);
 				}
+}
 
-	rr = rule_new("output");   /* everything else */
-	x_refuse(r, EGRESS_REFUSED_NOT_ALLOWED);
-	put_rule(b, r, chain);
+/* Chain output, in the order the packet meets its rules. */
+static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
+{
+	const char *chain = "output";
+	put_neighbour_rules(b);
+	put_refusal_reset_rule(b, chain);
+	put_source_rule(b, chain);
+	put_upstream_rules(b, chain);
+	put_loopback_rules(b, chain);
+	put_established_rule(b, chain);
+	put_dns_elsewhere_rules(b, chain);
+	put_set_rules(b, chain, used);
+	struct rule rr = rule_new("output");   /* everything else */
+	x_refuse(&rr, EGRESS_REFUSED_NOT_ALLOWED);
+	put_rule(b, &rr, chain);
 }
 
 static void put_nat_rules(struct eg_batch *b, uint16_t sentry_port)

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "egress_internal.h"
+#include "ruleset.h"
 #include "util.h"
 
 #define CARRY_MAX (4 * EGRESS_SET_ELEMS_MAX)

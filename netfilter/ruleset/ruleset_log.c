@@ -83,16 +83,12 @@ static void put_seen_set(struct eg_batch *b, unsigned i)
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, NFT_SET_TIMEOUT | NFT_SET_EVAL);
 	nftnl_set_set_u64(set, NFTNL_SET_TIMEOUT, LOG_SEEN_TIMEOUT_MS);
 	nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, LOG_SEEN_SIZE);
-	char *p = eg_batch_reserve(b, 512);
-	if (!p) {
-		nftnl_set_free(set);
-		return;
+	struct nlmsghdr *nlh = eg_batch_msg(b, 512, NFT_MSG_NEWSET, NLM_F_CREATE);
+	if (nlh) {
+		nftnl_set_nlmsg_build_payload(nlh, set);
+		eg_batch_commit(b, "add set", ss->name);
 	}
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE | NLM_F_ACK,
-						     b->seq_next);
-	nftnl_set_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
-	eg_batch_commit(b, "add set", ss->name);
 }
 
 /* daddr . l4proto [. th dport] into the registers from NFT_REG32_00, for

@@ -11,7 +11,22 @@
  * CAP_NET_ADMIN in the box's netns (set elements, marked sockets), one stays
  * in the runtime's netns with nothing (sockets to the upstream resolvers that
  * the box cannot reach). A policy that allows no domain name never forwards
- * anything: no helper then. Its parts: sentry_internal.h. */
+ * anything: no helper then.
+ *
+ * Its parts, each with its header; this file is on top, and calls go one way,
+ * down (a part does its work and returns to the loop, never calls up):
+ *   sentry.c          setup, the serving loop, egress_sentry_run
+ *   sentry_sni.c      the SNI check (sni_proxy.c) in the sentry: its sockets, its log
+ *   sentry_dns.c      queries from the container, answers judged and relayed
+ *   sentry_upstream.c where each upstream is asked from, the exchange with it
+ *   sentry_reload.c   live policy changes
+ *   sentry_log.c      the deny log and the packets the ruleset logged
+ *   sentry_refused.c  what the box reads about its refusals: the text, its file
+ *   sentry_helper.c   the privileged helpers, and the sentry's requests to them
+ *   sentry_sockets.c  its listeners, log sockets and upstream sets, made in the netns
+ *   sentry_privs.c    dropping capabilities, the empty root
+ *   sentry_state.c    the state they share: bounds, tables, the clock
+ *   sentry_mem.c      fresh pages; giving back what the runtime left behind */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,9 +40,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "egress_internal.h"
 #include "log.h"
+#include "netns.h"
 #include "nflog.h"
-#include "sentry_internal.h"
+#include "sentry.h"
+#include "sentry_dns.h"
+#include "sentry_helper.h"
+#include "sentry_log.h"
+#include "sentry_mem.h"
+#include "sentry_privs.h"
+#include "sentry_reload.h"
+#include "sentry_sni.h"
+#include "sentry_sockets.h"
+#include "sentry_state.h"
+#include "sentry_upstream.h"
 #include "sni_proxy.h"
 #include "util.h"
 
@@ -130,7 +157,7 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 	s->sni_fd[0] = sp->sni_fd[0];
 	s->sni_fd[1] = sp->sni_fd[1];
 	if (s->sni_fd[0] < 0 && s->sni_fd[1] < 0 && sni_policy_needs_proxy(s->p) &&
-	    (r = sentry_bind_sni(s->sni_fd, err)) < 0)   /* the caller's (a test's) sentry did not */
+	    (r = sentry_bind_sni(EGRESS_SNI_PORT, s->sni_fd, err)) < 0)   /* the caller's (a test's) sentry did not */
 		return r;
 	if (sp->nflog_fd >= 0) {
 		s->nflog = sp->nflog_fd;
@@ -241,6 +268,76 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 	}
 }
 
+/* Every fd but 0-2, the log's and those sp hands over is closed. */
+static void close_inherited_fds(const struct sentry *s)
+{
+	const struct egress_sentry_params *sp = s->sp;
+	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
+		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
+		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
+		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd };
+	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
+}
+
+/* The queries' buffers: fresh mappings, pages never touched cost nothing. */
+static int map_query_buffers(struct sentry *s, struct ab_err *err)
+{
+	s->queries = sentry_zpages(MAX_QUERIES * DNS_QUERY_MAX);
+	s->tcp_bufs = sentry_zpages(MAX_TCP_UPSTREAM * TCP_BUF_SIZE);
+	if (!s->queries || !s->tcp_bufs)
+		return ab_error(err, ENOMEM, "egress sentry: its query buffers");
+	for (size_t i = 0; i < MAX_QUERIES; i++)
+		s->q[i].query = s->queries + i * DNS_QUERY_MAX;
+	return 0;
+}
+
+/* Set up, and the helpers the policy needs started. Without an allowed name
+ * nothing is ever forwarded or added to a set: no helpers then (default
+ * deny: forks and ~0.2 MiB each fewer per container). The SNI check's
+ * upstream sockets carry a mark: only the netadmin helper can set it. */
+static int setup_with_helpers(struct sentry *s, struct ab_err *err)
+{
+	const struct egress_sentry_params *sp = s->sp;
+	struct mnl_socket *nl = NULL;
+	bool need_net = sp->dns && (egress_policy_allows_names(s->p) || sp->live);
+	bool need_netadmin = need_net || sni_policy_needs_proxy(s->p) || sp->live;
+	int r = setup(s, need_netadmin, need_net, &nl, err);
+	if (r >= 0 && need_netadmin)
+		r = sentry_start_helper(s, nl, err);
+	if (nl)
+		mnl_socket_close(nl);   /* the helper has it; we keep no way to change rules */
+	return r;
+}
+
+/* Everything before serving: 1. the query buffers, 2. the parameters
+ * checked, 3. set up with the helpers, 4. every capability dropped, 5. the
+ * SNI check, 6. live changes, 7. the message buffer. */
+static int prepare_to_serve(struct sentry *s, struct ab_err *err)
+{
+	const struct egress_sentry_params *sp = s->sp;
+	static const cap_value_t none[1];
+	int r;
+	if ((r = map_query_buffers(s, err)) < 0)
+		return r;
+	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0))
+		return ab_error(err, 0, "egress sentry: bad parameters");
+	if ((r = setup_with_helpers(s, err)) < 0 || (r = sentry_drop_caps(none, 0, err)) < 0 ||
+	    ((s->sni_fd[0] >= 0 || s->sni_fd[1] >= 0) && (r = sentry_sni_start(s, err)) < 0) ||
+	    (r = sentry_reload_start(s, err)) < 0) {
+		(void)ab_wrap(err, "egress sentry");
+		return r;
+	}
+	s->buf = sentry_zpages(BUF_SIZE);
+	if (!s->buf)
+		return ab_error(err, ENOMEM, "egress sentry: its message buffer");
+	/* given back after the first quiet second (serve), not now: start-up
+	 * is on the container's critical path, and a short-lived container
+	 * never needs it */
+	s->active_at = now_ms();
+	s->released = false;
+	return 0;
+}
+
 static void reap(int *sock, pid_t *pid)
 {
 	if (*sock >= 0)
@@ -252,100 +349,11 @@ static void reap(int *sock, pid_t *pid)
 	*pid = 0;
 }
 
-int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
+/* The end, served or not: the flows, the gateway and the helpers end, every
+ * fd is closed and the state given back. */
+static void wind_down(struct sentry *s)
 {
-	struct sentry *s = sentry_zpages(sizeof *s);
-	if (!s)
-		return ab_error(err, ENOMEM, "egress sentry: its state");
-	struct mnl_socket *nl = NULL;
-	int r;
-	s->sp = sp;
-	s->p = sp->policy;
-	sentry_mem_init(sp->release_more, sp->dead_stack_hi);
-	s->ttl_min = sp->ttl_min ? sp->ttl_min : EGRESS_TTL_MIN;
-	s->ttl_max = sp->ttl_max ? sp->ttl_max : EGRESS_TTL_MAX;
-	s->set_elems_max = sp->set_elems_max ? sp->set_elems_max : EGRESS_SET_ELEMS_MAX;
-	s->log_max = sp->log_max_bytes ? sp->log_max_bytes : LOG_MAX_DEFAULT;
-	s->tokens = LOG_BURST;
-	s->tokens_at = now_ms();
-	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
-	s->sni_fd[0] = s->sni_fd[1] = -1;
-	s->sni_next = UINT64_MAX;
-	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
-	s->durable.fd = s->durable.dirfd = -1;
-	s->policy_fd = s->reload_fd = -1;
-	s->refusedfd = sp->refused_fd > 0 ? sp->refused_fd : -1;
-	for (size_t i = 0; i < MAX_QUERIES; i++)
-		s->q[i].fd = -1;
-	for (size_t i = 0; i < MAX_TCP_CLIENTS; i++)
-		s->tc[i].fd = -1;
-	signal(SIGPIPE, SIG_IGN);
-
-	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
-		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
-		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
-		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd };
-	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
-
-	/* fresh mappings: pages never touched cost nothing */
-	s->queries = sentry_zpages(MAX_QUERIES * DNS_QUERY_MAX);
-	s->tcp_bufs = sentry_zpages(MAX_TCP_UPSTREAM * TCP_BUF_SIZE);
-	if (!s->queries || !s->tcp_bufs) {
-		r = ab_error(err, ENOMEM, "egress sentry: its query buffers");
-		goto out;
-	}
-	for (size_t i = 0; i < MAX_QUERIES; i++)
-		s->q[i].query = s->queries + i * DNS_QUERY_MAX;
-	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0)) {
-		r = ab_error(err, 0, "egress sentry: bad parameters");
-		goto out;
-	}
-	/* Without an allowed name nothing is ever forwarded or added to a set: no
-	 * helpers then (default deny: forks and ~0.2 MiB each fewer per container).
-	 * The SNI check's upstream sockets carry a mark: only the netadmin helper
-	 * can set it. */
-	bool need_net = sp->dns && (egress_policy_allows_names(s->p) || sp->live);
-	bool need_netadmin = need_net || sni_policy_needs_proxy(s->p) || sp->live;
-	if ((r = setup(s, need_netadmin, need_net, &nl, err)) < 0 ||
-	    (need_netadmin && (r = sentry_start_helper(s, nl, err)) < 0)) {
-		ab_wrap(err, "egress sentry");
-		goto out;
-	}
-	if (nl)
-		mnl_socket_close(nl);   /* the helper has it; we keep no way to change rules */
-	nl = NULL;
-	static const cap_value_t none[1];
-	if ((r = sentry_drop_caps(none, 0, err)) < 0) {
-		ab_wrap(err, "egress sentry");
-		goto out;
-	}
-	if ((s->sni_fd[0] >= 0 || s->sni_fd[1] >= 0) && (r = sentry_sni_start(s, err)) < 0) {
-		ab_wrap(err, "egress sentry");
-		goto out;
-	}
-	if ((r = sentry_reload_start(s, err)) < 0) {
-		ab_wrap(err, "egress sentry");
-		goto out;
-	}
-	s->buf = sentry_zpages(BUF_SIZE);
-	if (!s->buf) {
-		r = ab_error(err, ENOMEM, "egress sentry: its message buffer");
-		goto out;
-	}
-	/* given back after the first quiet second (serve), not now: start-up
-	 * is on the container's critical path, and a short-lived container
-	 * never needs it */
-	s->active_at = now_ms();
-	s->released = false;
-	if (sp->ready_fd >= 0) {
-		(void)write(sp->ready_fd, "1", 1);
-		close(sp->ready_fd);
-	}
-	serve(s);
-	r = 0;
-out:
-	if (nl)
-		mnl_socket_close(nl);
+	const struct egress_sentry_params *sp = s->sp;
 	sentry_sni_stop(s);   /* its flows end with the box */
 	for (int i = 0; i < 2; i++)
 		if (s->sni_fd[i] >= 0)
@@ -370,12 +378,25 @@ out:
 		close(sp->durable_dirfd);
 	if (s->pidfd >= 0 && s->pidfd != sp->init_pidfd)
 		close(s->pidfd);
-	if (s->buf)
-		munmap(s->buf, BUF_SIZE);
-	if (s->queries)
-		munmap(s->queries, MAX_QUERIES * DNS_QUERY_MAX);
-	if (s->tcp_bufs)
-		munmap(s->tcp_bufs, MAX_TCP_UPSTREAM * TCP_BUF_SIZE);
-	munmap(s, sizeof *s);
+	sentry_state_free(s);
+}
+
+int egress_sentry_run(const struct egress_sentry_params *sp, struct ab_err *err)
+{
+	struct sentry *s = sentry_state_new(sp);
+	if (!s)
+		return ab_error(err, ENOMEM, "egress sentry: its state");
+	sentry_mem_init(sp->release_more, sp->dead_stack_hi);
+	signal(SIGPIPE, SIG_IGN);
+	close_inherited_fds(s);
+	int r = prepare_to_serve(s, err);
+	if (r == 0) {
+		if (sp->ready_fd >= 0) {
+			(void)write(sp->ready_fd, "1", 1);
+			close(sp->ready_fd);
+		}
+		serve(s);
+	}
+	wind_down(s);
 	return r;
 }

@@ -12,8 +12,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "egress_internal.h"
 #include "log.h"
-#include "sentry_internal.h"
+#include "sentry_dns.h"
+#include "sentry_helper.h"
+#include "sentry_log.h"
+#include "sentry_refused.h"
+#include "sentry_state.h"
+#include "sentry_upstream.h"
 #include "util.h"
 
 /* ---- answers: set elements ---- */

@@ -29,8 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_internal.h"
+#include "fdpass.h"
 #include "log.h"
-#include "sentry_internal.h"
+#include "sentry_helper.h"
+#include "sentry_mem.h"
+#include "sentry_privs.h"
+#include "sentry_state.h"
 #include "util.h"
 
 enum {
@@ -265,23 +270,7 @@ static int is_local(int family, const uint8_t *addr)
 static void send_fd_reply(int sock, int32_t status, int fd)
 {
 	struct hrep rep = { .status = status };
-	struct iovec iov = { &rep, sizeof rep };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
-		memset(&u, 0, sizeof u);
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof u.buf;
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	}
-	(void)sendmsg(sock, &mh, MSG_NOSIGNAL);
+	(void)send_with_fds(sock, &rep, sizeof rep, &fd, fd >= 0 ? 1 : 0, 0);
 }
 
 /* Answer one valid request. */
@@ -417,7 +406,11 @@ static int start(struct sentry *s, struct helper *h, int *ret_sock, pid_t *ret_p
 	if (pid == 0) {
 		close(sv[0]);
 		h->sock = sv[1];
-		sentry_unmap_state(s);   /* ret_sock and ret_pid point there: unused here */
+		/* A helper keeps none of the sentry's state: the pages of it the
+		 * sentry had written before the fork (its tables' -1s, ~40 KiB)
+		 * would stay resident in each helper for as long as the box runs.
+		 * Unmapped at once in the child: nothing a helper does reads them. */
+		sentry_state_free(s);   /* ret_sock and ret_pid point there: unused here */
 		helper_main(h);
 	}
 	close(sv[1]);

@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "nflog.h"
-#include "sentry_internal.h"
+#include "sentry_log.h"
+#include "sentry_refused.h"
+#include "sentry_state.h"
 #include "util.h"
 
 #define LOG_RESERVE 1024        /* bytes kept for the summary that says the log is full */
@@ -398,16 +400,27 @@ static void count_gap(struct seq *q, const struct nflog_packet *pkt, uint64_t *l
 	q->next = pkt->seq + 1;
 }
 
+/* The destination of a packet of group q (its gap counted into *lost), seen
+ * now; one new here (*created) gets the packet's reason and a record to write. */
+static struct dest *packet_dest(struct sentry *s, const struct nflog_packet *pkt, struct seq *q, uint64_t *lost,
+				bool *created)
+{
+	count_gap(q, pkt, lost);
+	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, created);
+	d->last_ms = now_ms();
+	if (*created) {
+		d->reason = (uint8_t)reason_of(pkt);
+		d->pending = true;
+	}
+	return d;
+}
+
 static void on_first(const struct nflog_packet *pkt, void *data)
 {
 	struct sentry *s = data;
-	count_gap(&s->seq_first, pkt, &s->lost_records);
 	bool created;
-	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, &created);
-	d->last_ms = now_ms();
+	struct dest *d = packet_dest(s, pkt, &s->seq_first, &s->lost_records, &created);
 	if (created) {
-		d->reason = (uint8_t)reason_of(pkt);
-		d->pending = true;
 		(void)dest_write(s, d);
 		char pbuf[8];
 		sentry_refused_note(s, nflog_proto_name(d->proto, pbuf), reason_text[d->reason],
@@ -421,15 +434,10 @@ static void on_first(const struct nflog_packet *pkt, void *data)
 static void on_repeat(const struct nflog_packet *pkt, void *data)
 {
 	struct sentry *s = data;
-	count_gap(&s->seq_repeat, pkt, &s->lost_repeats);
+	/* one new here: its first record was lost (or forgotten here), it gets
+	 * one all the same */
 	bool created;
-	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, &created);
-	d->last_ms = now_ms();
-	if (created) {
-		/* its first record was lost (or forgotten here): it gets one all the same */
-		d->reason = (uint8_t)reason_of(pkt);
-		d->pending = true;
-	}
+	struct dest *d = packet_dest(s, pkt, &s->seq_repeat, &s->lost_repeats, &created);
 	d->repeats++;
 	s->log_due = true;
 }

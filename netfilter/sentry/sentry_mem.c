@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 
 #include "mem_release.h"
-#include "sentry_internal.h"
+#include "sentry_mem.h"
 
 /* Zeroed memory straight from the kernel: pages nobody touches cost nothing,
  * where calloc on the inherited heap would write every byte. */
@@ -13,21 +13,6 @@ void *sentry_zpages(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
-}
-
-/* A helper keeps none of the sentry's state: the pages of it the sentry had
- * written before the fork (its tables' -1s, ~40 KiB) would stay resident in
- * each helper for as long as the box runs. Unmapped at once in the child:
- * nothing a helper does reads them. */
-void sentry_unmap_state(struct sentry *s)
-{
-	if (s->queries)
-		(void)munmap(s->queries, MAX_QUERIES * DNS_QUERY_MAX);
-	if (s->tcp_bufs)
-		(void)munmap(s->tcp_bufs, MAX_TCP_UPSTREAM * TCP_BUF_SIZE);
-	if (s->buf)
-		(void)munmap(s->buf, BUF_SIZE);
-	(void)munmap(s, sizeof *s);
 }
 
 static void (*release_more)(void);

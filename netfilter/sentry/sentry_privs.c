@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sentry_internal.h"
+#include "sentry_privs.h"
 #include "util.h"
 
 int sentry_drop_caps(const cap_value_t *keep, int n_keep, struct ab_err *err)

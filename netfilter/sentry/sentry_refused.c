@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "nflog.h"
-#include "sentry_internal.h"
+#include "sentry_refused.h"
+#include "sentry_state.h"
 #include "util.h"
 
 #define REFUSED_MAX (256u << 10)

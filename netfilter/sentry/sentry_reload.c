@@ -20,7 +20,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "sentry_internal.h"
+#include "sentry_reload.h"
+#include "sentry_state.h"
 #include "sni_proxy.h"
 #include "util.h"
 

@@ -12,7 +12,10 @@
 #include <sys/socket.h>
 
 #include "gateway_proto.h"
-#include "sentry_internal.h"
+#include "sentry_helper.h"
+#include "sentry_log.h"
+#include "sentry_sni.h"
+#include "sentry_state.h"
 #include "sni_proxy.h"
 
 static int upstream_socket(void *ctx, int family)

@@ -10,10 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_internal.h"
 #include "log.h"
 #include "netdev.h"
+#include "netns.h"
 #include "nflog.h"
-#include "sentry_internal.h"
+#include "sentry_sockets.h"
 #include "sni_proxy.h"
 #include "util.h"
 
@@ -79,13 +81,13 @@ int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *
 	return 0;
 }
 
-int sentry_bind_sni(int fd[2], struct ab_err *err)
+int sentry_bind_sni(uint16_t port, int fd[2], struct ab_err *err)
 {
-	int r = bind_listener(AF_INET, SOCK_STREAM, EGRESS_SNI_PORT, &fd[0], err);
+	int r = bind_listener(AF_INET, SOCK_STREAM, port, &fd[0], err);
 	if (r < 0)
 		return r;
 	struct ab_err e6;   /* no IPv6 in the namespace: nothing to redirect there */
-	if (bind_listener(AF_INET6, SOCK_STREAM, EGRESS_SNI_PORT, &fd[1], &e6) < 0)
+	if (bind_listener(AF_INET6, SOCK_STREAM, port, &fd[1], &e6) < 0)
 		fd[1] = -1;
 	return 0;
 }
@@ -131,7 +133,7 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 		r = sentry_open_log_sockets(&sp->nflog_fd, &sp->nflog_repeat_fd, err);
 	/* the SNI check's listeners, before the program can connect anywhere */
 	if (r == 0 && sp->policy && (sni_policy_needs_proxy(sp->policy) || sp->live))
-		r = sentry_bind_sni(sp->sni_fd, err);
+		r = sentry_bind_sni(EGRESS_SNI_PORT, sp->sni_fd, err);
 	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
 	 * runs, not once the sentry (which may start later) gets to it. Other
 	 * upstreams only open a way for the sentry's own sockets: it adds them

@@ -26,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sentry_internal.h"
+#include "sentry_helper.h"
+#include "sentry_state.h"
+#include "sentry_upstream.h"
 #include "util.h"
 
 static bool is_loopback(const struct egress_upstream *u)

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "gateway_proto.h"
 #include "mem_release.h"
 #include "sni_proxy.h"
@@ -197,19 +198,7 @@ static bool handoff(struct sni_proxy *p, struct flow *f, const char *sni)
 	}
 	snprintf(h.sni, sizeof h.sni, "%s", sni);
 	int fds[2] = {f->c, u};
-	union {
-		char buf[CMSG_SPACE(sizeof fds)];
-		struct cmsghdr align;
-	} cm;
-	memset(&cm, 0, sizeof cm);
-	struct iovec iov = {&h, sizeof h};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof cm.buf};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(c), fds, sizeof fds);
-	ssize_t n = sendmsg(p->prm.gateway_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ssize_t n = send_with_fds(p->prm.gateway_fd, &h, sizeof h, fds, 2, MSG_DONTWAIT);
 	close(u);
 	if (n != (ssize_t)sizeof h)
 		return false;

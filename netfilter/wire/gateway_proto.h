@@ -1,5 +1,6 @@
 /* What the runtime, the sentry and the credential gateway say to each other
- * (netfilter/gateway/gateway.h has the gateway's side of it).
+ * (the gateway's side: netfilter/gateway/ctl.c reads the runtime's records,
+ * main.c the hand-offs, records.c sends the records).
  *
  * runtime -> gateway, on a stream socketpair, before the box runs: records
  * of (u32 type, u32 length, bytes), ended by GW_REC_END; the gateway answers

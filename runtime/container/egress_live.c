@@ -16,6 +16,7 @@
 #include "container.h"
 #include "deny_log.h"
 #include "egress.h"
+#include "ruleset.h"
 #include "json.h"
 #include "log.h"
 #include "netns_pool.h"

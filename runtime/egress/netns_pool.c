@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "egress.h"
+#include "ruleset.h"
 #include "netdev.h"
 #include "raw_syscall.h"
 #include "sealed_exe.h"

@@ -8,6 +8,7 @@
 #include "egress_netns.h"
 #include "log.h"
 #include "policy_gateway.h"
+#include "ruleset.h"
 #include "seccomp.h"
 #include "sentry_process.h"
 

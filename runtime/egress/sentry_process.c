@@ -8,6 +8,9 @@
 #include "egress_netns.h"
 #include "log.h"
 #include "process.h"
+#include "sentry.h"
+#include "sentry_sockets.h"
+#include "upstream.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

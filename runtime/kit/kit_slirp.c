@@ -1,5 +1,5 @@
 #include "kit_slirp.h"
-#include "egress.h"
+#include "netns.h"
 #include "process.h"
 #include "util.h"
 

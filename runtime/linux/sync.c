@@ -1,4 +1,5 @@
 #include "sync.h"
+#include "fdpass.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,27 +29,7 @@ int sync_send(int fd, enum sync_type type, int32_t code, const char *data, int p
 		msg.data[n] = 0;
 		len += n + 1;
 	}
-	struct iovec iov = {.iov_base = &msg, .iov_len = len};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (pass_fd >= 0) {
-		memset(&u, 0, sizeof u);
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof u.buf;
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
-	ssize_t n;
-	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	if (send_with_fds(fd, &msg, len, &pass_fd, pass_fd >= 0 ? 1 : 0, 0) < 0)
 		return ab_error(err, errno, "sync: send message %u", type);
 	return 0;
 }
@@ -117,24 +98,8 @@ int sync_recv(int fd, enum sync_type want, struct sync_msg *msg, int *ret_fd, st
 
 int sync_send_raw_fd(int sock, const char *payload, int pass_fd, struct ab_err *err)
 {
-	struct iovec iov = {.iov_base = (void *)payload, .iov_len = strlen(payload)};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof u.buf};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	ssize_t n;
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	/* the fd always: a bad one fails here (EBADF), as the caller asked */
+	if (send_with_fds(sock, payload, strlen(payload), &pass_fd, 1, 0) < 0)
 		return ab_error(err, errno, "send fd");
 	return 0;
 }

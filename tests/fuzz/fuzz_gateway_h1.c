@@ -6,7 +6,7 @@
 #include "fuzz.h"
 
 #if __has_include(<http_parser.h>)
-#include "../../netfilter/gateway/relay.h"
+#include "../../netfilter/gateway/pair.h"
 #include "../../netfilter/gateway/buf.c"
 #include "../../netfilter/gateway/h1.c"
 

@@ -25,6 +25,9 @@
 #include "dns.h"
 #include "egress.h"
 #include "egress_internal.h"
+#include "ruleset.h"
+#include "sentry.h"
+#include "upstream.h"
 #include "util.h"
 
 static int usage(void)
@@ -414,9 +417,7 @@ static int cmd_badbatch(void)
 		nftnl_table_set_str(t, NFTNL_TABLE_NAME, EGRESS_TABLE);
 		nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 		static const uint16_t types[3] = { NFT_MSG_NEWTABLE, NFT_MSG_DELTABLE, NFT_MSG_NEWTABLE };
-		char *p = eg_batch_reserve(&b, 512);
-		struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, types[i], NFPROTO_INET,
-							     (i == 1 ? 0 : NLM_F_CREATE) | NLM_F_ACK, b.seq_next);
+		struct nlmsghdr *nlh = eg_batch_msg(&b, 512, types[i], i == 1 ? 0 : NLM_F_CREATE);
 		nftnl_table_nlmsg_build_payload(nlh, t);
 		nftnl_table_free(t);
 		eg_batch_commit(&b, i == 1 ? "delete table" : "add table", NULL);
@@ -427,8 +428,7 @@ static int cmd_badbatch(void)
 	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
 	nftnl_set_set_u32(set, NFTNL_SET_ID, 1);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, 0);   /* refused: a key has a length */
-	char *p = eg_batch_reserve(&b, 512);
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWSET, NFPROTO_INET, NLM_F_CREATE | NLM_F_ACK, b.seq_next);
+	struct nlmsghdr *nlh = eg_batch_msg(&b, 512, NFT_MSG_NEWSET, NLM_F_CREATE);
 	nftnl_set_nlmsg_build_payload(nlh, set);
 	nftnl_set_free(set);
 	eg_batch_commit(&b, "add set", "bogus");

@@ -23,6 +23,8 @@
 #include "egress.h"
 #include "gateway.h"
 #include "gateway_proto.h"
+#include "ruleset_types.h"
+#include "sentry_sockets.h"
 #include "sni_proxy.h"
 #include "util.h"
 
@@ -95,33 +97,6 @@ static int marked_socket(void *ctx, int family)
 		if (fd >= 0)
 			close(fd);
 		return -e;
-	}
-	return fd;
-}
-
-static int listener(int family, uint16_t port)
-{
-	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-	struct sockaddr_storage ss = {0};
-	socklen_t len;
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-		in->sin_family = AF_INET;
-		in->sin_port = htons(port);
-		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		len = sizeof *in;
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		in6->sin6_addr = in6addr_loopback;
-		len = sizeof *in6;
-	}
-	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0) {
-		fprintf(stderr, "gateway-driver: listen on port %u: %s\n", port, strerror(errno));
-		exit(1);
 	}
 	return fd;
 }
@@ -199,11 +174,17 @@ int main(int argc, char **argv)
 		close(g.handoff_fd);   /* the gateway is there but unreachable: fail closed */
 		g.handoff_fd = -1;
 	}
+	/* the sentry's own listeners, on the test's port */
+	int listen_fd[2];
+	if (sentry_bind_sni(port, listen_fd, &err) < 0) {
+		fprintf(stderr, "gateway-driver: %s\n", err.msg);
+		return 1;
+	}
 	struct sni_proxy_params prm = {
 		.policy = &policy,
 		.cred_hosts = n_creds ? &g.hosts : NULL,
 		.gateway_fd = g.handoff_fd,
-		.listen_fd = {listener(AF_INET, port), listener(AF_INET6, port)},
+		.listen_fd = {listen_fd[0], listen_fd[1]},
 		.upstream_socket = marked_socket,
 		.log = log_record,
 	};

@@ -57,23 +57,19 @@ static void rr_head(struct msg *m, uint16_t type, uint32_t ttl, uint16_t rdlen)
 	u16(m, type); u16(m, DNS_CLASS_IN); u32(m, ttl); u16(m, rdlen);
 }
 
-static void rr_a(struct msg *m, const char *addr, uint32_t ttl)
-{
-	uint8_t a[4];
-	inet_pton(AF_INET, addr, a);
-	rr_head(m, DNS_TYPE_A, ttl, 4);
-	memcpy(m->b + m->n, a, 4);
-	m->n += 4;
-}
-
-static void rr_aaaa(struct msg *m, const char *addr, uint32_t ttl)
+/* an A (AF_INET) or AAAA record for the address in text */
+static void rr_addr(struct msg *m, int family, const char *addr, uint32_t ttl)
 {
 	uint8_t a[16];
-	inet_pton(AF_INET6, addr, a);
-	rr_head(m, DNS_TYPE_AAAA, ttl, 16);
-	memcpy(m->b + m->n, a, 16);
-	m->n += 16;
+	uint16_t len = family == AF_INET ? 4 : 16;
+	inet_pton(family, addr, a);
+	rr_head(m, family == AF_INET ? DNS_TYPE_A : DNS_TYPE_AAAA, ttl, len);
+	memcpy(m->b + m->n, a, len);
+	m->n += len;
 }
+
+static void rr_a(struct msg *m, const char *addr, uint32_t ttl) { rr_addr(m, AF_INET, addr, ttl); }
+static void rr_aaaa(struct msg *m, const char *addr, uint32_t ttl) { rr_addr(m, AF_INET6, addr, ttl); }
 
 /* CNAME with an uncompressed target */
 static size_t rr_cname(struct msg *m, const char *target, uint32_t ttl)

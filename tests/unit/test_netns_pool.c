@@ -16,6 +16,7 @@
 
 #include "egress.h"
 #include "netns_pool.h"
+#include "ruleset.h"
 #include "util.h"
 #include "tap.h"
 
