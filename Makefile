@@ -144,7 +144,7 @@ tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 
 # the replay of the fuzz targets runs the gateway's HTTP/1.1 code too
 UNIT_EXTRA_LIBS = $(if $(filter tests/unit/test_fuzz_regressions,$@),-lhttp_parser)
-tests/unit/test_fuzz_regressions: netfilter/gateway/h1.c netfilter/gateway/buf.c netfilter/gateway/relay.h
+tests/unit/test_fuzz_regressions: netfilter/gateway/h1.c netfilter/gateway/buf.c $(wildcard netfilter/gateway/*.h)
 
 unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done
@@ -224,7 +224,7 @@ $(FUZZ_DIR)/seccomp-profiles/profiles_embed.o: $(PROFILES)
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	$(FUZZ_CC) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS) \
 		$(if $(filter $(FUZZ_DIR)/fuzz_gateway_h1,$@),-lhttp_parser)
-$(FUZZ_DIR)/fuzz_gateway_h1: netfilter/gateway/h1.c netfilter/gateway/buf.c netfilter/gateway/relay.h
+$(FUZZ_DIR)/fuzz_gateway_h1: netfilter/gateway/h1.c netfilter/gateway/buf.c $(wildcard netfilter/gateway/*.h)
 
 fuzz-build: $(FUZZ_BINS)
 

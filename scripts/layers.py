@@ -3,13 +3,14 @@
 the code's folders (FOLDERS) and what each may use (USES_folder); this checks
 that every arrow between folders is one of those, that the folders stand one
 way (no circle of folders), that no files call or include each other in a
-circle, and that no source file is over 1,000 lines. A module is a .c with its
+circle, that no source file is over 1,000 lines and no function over 100. A module is a .c with its
 .h; an arrow is an #include "x.h" or a call from one object into another (nm).
 Run after `make` (it reads the objects). Prints TAP; exit 1 on a failure.
   scripts/layers.py [--verbose]"""
 import collections, glob, os, re, subprocess, sys
 
 MAX_LINES = 1000
+MAX_FUNCTION = 100
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 verbose = '--verbose' in sys.argv
 
@@ -159,6 +160,30 @@ for d in FOLDERS:
         if lines > MAX_LINES:
             big.append(f'{f}: {lines} lines')
 tap(not big, f'no source file over {MAX_LINES} lines', big)
+
+def long_functions(path):
+    """Functions over MAX_FUNCTION lines, from the line that names one to its
+    closing brace: the house style opens and closes a function's body with a
+    brace in the first column."""
+    lines = open(path, errors='replace').read().split('\n')
+    found, start = [], None
+    for i, line in enumerate(lines):
+        if line == '{' and start is None:
+            j = i - 1   # back over a wrapped parameter list to the name's line
+            while j > 0 and not re.match(r'^[A-Za-z_].*\(', lines[j]) and lines[j - 1].strip():
+                j -= 1
+            start = j
+        elif line.startswith('}') and start is not None:
+            if i - start + 1 > MAX_FUNCTION:
+                names = [m for m in re.findall(r'([A-Za-z_]\w*)\s*\(', lines[start])
+                         if m != '__attribute__']
+                found.append(f'{path}:{start + 1}: {names[0] if names else "?"}: {i - start + 1} lines')
+            start = None
+    return found
+
+
+long = [f for d in FOLDERS for c in sorted(glob.glob(f'{d}/*.c')) for f in long_functions(c)]
+tap(not long, f'no function over {MAX_FUNCTION} lines', long)
 
 if verbose:
     arrows = collections.Counter((folder_of(a), folder_of(b)) for a, bs in graph.items() for b in bs
