@@ -543,7 +543,10 @@ assert_logged() {
 	echo "nameserver 127.0.0.11" >"$BUNDLE/rootfs/etc/resolv.conf"
 	export AGENTBOX_FAULT_SENTRY_DELAY_MS=1000
 	RUNTIME_ARGS=(--egress-allow "allowed.test")
-	set_args sh -c 'cd /dev/shm; nc -l -p 5353 >resolver & nc -l -p 5354 >other & sleep 0.1
+	# the listeners are waited for, not slept on: a loaded host (the ASan
+	# build beside other work) can take longer than any fixed pause
+	set_args sh -c 'cd /dev/shm; nc -l -p 5353 >resolver & nc -l -p 5354 >other &
+		for i in $(seq 100); do [ "$(netstat -ltn | grep -c ":535[34] ")" = 2 ] && break; sleep 0.05; done
 		echo leaked | nc -w 1 127.0.0.11 5353; echo reached | nc -w 1 127.0.0.12 5354
 		sleep 0.1; cat resolver other; echo end'
 	run_container guarded
