@@ -107,7 +107,8 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		return ab_error(err, 0, "events: expected exactly one container ID");
 	struct container_state s;
 	_cleanup_close_ int state_fd = -1;
-	if (container_load(g, argv[optind], false, &state_fd, &s, err) < 0)
+	char box[PATH_MAX];
+	if (container_load(g, container_id_or_box(g, argv[optind], box, sizeof box), false, &state_fd, &s, err) < 0)
 		return -1;
 	int r = -1;
 	_cleanup_close_ int oom_fd = -1, egress_fd = -1, dirfd = -1;

@@ -269,7 +269,7 @@ static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
 			json_kv_bool(j, "running", v[i].running);
 			/* what egress log/allow/deny take (kit_run.c names a run's container so) */
 			char id[sizeof v[i].name + 8];
-			snprintf(id, sizeof id, "box-%s", v[i].name);
+			snprintf(id, sizeof id, BOX_ID_PREFIX "%s", v[i].name);
 			json_kv_str(j, "id", id);
 			json_obj_end(j);
 		}

@@ -92,7 +92,8 @@ int cmd_ps(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	}
 	if (optind >= argc)
 		return ab_error(err, 0, "ps: expected a container ID");
-	const char *id = argv[optind];
+	char box[PATH_MAX];
+	const char *id = container_id_or_box(g, argv[optind], box, sizeof box);
 	struct container_state s;
 	if (container_load(g, id, false, NULL, &s, err) < 0)
 		return -1;

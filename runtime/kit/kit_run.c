@@ -399,7 +399,7 @@ static int make_bundle(struct global_opts *g, const struct kit_run_opts *o, stru
 {
 	const struct kit *k = rc->k;
 	if (o->name)
-		snprintf(rc->id, sizeof rc->id, "box-%s", o->name);
+		snprintf(rc->id, sizeof rc->id, BOX_ID_PREFIX "%s", o->name);
 	else
 		kit_box_new_id(rc->id + 4, 6);
 	if (kit_rundir_make(&rc->rd, g, rc->id, err) < 0)
