@@ -287,7 +287,7 @@ assert_user_run_clean() {
 	assert_user_run_clean
 }
 
-@test "rootless kit show and kit build: as the user, the bundle the user's" {
+@test "rootless kit show and kit build: as the user, the bundle the user's; show names the user the box runs as" {
 	kkit b.yaml <<-'EOF'
 		rootfs: host
 		network:
@@ -296,6 +296,18 @@ assert_user_run_clean() {
 	kr kit show b.yaml
 	assert_success
 	assert_output_contains "web.test:8080"
+	# the user kit run gives the box: root of the user's namespace, not 1000
+	assert_output_contains "#   user: 0:0 (default rootless: root of your user namespace, you on the host)"
+	kr kit show --json b.yaml
+	assert_success
+	[ "$(jq -c .policy.user <<<"$stdout")" = '{"uid":0,"gid":0,"from":"rootless"}' ] || fail "$stdout"
+	kr kit run --workspace "$WS" -- id -u
+	assert_success
+	[ "$stdout" = 0 ]
+	printf 'rootfs: host\nuser: "1000:1000"\n' >"$TEST_DIR/u.yaml"
+	kr kit show --json "$TEST_DIR/u.yaml"
+	assert_success
+	[ "$(jq -c .policy.user <<<"$stdout")" = '{"uid":1000,"gid":1000,"from":"kit"}' ] || fail "$stdout"
 	kr kit build b.yaml -o "$TEST_DIR/bundle"
 	assert_success
 	[ "$(stat -c %U "$TEST_DIR/bundle/config.json")" = "$KR_USER" ]

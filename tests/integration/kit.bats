@@ -171,6 +171,25 @@ assert_image_cache_count() {
 	runtime kit show "$TEST_DIR/shown.yaml"
 	assert_success
 	[ "$(sed -n '/^name:/,$p' <<<"$output")" = "$(sed -n '/^name:/,$p' <<<"$first")" ]
+	# the same as one JSON object, the option before or after KIT
+	runtime kit show --json "$KITS/child.yaml"
+	assert_success
+	[ "$(jq -r '.files | join(" ")' <<<"$stdout")" = "$KITS/child.yaml $KITS/middle.yaml $KITS/base.yaml" ]
+	[ "$(jq -c '[.policy.allow, .policy.deny, .policy.seccomp, .policy.user.from]' <<<"$stdout")" = \
+		'[["198.18.201.10:8080"],["198.18.201.99"],"agent","default"]' ] || fail "$stdout"
+	[ "$(jq -c '[.kit.name, .kit.env.FROM_BASE, .kit.env.OVERRIDDEN, (.kit.env | has("REMOVED")), .kit.resources.pids]' \
+		<<<"$stdout")" = '["child","base","middle",false,128]' ] || fail "$stdout"
+	local json=$stdout
+	runtime kit show "$KITS/child.yaml" --json
+	assert_success
+	[ "$stdout" = "$json" ]
+	# the default kit; and usage errors name what is wrong
+	runtime kit show --json
+	assert_success
+	[ "$(jq -r '.files | length' <<<"$stdout")" = 0 ]
+	runtime kit show a.yaml b.yaml
+	assert_failure 1
+	assert_one_error_line 'kit: show: give at most one KIT \("b.yaml" is a second\)'
 }
 
 @test "kit show: the example kits are valid" {

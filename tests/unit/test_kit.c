@@ -636,7 +636,7 @@ static void test_extends(void)
 		ok(k->n_chain == 3 && strstr(k->chain[0], "base.yaml") && strstr(k->chain[2], "child.yaml"),
 		   "extends: the chain, base first");
 		char *text = NULL;
-		ok(kit_show(k, &text, &err) == 0, "show: ok");
+		ok(kit_show(k, NULL, &text, &err) == 0, "show: ok");
 		has_substr(text, "# The effective kit: ", "show: a comment header");
 		has_substr(text, "child.yaml extends ", "show: names the chain");
 		has_substr(text, "#   egress allow: registry.npmjs.org", "show: the egress allowlist");
@@ -649,7 +649,7 @@ static void test_extends(void)
 		ok(kit_load(tpath("shown.yaml"), &k2, &err) == 0, "show: the output reads back as a kit%s%s", k2 ? "" : ": ", k2 ? "" : err.msg);
 		if (k2) {
 			char *text2 = NULL;
-			ok(kit_show(k2, &text2, &err) == 0, "show: again");
+			ok(kit_show(k2, NULL, &text2, &err) == 0, "show: again");
 			const char *y1 = text ? strstr(text, "\nname:") : NULL, *y2 = text2 ? strstr(text2, "\nname:") : NULL;
 			ok(y1 && y2 && streq(y1, y2), "show: the effective kit round-trips");
 			free(text2);
@@ -667,7 +667,7 @@ static void test_extends(void)
 	ok(kit_load(tpath("breaks.yaml"), &kb, &err) == 0, "show: a kit with unicode line breaks in its paths loads%s%s",
 	   kb ? "" : ": ", kb ? "" : err.msg);
 	char *btext = NULL;
-	ok(kb && kit_show(kb, &btext, &err) == 0, "show: it shows");
+	ok(kb && kit_show(kb, NULL, &btext, &err) == 0, "show: it shows");
 	has_substr(btext, "workspace: /w?x: 1?y: 2?z: 3?q\n", "show: the comment shows each line break as '?'");
 	write_file("breaks-shown.yaml", btext ? btext : "");
 	struct kit *kb2 = NULL;
