@@ -144,6 +144,55 @@ static bool subid_range(const char *file, const char *name, uint32_t id, uint32_
 	return false;
 }
 
+#define SUBID_FIRST 100000u        /* where useradd starts handing out ranges */
+#define SUBID_COUNT 65536u
+
+/* The first SUBID_COUNT ids at or above SUBID_FIRST that no line of
+ * /etc/subuid or /etc/subgid gives anyone: past every range it overlaps,
+ * until none does. 0 when there is no such room. */
+static uint32_t free_subid_start(void)
+{
+	static const char *const files[] = {"/etc/subuid", "/etc/subgid"};
+	_cleanup_free_ char *text[2] = {NULL, NULL};
+	struct ab_err e;
+	for (size_t i = 0; i < 2; i++)
+		if (read_file_at(AT_FDCWD, files[i], 1 << 20, &text[i], NULL, &e) < 0)
+			text[i] = xstrdup("");
+	uint64_t s = SUBID_FIRST;
+	for (bool moved = true; moved && s + SUBID_COUNT <= UINT32_MAX;) {
+		moved = false;
+		for (size_t i = 0; i < 2; i++)
+			for (const char *line = text[i]; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+				const char *c1 = strchr(line, ':'), *nl = strchr(line, '\n');
+				if (!c1 || (nl && c1 > nl))
+					continue;
+				char *end;
+				uint64_t start = strtoull(c1 + 1, &end, 10);
+				uint64_t n = *end == ':' ? strtoull(end + 1, NULL, 10) : 0;
+				if (n && start < s + SUBID_COUNT && s < start + n) {
+					s = start + n;
+					moved = true;
+				}
+			}
+	}
+	return s + SUBID_COUNT <= UINT32_MAX ? (uint32_t)s : 0;
+}
+
+/* A user without a range: the command that gives one no other user has. */
+static int missing_range_error(const struct passwd *pw, bool no_uids, bool no_gids, struct ab_err *err)
+{
+	const char *user = pw ? pw->pw_name : "USER";
+	uint32_t s = free_subid_start();
+	char range[32] = "START-END";
+	if (s)
+		snprintf(range, sizeof range, "%u-%u", s, s + SUBID_COUNT - 1);
+	return ab_error(err, 0, "rootless: the user %s has no range in %s: a box needs ids besides the user's own "
+			"(as root: usermod%s%s%s%s %s, a range no user has in /etc/subuid or /etc/subgid)",
+			pw ? pw->pw_name : "(unnamed)", no_uids ? "/etc/subuid" : "/etc/subgid",
+			no_uids ? " --add-subuids " : "", no_uids ? range : "", no_gids ? " --add-subgids " : "",
+			no_gids ? range : "", user);
+}
+
 /* The helper that writes our maps from outside: waits for the word that we
  * are in the new namespace, writes, sends back an error's text (nothing when
  * all went well). */
@@ -183,10 +232,7 @@ int rootless_enter_userns(bool need_range, struct ab_err *err)
 	/* a box has ids besides root's (tty's group for devpts, nobody, its
 	 * programs' own): without a range it would fail deep in create */
 	if (need_range && (nu == 1 || ng == 1))
-		return ab_error(err, 0, "rootless: the user %s has no range in %s: a box needs ids besides the user's "
-				"own (as root: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s)",
-				pw ? pw->pw_name : "(unnamed)", nu == 1 ? "/etc/subuid" : "/etc/subgid",
-				pw ? pw->pw_name : "USER");
+		return missing_range_error(pw, nu == 1, ng == 1, err);
 
 	int go[2], report[2];
 	if (pipe2(go, O_CLOEXEC) < 0)

@@ -611,19 +611,33 @@ for f in ("uid_map", "gid_map"):
 	fi
 }
 
-@test "rootless kit run: a user without a subordinate id range is told how to add one, in one line; kit ls needs none" {
+@test "rootless kit run: a user without a subordinate id range is told how to add one no other user has, in one line; kit ls needs none" {
 	local range="$KR_SUBID-$((KR_SUBID + 65535))"
-	usermod --del-subuids "$range" "$KR_USER"
-	defer usermod --add-subuids "$range" "$KR_USER"
+	usermod --del-subuids "$range" --del-subgids "$range" "$KR_USER"
+	defer usermod --add-subuids "$range" --add-subgids "$range" "$KR_USER"
+	# another user holds 100000-165535, where a fixed hint would point
+	local other=abkr-o$$
+	useradd -M -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 -s /bin/false "$other"
+	defer userdel "$other"
+	grep -q '^[^:]*:100000:' /etc/subuid || usermod --add-subuids 100000-165535 "$other"
 	kr kit run --workspace "$WS" -- true
 	assert_failure 1
-	assert_one_error_line "the user $KR_USER has no range in /etc/subuid: .*usermod --add-subuids"
+	assert_one_error_line "the user $KR_USER has no range in /etc/subuid: .*\\(as root: usermod --add-subuids [0-9]+-[0-9]+ --add-subgids [0-9]+-[0-9]+ $KR_USER, a range no user has"
+	# the command it names gives a range that overlaps no one's, in either file
+	local cmd first last
+	cmd=$(grep -o "usermod --add-subuids [0-9-]* --add-subgids [0-9-]* $KR_USER" <<<"$stderr")
+	first=$(awk '{ split($3, r, "-"); print r[1] }' <<<"$cmd")
+	last=$(awk '{ split($3, r, "-"); print r[2] }' <<<"$cmd")
+	[ "$((last - first + 1))" = 65536 ] && [ "$first" -ge 100000 ]
+	! awk -F: -v f="$first" -v l="$last" '$2 <= l && $2 + $3 - 1 >= f { print; found = 1 } END { exit !found }' \
+		/etc/subuid /etc/subgid || fail "the hint's range $first-$last is taken"
 	# the commands that run no box need none
 	kr kit ls -q
-	usermod --add-subuids "$range" "$KR_USER"
 	assert_success
 	assert_user_run_clean
-	# and with it back, the same run works
+	# following the hint as written, the same run works
+	$cmd
+	defer usermod --del-subuids "$first-$last" --del-subgids "$first-$last" "$KR_USER"
 	kr kit run --workspace "$WS" -- true
 	assert_success
 }
