@@ -88,6 +88,8 @@ struct kit {
 	char **allow, **deny;   /* egress entries, one per item */
 	char **deny_reasons;    /* n_deny of them, NULL where an entry has none */
 	size_t n_allow, n_deny;
+	char **internal;        /* address ranges allowed names may resolve into (kit run) */
+	size_t n_internal;
 	struct {
 		bool has_memory, has_cpus, has_pids, has_timeout;
 		int64_t memory;         /* bytes */

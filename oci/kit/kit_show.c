@@ -134,6 +134,8 @@ static struct yml_node *network_tree(struct arena *a, const struct kit *k)
 			deny->items[i] = e;
 		}
 	yml_map_add(a, net, "deny", deny);
+	if (k->n_internal)
+		yml_map_add(a, net, "internal", str_list(a, k->internal, k->n_internal));
 	return net;
 }
 
@@ -218,7 +220,7 @@ static const char *comment_safe(struct arena *a, const char *s)
 
 /* What the comment block (or the JSON's "policy") says, worked out once. */
 struct show_facts {
-	char allow[4096], deny[4096], caps[1024], chain[2048], protect[4096], opened[4096], timeout[64];
+	char allow[4096], deny[4096], internal[1024], caps[1024], chain[2048], protect[4096], opened[4096], timeout[64];
 	uint32_t uid, gid;
 	const char *user_from;          /* "kit", "default" or "rootless" */
 	const char *network, *rootfs;
@@ -230,6 +232,7 @@ static void show_facts(struct arena *a, const struct kit *k, const struct kit_sh
 	join(f->opened, sizeof f->opened, k->ws_writable, k->n_ws_writable, "");
 	join(f->allow, sizeof f->allow, k->allow, k->n_allow, "nothing");
 	join(f->deny, sizeof f->deny, k->deny, k->n_deny, "nothing");
+	join(f->internal, sizeof f->internal, k->internal, k->n_internal, "");
 	join(f->caps, sizeof f->caps, k->capabilities, k->n_capabilities, "none");
 	f->chain[0] = 0;
 	size_t off = 0;
@@ -266,7 +269,7 @@ static char *show_text(struct arena *a, const struct kit *k, const struct show_f
 		"# Policy it implies:\n"
 		"#   network:   %s\n"
 		"#   egress allow: %s\n"
-		"#   egress deny:  %s\n"
+		"#   egress deny:  %s%s%s\n"
 		"#   seccomp profile: %s\n"
 		"#   user: %s, capabilities: %s, no new privileges\n"
 		"#   rootfs: %s, %s; workspace: %s\n"
@@ -275,7 +278,8 @@ static char *show_text(struct arena *a, const struct kit *k, const struct show_f
 		"#   timeout: %s\n"
 		"%s",
 		k->n_chain ? f->chain : "built-in default kit", f->network, comment_safe(a, f->allow),
-		comment_safe(a, f->deny), k->seccomp, user, f->caps, f->rootfs,
+		comment_safe(a, f->deny), k->n_internal ? "\n#   internal ranges allowed names may resolve into: " : "",
+		comment_safe(a, f->internal), k->seccomp, user, f->caps, f->rootfs,
 		k->readonly_rootfs ? "read-only" : "writable", k->workspace ? comment_safe(a, k->workspace) : "none",
 		k->n_ws_protect ? ", and " : "", comment_safe(a, f->protect),
 		k->n_ws_writable ? "; opened: " : "", comment_safe(a, f->opened),
@@ -328,6 +332,7 @@ static char *show_json(const struct kit *k, const struct show_facts *f, const st
 	json_kv_str(o, "network", k->n_allow ? "slirp4netns" : "none");
 	json_kv_strs(o, "allow", (const char *const *)k->allow, k->n_allow);
 	json_kv_strs(o, "deny", (const char *const *)k->deny, k->n_deny);
+	json_kv_strs(o, "internal", (const char *const *)k->internal, k->n_internal);
 	json_kv_str(o, "seccomp", k->seccomp);
 	json_key(o, "user");
 	json_obj_begin(o);

@@ -9,6 +9,7 @@
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_run.h"
+#include "log.h"
 #include "rootless.h"
 #include "util.h"
 
@@ -78,6 +79,9 @@ static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab
 	struct kit *k;
 	if (kit_load(argv[optind], &k, err) < 0)
 		return -1;
+	if (k->n_internal)
+		log_warn("kit build: network.internal is for kit run; the bundle's runtime takes its own "
+			 "--egress-internal (or egress.internal in agentbox-config(5))");
 	struct kit_build_opts bo = {
 		.bundle = out,
 		.network = k->n_allow > 0,

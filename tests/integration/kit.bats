@@ -751,8 +751,8 @@ setup_inet() {
 	runtime kit run "$TEST_DIR/deny.yaml"
 	assert_success
 	[ "$stdout" = denied-blocked ]
-	# and kit run says what was refused
-	[[ "$stderr" == *"tcp 198.18.201.11:8080"* ]]
+	# and kit run says what was refused, and why
+	[[ "$stderr" == *"tcp  198.18.201.11:8080  denied: a deny entry matches"* ]] || fail "$stderr"
 	assert_kit_run_clean
 }
 
@@ -827,4 +827,50 @@ setup_inet_dns() {
 	grep -q 'query\[A\] web.test' "$TEST_DIR/dnsmasq.run2"
 	! grep -q other.test "$TEST_DIR/dnsmasq.run2" || fail "other.test reached the upstream"
 	assert_kit_run_clean
+}
+
+@test "kit run: the closing summary says why each attempt was refused and what would allow it; the kit's network.internal does what it says" {
+	setup_inet
+	setup_inet_dns
+	kit why.yaml <<-'EOF2'
+		network:
+		  allow: ["web.test:8080"]
+		  deny: [{entry: 198.18.201.12, reason: off limits}]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    getent hosts web.test || echo web-unresolved
+		    getent hosts other.test || echo other-unresolved
+		    socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null 2>/dev/null || echo addr-blocked
+	EOF2
+	RUNTIME=$TEST_DIR/with-resolv runtime kit run "$TEST_DIR/why.yaml"
+	assert_success
+	assert_output_contains web-unresolved
+	assert_output_contains other-unresolved
+	assert_output_contains addr-blocked
+	# one line per refusal: what, why, and the fix (the test hosts are
+	# special-purpose "benchmarking" addresses)
+	grep -qxF '  dns  web.test -> 198.18.201.10  internal-address: the answer points to an internal address [benchmarking]; open 198.18.0.0/15 with --egress-internal 198.18.0.0/15 or the kit'"'"'s network.internal' <<<"$stderr" ||
+		fail "no internal-address line: $stderr"
+	grep -qxF '  dns  other.test  not-allowed: not on the allowlist; allow it with --allow other.test:PORT or the kit'"'"'s network.allow' <<<"$stderr" ||
+		fail "no not-allowed name line: $stderr"
+	grep -qxF '  tcp  198.18.201.11:8080  not-allowed: not on the allowlist; allow it with --allow 198.18.201.11:8080 or the kit'"'"'s network.allow' <<<"$stderr" ||
+		fail "no not-allowed address line: $stderr"
+	assert_kit_run_clean
+	# following the first fix in the kit: the name resolves and answers; no such line
+	sed 's/^  deny:/  internal: [198.18.0.0\/15]\n  deny:/' "$TEST_DIR/why.yaml" >"$TEST_DIR/why2.yaml"
+	runtime kit show --json "$TEST_DIR/why2.yaml"
+	[ "$(jq -c .policy.internal <<<"$stdout")" = '["198.18.0.0/15"]' ] || fail "$stdout"
+	RUNTIME=$TEST_DIR/with-resolv runtime kit run "$TEST_DIR/why2.yaml" -- sh -c \
+		'socat -T5 - TCP:web.test:8080,connect-timeout=4 </dev/null || echo web-failed'
+	assert_success
+	[ "$stdout" = hello-from-inet ]
+	refute_output_contains internal-address
+	assert_kit_run_clean
+	# a range with a port is no internal entry: one line naming the item
+	printf 'network:\n  internal: ["10.0.0.0/8:443"]\n' >"$TEST_DIR/bad.yaml"
+	runtime kit show "$TEST_DIR/bad.yaml"
+	assert_failure 1
+	assert_one_error_line 'bad\.yaml:2:14: network\.internal\[0\]: entry "10\.0\.0\.0/8:443": an internal entry is an address range'
 }
