@@ -97,11 +97,23 @@ static void print_usage(FILE *f)
 	fputs("\nSee agentbox(8) and agentbox-COMMAND(8).\n", f);
 }
 
+/* "usage: A | agentbox B": one synopsis a line, under each other */
+static void print_synopses(const char *usage)
+{
+	static const char sep[] = " | agentbox ";
+	fputs("usage: ", stdout);
+	for (const char *s = usage, *next; s; s = next ? next + 3 : NULL) {
+		next = strstr(s, sep);
+		printf("%s%.*s\n", s == usage ? "" : "       ", next ? (int)(next - s) : (int)strlen(s), s);
+	}
+}
+
 int command_help(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (streq(commands[i].name, name)) {
-			printf("usage: %s\n\n%s.\nSee agentbox-%s(8).\n", commands[i].usage, commands[i].summary, name);
+			print_synopses(commands[i].usage);
+			printf("\n%s.\nSee agentbox-%s(8).\n", commands[i].summary, name);
 			return 0;
 		}
 	return 0;
