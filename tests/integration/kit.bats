@@ -394,6 +394,24 @@ assert_image_cache_count() {
 	assert_kit_run_clean
 }
 
+@test "kit run: the first unpacking of an image says so on a terminal, layer by layer; a cached image or a pipe gets no such line" {
+	oci_layout "$TEST_DIR/img" >/dev/null
+	kit i.yaml <<<"rootfs: $TEST_DIR/img:v1"
+	local pty=("$PYTHON" "$REPO_ROOT/tests/integration/ptyrun.py" --timeout 60 --)
+	run "${pty[@]}" "$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/i.yaml" -- true
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *"agentbox: unpacking the image $TEST_DIR/img (once; cached for the next runs): layer 1 of 2, "*" MiB"* ]] ||
+		fail "no progress line: $output"
+	[[ "$output" == *"layer 2 of 2"* ]] || fail "$output"
+	run "${pty[@]}" "$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/i.yaml" -- true
+	[ "$status" -eq 0 ] && [[ "$output" != *unpacking* ]] || fail "a cached image: $output"
+	rm -rf "$ROOT/.images"
+	runtime kit run --workspace "$WS" "$TEST_DIR/i.yaml" -- true
+	assert_success
+	refute_output_contains unpacking
+	assert_kit_run_clean
+}
+
 @test "kit run: an image without libarchive is one clear line" {
 	oci_layout "$TEST_DIR/img" >/dev/null
 	kit i.yaml <<<"rootfs: $TEST_DIR/img:v1"
