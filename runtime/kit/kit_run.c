@@ -125,9 +125,7 @@ static bool rootless_limits(const struct global_opts *g, struct kit *k, const ch
 	if (skipped && off)
 		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the kit's limits "
 			 "(%s) are NOT applied; the box runs without a cgroup (see agentbox-kit(8), ROOTLESS)", named);
-	else if (skipped)
-		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the box runs without "
-			 "a cgroup (see agentbox-kit(8), ROOTLESS)");
+	/* (a kit that asks for no limit loses nothing: no warning on every run) */
 	else if (off)
 		log_warn("kit: rootless, and the cgroup v2 subtree delegated to the user offers no controller for "
 			 "the kit's limits (%s): they are NOT applied (see agentbox-kit(8), ROOTLESS)", named);

@@ -709,3 +709,17 @@ for f in ("uid_map", "gid_map"):
 	assert_success
 	assert_user_run_clean
 }
+
+@test "rootless kit run: a host whose /usr has a file system mounted below it (a /usr/local of its own): the box sees it, read-only" {
+	# a mount namespace of ours with a tmpfs on /usr/local, the user's run in it
+	local out=$TEST_DIR/sub.out st=0
+	unshare -m --propagation private sh -c '
+		mount -t tmpfs tmpfs /usr/local && echo from-the-submount >/usr/local/abkr-mark && shift && exec "$@"' \
+		sh "$TEST_DIR" runuser -u "$KR_USER" -- env -i PATH=/usr/bin:/bin HOME="$KR_HOME" XDG_RUNTIME_DIR="$KR_XDG" \
+		"$KR_BIN/agentbox" kit run --workspace "$WS" -- sh -c 'cat /usr/local/abkr-mark; touch /usr/local/x 2>&1 || true' \
+		>"$out" 2>&1 </dev/null || st=$?
+	[ "$st" = 0 ] || fail "kit run: $st: $(cat "$out")"
+	grep -qx from-the-submount "$out" || fail "$(cat "$out")"
+	grep -q "Read-only file system" "$out" || fail "the submount is writable: $(cat "$out")"
+	assert_user_run_clean
+}
