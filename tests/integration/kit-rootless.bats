@@ -53,7 +53,7 @@ teardown_file() {
 	pids=$(ps -o pid= -u "$KR_USER" 2>/dev/null || true)
 	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
 	# what the user's boxes hold belongs to its subordinate ids too
-	rm -rf "$KR_HOME" "$KR_XDG" "$KR_BIN"
+	rm -rf "$KR_HOME" "$KR_XDG" "$KR_BIN" "/tmp/agentbox-$KR_UID"
 	userdel -r "$KR_USER" 2>/dev/null || userdel -f "$KR_USER" 2>/dev/null || true
 	[ -z "$KR_MADE_RUN_USER" ] || rmdir /run/user 2>/dev/null || true
 }
@@ -694,8 +694,13 @@ for f in ("uid_map", "gid_map"):
 	grep -q '^before-refused$' "$out" || { kill $box; fail "before the allow: $(cat "$out")"; }
 	kr egress allow box-krlive other.test:8080
 	assert_success
-	kr egress show box-krlive
+	# the box's name alone does too, and exec opens a process in the box
+	kr egress show krlive
 	assert_output_contains other.test:8080
+	kr exec krlive sh -c 'id -u; cat /proc/1/cmdline | tr "\0" " "'
+	assert_success
+	[ "${lines[0]}" = 0 ] || fail "$output"
+	[[ "${lines[1]}" == *"sh -c"* ]] || fail "$output"
 	runuser -u "$KR_USER" -- touch "$WS/go"
 	wait $box || fail "the box failed: $(cat "$out")"
 	grep -q hello-from-inet "$out" || fail "other.test not reached after the allow: $(cat "$out")"
