@@ -23,11 +23,24 @@ teardown() {
 
 # comp WORDS...: what bash offers for the last word, one a line, sorted
 comp() {
+	local IFS=$'\037'
+	printf '%s\n' "$*" | comp_each
+}
+
+# comp_each: for each line of stdin (the words of a command line joined by
+# \037), what bash offers for its last word, sorted, then a line "--": one
+# bash for them all.
+comp_each() {
 	PATH=$BIN:$PATH bash -c '
 		source "$0"
-		COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
-		_agentbox
-		printf "%s\n" "${COMPREPLY[@]}"' "$COMPLETIONS/agentbox.bash" "$@" | sort
+		while IFS= read -r line; do
+			IFS=$'"'"'\037'"'"' read -r -a COMP_WORDS <<<"$line"
+			[[ $line == *$'"'"'\037'"'"' ]] && COMP_WORDS+=("")
+			COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+			_agentbox
+			printf "%s\n" "${COMPREPLY[@]}" | sort | grep .
+			echo --
+		done' "$COMPLETIONS/agentbox.bash" | sed '${/^--$/d}'
 }
 
 # zcomp WORDS...: the same from zsh's _agentbox (compadd, _files and
@@ -65,14 +78,21 @@ assert_offers() {
 	assert_offers "$(help_globals)" "$(comp agentbox --)"
 	assert_offers "$(printf '%s\n' build run show ls rm fork)" "$(comp agentbox kit "")"
 	assert_offers "$(printf '%s\n' log show allow deny)" "$(comp agentbox egress "")"
-	# each synopsis' long options, after the command (and subcommand)
+	# each synopsis' long options, after the command (and subcommand): the
+	# queries first, then one bash answers them all
+	local queries= wants=() i
 	for cmd in $cmds; do
 		while read -r line; do
 			opts=$(grep -oE -- '--[a-z][a-z-]+' <<<"$line" | sort -u)
 			[ -n "$opts" ] || continue
 			sub=$(awk '$3 ~ /^[a-z]+$/ { print $3 }' <<<"$line")
-			assert_offers "$opts" "$(comp agentbox "$cmd" ${sub:+"$sub"} --)"
+			queries+="agentbox"$'\037'"$cmd"$'\037'"${sub:+$sub$'\037'}--"$'\n'
+			wants+=("$opts")
 		done < <(synopses "$cmd")
+	done
+	printf '%s' "$queries" | comp_each | awk -v d="$TEST_DIR/answer" 'BEGIN { n = 0 } /^--$/ { n++; next } { print > (d "." n) }'
+	for ((i = 0; i < ${#wants[@]}; i++)); do
+		assert_offers "${wants[i]}" "$(cat "$TEST_DIR/answer.$i" 2>/dev/null)"
 	done
 	# a prefix narrows; values of options that take one of a few words
 	[ "$(comp agentbox eg)" = egress ]
