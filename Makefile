@@ -4,6 +4,10 @@ DESTDIR  ?=
 SBINDIR  ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 DATADIR  ?= $(PREFIX)/share/agentbox
+# shell completion, where bash-completion and Debian's zsh look (a package's
+# zsh functions go to vendor-completions, a local install's to site-functions)
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 
 VERSION  := 0.1.0
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -171,6 +175,8 @@ install: agentbox agentbox-gateway
 	install -d $(DESTDIR)$(DATADIR)/seccomp
 	for p in $(PROFILES); do install -m 0644 $$p $(DESTDIR)$(DATADIR)/seccomp/; done
 	for m in man/*.[0-9]; do sec=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$$(basename $$m); done
+	install -D -m 0644 completions/agentbox.bash $(DESTDIR)$(BASHCOMPDIR)/agentbox
+	install -D -m 0644 completions/_agentbox $(DESTDIR)$(ZSHCOMPDIR)/_agentbox
 
 clean:
 	rm -f agentbox agentbox-gateway $(OBJS) $(GW_OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe

@@ -54,6 +54,21 @@ static size_t json_escape(char *out, size_t cap, const char *in)
 	return o;
 }
 
+void log_progress(const char *fmt, ...)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	char msg[1024], line[1100];
+	int saved = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	int n = snprintf(line, sizeof line, "agentbox: %s\n", msg);
+	(void)write_all(STDERR_FILENO, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+	errno = saved;
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	char msg[4096], line[9000], now[64];

@@ -10,6 +10,10 @@ enum log_level { LOG_LVL_ERROR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 int log_init(const char *path, bool json, bool debug);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool log_debug_enabled(void);
+/* A step a person waits on (an image unpacked the first time, ...): one
+ * "agentbox: ..." line on stderr when it is a terminal; a pipe, a log file
+ * or an engine gets none, and neither does a step that is fast. */
+void log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* fd of the log file or -1; kept open across clone so the child can log too. */
 int log_fd(void);
 

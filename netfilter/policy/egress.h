@@ -104,6 +104,9 @@ bool egress_policy_wider(const struct egress_policy *mine, const struct egress_p
 /* Is addr (4 or 16 bytes) in a special-purpose range (netfilter/policy/special.c)?
  * What kind ("loopback", "private", ...) or NULL. */
 const char *egress_addr_special(int family, const uint8_t *addr);
+/* The same, and the range itself as CIDR text in buf ("198.18.0.0/15"); an
+ * IPv6 address that carries an IPv4 one gives that one's range. */
+const char *egress_addr_special_range(int family, const uint8_t *addr, char *buf, size_t len);
 /* Does the policy open addr's range on purpose: an internal entry, or a CIDR
  * allow entry for every port and protocol, holds it? */
 bool egress_addr_opened(const struct egress_policy *p, int family, const uint8_t *addr);

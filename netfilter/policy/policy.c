@@ -160,6 +160,76 @@ static bool looks_ipv4(const char *s)
 	return digit;
 }
 
+/* The port a URL's scheme implies, 0 when it implies none we know. */
+static unsigned scheme_port(const char *scheme, size_t n)
+{
+	static const struct { const char *name; unsigned port; } known[] = {
+		{"http", 80}, {"https", 443}, {"ws", 80}, {"wss", 443}, {"ftp", 21},
+		{"ssh", 22}, {"git+ssh", 22}, {"git", 9418}, {"rsync", 873},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (strlen(known[i].name) == n && strncasecmp(scheme, known[i].name, n) == 0)
+			return known[i].port;
+	return 0;
+}
+
+/* An entry written as a URL ("https://pypi.org/simple"), the commonest first
+ * mistake: refused (a URL's path cannot be enforced, and accepting it would
+ * quietly open the whole host), with the entry it should be. -1 with the
+ * reason filled when text is one. */
+static int refuse_url(const char *text, char *reason)
+{
+	const char *sep = strstr(text, "://");
+	if (!sep || sep == text)
+		return 0;
+	for (const char *c = text; c < sep; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("+-.", *c))
+			return 0;
+	const char *auth = sep + 3;
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = memchr(auth, '@', alen);
+	while (at) {            /* user:password@ has no place in an entry either */
+		alen -= (size_t)(at + 1 - auth);
+		auth = at + 1;
+		at = memchr(auth, '@', alen);
+	}
+	/* the host, and the port when the URL gives one */
+	const char *port = NULL;
+	size_t hlen = alen;
+	if (auth[0] == '[') {
+		const char *close = memchr(auth, ']', alen);
+		if (close && (size_t)(close + 1 - auth) < alen && close[1] == ':') {
+			hlen = (size_t)(close + 1 - auth);
+			port = close + 2;
+		}
+	} else {
+		const char *colon = memchr(auth, ':', alen);
+		if (colon) {
+			hlen = (size_t)(colon - auth);
+			port = colon + 1;
+		}
+	}
+	bool has_path = auth[alen] && !(auth[alen] == '/' && !auth[alen + 1]);
+	const char *no_path = has_path ? " (the firewall allows hosts and ports, not paths)" : "";
+	unsigned implied = scheme_port(text, (size_t)(sep - text));
+	char host[96];          /* what the error shows: a longer name is cut */
+	snprintf(host, sizeof host, "%.*s", (int)(hlen < sizeof host - 1 ? hlen : sizeof host - 1), auth);
+	for (char *c = host; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	if (!host[0])
+		snprintf(reason, REASON_MAX, "an entry is a host name or address, not a URL%s", no_path);
+	else if (port && *port && port < auth + alen)
+		snprintf(reason, REASON_MAX, "an entry is a host name or address, not a URL: write %s:%.*s%s", host,
+			 (int)(auth + alen - port < 8 ? auth + alen - port : 8), port, no_path);
+	else if (implied)
+		snprintf(reason, REASON_MAX, "an entry is a host name or address, not a URL: write %s:%u%s", host,
+			 implied, no_path);
+	else
+		snprintf(reason, REASON_MAX, "an entry is a host name or address, not a URL: write %s (any port; "
+			 ":PORT after it for one)%s", host, no_path);
+	return -1;
+}
+
 /* One trimmed entry. e->name is allocated on success. */
 static int parse_entry(const char *text, struct egress_entry *e, char *reason)
 {
@@ -170,6 +240,8 @@ static int parse_entry(const char *text, struct egress_entry *e, char *reason)
 		return -1;
 	}
 	strcpy(buf, text);
+	if (refuse_url(text, reason) < 0)
+		return -1;
 
 	/* "/tcp" or "/udp" last; a CIDR's "/48" is digits, so the two cannot be confused. */
 	char *slash = strrchr(buf, '/');
@@ -179,7 +251,11 @@ static int parse_entry(const char *text, struct egress_entry *e, char *reason)
 		else if (strcasecmp(slash + 1, "udp") == 0)
 			e->proto = IPPROTO_UDP;
 		else {
-			snprintf(reason, REASON_MAX, "unknown protocol \"%s\" (expected /tcp or /udp)", slash + 1);
+			/* after a name, more likely a URL's path ("pypi.org/simple") */
+			*slash = 0;
+			bool name = !looks_ipv4(buf) && !strchr(buf, ':');
+			snprintf(reason, REASON_MAX, "unknown protocol \"%s\" (expected /tcp or /udp%s)", slash + 1,
+				 name ? "; an entry has no URL path" : "");
 			return -1;
 		}
 		*slash = 0;

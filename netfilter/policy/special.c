@@ -13,6 +13,7 @@
  * embed an IPv4 one (IPv4-mapped, NAT64's 64:ff9b::/96, 6to4) are judged by
  * the IPv4 address they carry. */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "egress.h"
@@ -86,16 +87,23 @@ static bool in_prefix(const uint8_t *addr, const uint8_t *net, unsigned prefix)
 	return (addr[full] & mask) == (net[full] & mask);
 }
 
-static const char *find(const struct range *v, size_t n, const struct range *global, size_t n_global,
-			const uint8_t *addr)
+static const struct range *find_range(const struct range *v, size_t n, const struct range *global, size_t n_global,
+				      const uint8_t *addr)
 {
 	for (size_t i = 0; i < n_global; i++)
 		if (in_prefix(addr, global[i].addr, global[i].prefix))
 			return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (in_prefix(addr, v[i].addr, v[i].prefix))
-			return v[i].what;
+			return &v[i];
 	return NULL;
+}
+
+static const char *find(const struct range *v, size_t n, const struct range *global, size_t n_global,
+			const uint8_t *addr)
+{
+	const struct range *r = find_range(v, n, global, n_global, addr);
+	return r ? r->what : NULL;
 }
 
 /* The IPv4 address an IPv6 one carries (IPv4-mapped, NAT64 well-known prefix,
@@ -120,6 +128,21 @@ const char *egress_addr_special(int family, const uint8_t *addr)
 		return egress_addr_special(AF_INET, v4addr);
 	}
 	return find(v6, sizeof v6 / sizeof v6[0], v6_global, sizeof v6_global / sizeof v6_global[0], addr);
+}
+
+const char *egress_addr_special_range(int family, const uint8_t *addr, char *buf, size_t len)
+{
+	const uint8_t *v4addr = family == AF_INET6 ? embedded_v4(addr) : NULL;
+	if (v4addr)
+		return egress_addr_special_range(AF_INET, v4addr, buf, len);
+	const struct range *r = family == AF_INET
+		? find_range(v4, sizeof v4 / sizeof v4[0], v4_global, sizeof v4_global / sizeof v4_global[0], addr)
+		: find_range(v6, sizeof v6 / sizeof v6[0], v6_global, sizeof v6_global / sizeof v6_global[0], addr);
+	char text[INET6_ADDRSTRLEN];
+	if (!r || !inet_ntop(family, r->addr, text, sizeof text))
+		return NULL;
+	snprintf(buf, len, "%s/%u", text, r->prefix);
+	return r->what;
 }
 
 /* An entry of l for a range holding addr, on every port and protocol (an

@@ -1,5 +1,6 @@
 /* OCI image layouts unpacked into a cache (see image.h). */
 #include "image.h"
+#include "log.h"
 #include "json.h"
 
 #include <archive.h>
@@ -578,8 +579,15 @@ static int unpack_layers(const struct layout *l, yajl_val layers, int rootfd, st
 	if (fchdir(rootfd) < 0)
 		return ab_error(err, errno, "chdir into the unpack directory");
 	int r = 0;
-	for (size_t i = 0; r == 0 && i < layers->u.array.len; i++)
+	size_t n = layers->u.array.len;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		/* the first run of an image waits on this: say so, layer by layer */
+		yajl_val size = json_get(layers->u.array.values[i], "size");
+		double mib = YAJL_IS_INTEGER(size) ? (double)YAJL_GET_INTEGER(size) / (1 << 20) : 0;
+		log_progress("unpacking the image %s (once; cached for the next runs): layer %zu of %zu, %.1f MiB",
+			     l->path, i + 1, n, mib);
 		r = unpack_layer(l, layers->u.array.values[i], i, rootfd, err);
+	}
 	if (fchdir(cwd) < 0 && r == 0)
 		r = ab_error(err, errno, "chdir back");
 	return r;

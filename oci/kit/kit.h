@@ -88,6 +88,8 @@ struct kit {
 	char **allow, **deny;   /* egress entries, one per item */
 	char **deny_reasons;    /* n_deny of them, NULL where an entry has none */
 	size_t n_allow, n_deny;
+	char **internal;        /* address ranges allowed names may resolve into (kit run) */
+	size_t n_internal;
 	struct {
 		bool has_memory, has_cpus, has_pids, has_timeout;
 		int64_t memory;         /* bytes */
@@ -118,9 +120,13 @@ int kit_parse(const char *text, size_t len, const char *file, struct kit **ret, 
 struct kit *kit_default(const char *workspace);
 void kit_free(struct kit *k);
 
-/* The effective kit as YAML, after a comment block with the policy it implies.
- * Caller frees. */
-int kit_show(const struct kit *k, char **ret_text, struct ab_err *err);
+struct kit_show_opts {
+	bool rootless;          /* the box of a kit naming no user runs as root of the user's namespace */
+	bool json;              /* one JSON object: {"files", "policy", "kit"} */
+};
+/* The effective kit as YAML, after a comment block with the policy it implies
+ * (o may be NULL: rootful, text). Caller frees. */
+int kit_show(const struct kit *k, const struct kit_show_opts *o, char **ret_text, struct ab_err *err);
 
 /* A kit's name: letters, digits, "-", "_", "."; at most 63, starting with a
  * letter or digit. */

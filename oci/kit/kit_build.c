@@ -420,6 +420,15 @@ static void root_obj(struct json_out *j, const struct kit *k, const struct kit_b
 	json_obj_end(j);
 }
 
+/* A host directory with what is mounted below it (a /usr/local of its own),
+ * all read-only. Recursive: in a user namespace (a rootless run) a bind
+ * without the mounts below it is refused (EINVAL: they are locked there). */
+static void rbind_ro(struct json_out *j, const char *path)
+{
+	static const char *const ro[] = {"rbind", "ro", "rro", "nosuid", "rnosuid", "nodev", "rnodev", NULL};
+	mount_obj(j, path, "bind", path, ro);
+}
+
 /* A `host` rootfs: the host's system directories and /etc parts, read-only. */
 static void host_mounts(struct json_out *j)
 {
@@ -427,12 +436,12 @@ static void host_mounts(struct json_out *j)
 	for (const char *const *t = host_tops; *t; t++) {
 		snprintf(buf, sizeof buf, "/%s", *t);
 		if (host_dir(buf))
-			bind_ro(j, buf, buf);
+			rbind_ro(j, buf);
 	}
 	for (const char *const *e = etc_binds; *e; e++) {
 		snprintf(buf, sizeof buf, "/etc/%s", *e);
 		if (host_dir(buf))
-			bind_ro(j, buf, buf);
+			rbind_ro(j, buf);
 	}
 }
 

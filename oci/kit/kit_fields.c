@@ -487,12 +487,36 @@ static int read_egress_list(struct kit *k, const struct yml_node *n, bool deny, 
 	return 0;
 }
 
+/* network.internal: address ranges, as --egress-internal takes them */
+static int read_internal(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	const char *path = "network.internal";
+	if (kit_str_list_copy(&k->arena, n, path, &k->internal, &k->n_internal, err) < 0)
+		return -1;
+	for (size_t i = 0; i < k->n_internal; i++) {
+		const struct yml_node *item = n->items[i];
+		char p[PATHBUF], src[PATH_MAX + PATHBUF];
+		SUBPATH(p, "%s[%zu]", path, i);
+		snprintf(src, sizeof src, "%s:%u:%u: %s", item->file ? item->file : "kit", item->line, item->col, p);
+		struct egress_policy tmp = {0};
+		int r = strchr(k->internal[i], ',')
+				? yml_error(err, item, p, "one range per item (\"%s\" has a comma)", k->internal[i])
+				: egress_policy_add_internal(&tmp, k->internal[i], src, err);
+		egress_policy_free(&tmp);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int read_network(struct kit *k, const struct yml_node *n, struct ab_err *err)
 {
-	static const char *const fields[] = {"allow", "deny", NULL};
+	static const char *const fields[] = {"allow", "deny", "internal", NULL};
 	if (yml_check_map(n, "network", fields, err) < 0)
 		return -1;
 	const struct yml_node *v;
+	if ((v = yml_map_get(n, "internal")) && !yml_is_null(v) && read_internal(k, v, err) < 0)
+		return -1;
 	if ((v = yml_map_get(n, "allow")) && !yml_is_null(v) && read_egress_list(k, v, false, err) < 0)
 		return -1;
 	if ((v = yml_map_get(n, "deny")) && !yml_is_null(v) && read_egress_list(k, v, true, err) < 0)

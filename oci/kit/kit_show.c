@@ -1,9 +1,11 @@
 /* Kits: `kit show`, the effective kit written back as YAML after a comment
- * block with the policy it implies. */
+ * block with the policy it implies; or both as one JSON object. */
 #include "kit_internal.h"
+#include "json.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct yml_node *str_list(struct arena *a, char **v, size_t n)
@@ -132,6 +134,8 @@ static struct yml_node *network_tree(struct arena *a, const struct kit *k)
 			deny->items[i] = e;
 		}
 	yml_map_add(a, net, "deny", deny);
+	if (k->n_internal)
+		yml_map_add(a, net, "internal", str_list(a, k->internal, k->n_internal));
 	return net;
 }
 
@@ -214,40 +218,58 @@ static const char *comment_safe(struct arena *a, const char *s)
 	return c;
 }
 
-int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
-{
-	struct arena a = {0};
-	struct yml_node *root = kit_tree(&a, k);
-	_cleanup_free_ char *yaml = NULL;
-	size_t len;
-	if (yml_emit(root, &yaml, &len, err) < 0) {
-		arena_free(&a);
-		return -1;
-	}
-
-	char allow[4096], deny[4096], caps[1024], chain[2048], user[64], protect[4096], opened[4096];
-	join(protect, sizeof protect, k->ws_protect, k->n_ws_protect, "");
-	join(opened, sizeof opened, k->ws_writable, k->n_ws_writable, "");
-	join(allow, sizeof allow, k->allow, k->n_allow, "nothing");
-	join(deny, sizeof deny, k->deny, k->n_deny, "nothing");
-	join(caps, sizeof caps, k->capabilities, k->n_capabilities, "none");
-	chain[0] = 0;
-	size_t off = 0;
-	for (size_t i = k->n_chain; i-- > 0 && off < sizeof chain;)
-		off += (size_t)snprintf(chain + off, sizeof chain - off, "%s%s", i + 1 < k->n_chain ? " extends " : "",
-					comment_safe(&a, k->chain[i]));
+/* What the comment block (or the JSON's "policy") says, worked out once. */
+struct show_facts {
+	char allow[4096], deny[4096], internal[1024], caps[1024], chain[2048], protect[4096], opened[4096], timeout[64];
 	uint32_t uid, gid;
-	kit_effective_user(k, k->workspace, &uid, &gid);
-	snprintf(user, sizeof user, "%u:%u%s", uid, gid, k->has_user ? "" : " (default)");
-	char timeout[64];
-	snprintf(timeout, sizeof timeout, "%s", k->resources.has_timeout ? k->resources.timeout_text : "none");
+	const char *user_from;          /* "kit", "default" or "rootless" */
+	const char *network, *rootfs;
+};
 
-	char *text = xasprintf(
+static void show_facts(struct arena *a, const struct kit *k, const struct kit_show_opts *o, struct show_facts *f)
+{
+	join(f->protect, sizeof f->protect, k->ws_protect, k->n_ws_protect, "");
+	join(f->opened, sizeof f->opened, k->ws_writable, k->n_ws_writable, "");
+	join(f->allow, sizeof f->allow, k->allow, k->n_allow, "nothing");
+	join(f->deny, sizeof f->deny, k->deny, k->n_deny, "nothing");
+	join(f->internal, sizeof f->internal, k->internal, k->n_internal, "");
+	join(f->caps, sizeof f->caps, k->capabilities, k->n_capabilities, "none");
+	f->chain[0] = 0;
+	size_t off = 0;
+	for (size_t i = k->n_chain; i-- > 0 && off < sizeof f->chain;)
+		off += (size_t)snprintf(f->chain + off, sizeof f->chain - off, "%s%s", i + 1 < k->n_chain ? " extends " : "",
+					comment_safe(a, k->chain[i]));
+	/* as kit run decides: rootless, a kit that names no user runs as root of
+	 * the user's namespace, i.e. the user on the host */
+	kit_effective_user(k, k->workspace, &f->uid, &f->gid);
+	f->user_from = k->has_user ? "kit" : "default";
+	if (!k->has_user && o && o->rootless) {
+		f->uid = f->gid = 0;
+		f->user_from = "rootless";
+	}
+	snprintf(f->timeout, sizeof f->timeout, "%s", k->resources.has_timeout ? k->resources.timeout_text : "none");
+	f->network = k->n_allow ? "user-mode (slirp4netns) behind a default-deny firewall"
+				: "none (a network namespace with only loopback)";
+	f->rootfs = k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc"
+		  : k->rootfs == KIT_ROOTFS_IMAGE ? arena_printf(a, "the OCI image %s:%s", comment_safe(a, k->rootfs_path),
+								  k->rootfs_tag ? comment_safe(a, k->rootfs_tag) : "(its only image)")
+		  : comment_safe(a, k->rootfs_path);
+}
+
+/* The text form: the comment block, then the kit as YAML. */
+static char *show_text(struct arena *a, const struct kit *k, const struct show_facts *f, const char *yaml)
+{
+	char user[160];
+	if (streq(f->user_from, "rootless"))
+		snprintf(user, sizeof user, "0:0 (default rootless: root of your user namespace, you on the host)");
+	else
+		snprintf(user, sizeof user, "%u:%u%s", f->uid, f->gid, streq(f->user_from, "kit") ? "" : " (default)");
+	return xasprintf(
 		"# The effective kit: %s\n"
 		"# Policy it implies:\n"
 		"#   network:   %s\n"
 		"#   egress allow: %s\n"
-		"#   egress deny:  %s\n"
+		"#   egress deny:  %s%s%s\n"
 		"#   seccomp profile: %s\n"
 		"#   user: %s, capabilities: %s, no new privileges\n"
 		"#   rootfs: %s, %s; workspace: %s\n"
@@ -255,21 +277,97 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		"#   credentials: %zu, read at start and never written to the bundle\n"
 		"#   timeout: %s\n"
 		"%s",
-		k->n_chain ? chain : "built-in default kit",
-		k->n_allow ? "user-mode (slirp4netns) behind a default-deny firewall"
-			   : "none (a network namespace with only loopback)",
-		comment_safe(&a, allow), comment_safe(&a, deny), k->seccomp, user, caps,
-		k->rootfs == KIT_ROOTFS_HOST ? "the host's /usr and a curated /etc"
-		: k->rootfs == KIT_ROOTFS_IMAGE ? arena_printf(&a, "the OCI image %s:%s", comment_safe(&a, k->rootfs_path),
-							       k->rootfs_tag ? comment_safe(&a, k->rootfs_tag) : "(its only image)")
-		: comment_safe(&a, k->rootfs_path),
-		k->readonly_rootfs ? "read-only" : "writable",
-		k->workspace ? comment_safe(&a, k->workspace) : "none",
-		k->n_ws_protect ? ", and " : "", comment_safe(&a, protect),
-		k->n_ws_writable ? "; opened: " : "", comment_safe(&a, opened),
+		k->n_chain ? f->chain : "built-in default kit", f->network, comment_safe(a, f->allow),
+		comment_safe(a, f->deny), k->n_internal ? "\n#   internal ranges allowed names may resolve into: " : "",
+		comment_safe(a, f->internal), k->seccomp, user, f->caps, f->rootfs,
+		k->readonly_rootfs ? "read-only" : "writable", k->workspace ? comment_safe(a, k->workspace) : "none",
+		k->n_ws_protect ? ", and " : "", comment_safe(a, f->protect),
+		k->n_ws_writable ? "; opened: " : "", comment_safe(a, f->opened),
 		k->ws_allow_sensitive ? "; a home directory, / or one with credentials allowed" : "",
-		k->n_credentials, comment_safe(&a, timeout), yaml);
+		k->n_credentials, comment_safe(a, f->timeout), yaml);
+}
+
+/* A YAML tree as JSON: unquoted true/false, integers and null as such,
+ * every other scalar a string. */
+static void yml_to_json(struct json_out *o, const struct yml_node *n)
+{
+	if (n->kind == YML_MAP) {
+		json_obj_begin(o);
+		for (size_t i = 0; i < n->n_pairs; i++) {
+			json_key(o, n->pairs[i].key->str);
+			yml_to_json(o, n->pairs[i].value);
+		}
+		json_obj_end(o);
+	} else if (n->kind == YML_SEQ) {
+		json_arr_begin(o);
+		for (size_t i = 0; i < n->n_items; i++)
+			yml_to_json(o, n->items[i]);
+		json_arr_end(o);
+	} else {
+		char *end = NULL;
+		long long v = n->plain && n->str[0] ? strtoll(n->str, &end, 10) : 0;
+		if (n->plain && yml_is_bool(n))
+			json_bool(o, n->str[0] == 't' || n->str[0] == 'T');
+		else if (n->plain && yml_is_null(n))
+			json_null(o);
+		else if (end && !*end)
+			json_int(o, v);
+		else
+			json_str(o, n->str);
+	}
+}
+
+/* The JSON form: {"files", "policy", "kit"}, one object. */
+static char *show_json(const struct kit *k, const struct show_facts *f, const struct yml_node *tree)
+{
+	struct json_out *o = json_out_new(true);
+	json_obj_begin(o);
+	json_key(o, "files");           /* the kit given first, then what it extends */
+	json_arr_begin(o);
+	for (size_t i = k->n_chain; i-- > 0;)
+		json_str(o, k->chain[i]);
+	json_arr_end(o);
+	json_key(o, "policy");
+	json_obj_begin(o);
+	json_kv_str(o, "network", k->n_allow ? "slirp4netns" : "none");
+	json_kv_strs(o, "allow", (const char *const *)k->allow, k->n_allow);
+	json_kv_strs(o, "deny", (const char *const *)k->deny, k->n_deny);
+	json_kv_strs(o, "internal", (const char *const *)k->internal, k->n_internal);
+	json_kv_str(o, "seccomp", k->seccomp);
+	json_key(o, "user");
+	json_obj_begin(o);
+	json_kv_uint(o, "uid", f->uid);
+	json_kv_uint(o, "gid", f->gid);
+	json_kv_str(o, "from", f->user_from);
+	json_obj_end(o);
+	json_kv_strs(o, "capabilities", (const char *const *)k->capabilities, k->n_capabilities);
+	json_kv_bool(o, "readonly_rootfs", k->readonly_rootfs);
+	json_kv_str(o, "workspace", k->workspace);
+	json_kv_uint(o, "credentials", k->n_credentials);
+	json_kv_str(o, "timeout", k->resources.has_timeout ? k->resources.timeout_text : NULL);
+	json_obj_end(o);
+	json_key(o, "kit");
+	yml_to_json(o, tree);
+	json_obj_end(o);
+	char *text = xasprintf("%s\n", json_out_text(o, NULL));
+	json_out_free(o);
+	return text;
+}
+
+int kit_show(const struct kit *k, const struct kit_show_opts *o, char **ret_text, struct ab_err *err)
+{
+	struct arena a = {0};
+	struct yml_node *root = kit_tree(&a, k);
+	struct show_facts *f = xcalloc(1, sizeof *f);
+	show_facts(&a, k, o, f);
+	_cleanup_free_ char *yaml = NULL;
+	size_t len;
+	int r = 0;
+	if (o && o->json)
+		*ret_text = show_json(k, f, root);
+	else if ((r = yml_emit(root, &yaml, &len, err)) == 0)
+		*ret_text = show_text(&a, k, f, yaml);
+	free(f);
 	arena_free(&a);
-	*ret_text = text;
-	return 0;
+	return r;
 }

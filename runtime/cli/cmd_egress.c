@@ -99,16 +99,20 @@ static void drain(int fd, char *buf, size_t cap, size_t *len, bool json)
 	fflush(stdout);
 }
 
-/* After delete: the durable log, the rotated file first. */
+/* After delete: the durable log, the rotated file first (a named box's,
+ * for its name, when there is none of that id). */
 static int durable_log_print(struct global_opts *g, const char *id, bool json, struct ab_err *err)
 {
 	struct arena a = {0};
 	struct agent_config cfg;
-	char base[PATH_MAX];
+	char base[PATH_MAX], box[PATH_MAX];
 	_cleanup_close_ int dirfd = -1;
 	int r = agent_config_load(g->config_path, &a, &cfg, err);
 	if (r == 0)
 		r = deny_log_find(&cfg, id, &dirfd, base, err);
+	if (r == 0 && dirfd < 0 && snprintf(box, sizeof box, BOX_ID_PREFIX "%s", id) < (int)sizeof box &&
+	    container_id_valid(box))
+		r = deny_log_find(&cfg, box, &dirfd, base, err);
 	if (r == 0 && dirfd < 0)
 		r = ab_error(err, 0, "egress log: container \"%s\" does not exist, and %s holds no log of it", id, base);
 	static const char *const files[] = {DURABLE_LOG_OLD, DURABLE_LOG};
@@ -142,18 +146,19 @@ static int egress_log(struct global_opts *g, int argc, char **argv, struct ab_er
 	}
 	if (optind != argc - 1)
 		return ab_error(err, 0, "egress log: expected exactly one container ID");
+	char box[PATH_MAX];
+	const char *id = container_id_or_box(g, argv[optind], box, sizeof box);
 	/* no state (deleted, or the engine's shim removed it): what outlives it */
 	char path[PATH_MAX];
 	struct stat st;
-	if (container_id_valid(argv[optind]) &&
-	    snprintf(path, sizeof path, "%s/%s", g->root, argv[optind]) < (int)sizeof path &&
+	if (container_id_valid(id) && snprintf(path, sizeof path, "%s/%s", g->root, id) < (int)sizeof path &&
 	    lstat(path, &st) < 0 && errno == ENOENT)
-		return durable_log_print(g, argv[optind], json, err);
+		return durable_log_print(g, id, json, err);
 	if (follow)
 		unblock_termination_signals();
 	struct container_state s;
 	_cleanup_close_ int dirfd = -1;
-	if (container_load(g, argv[optind], false, &dirfd, &s, err) < 0)
+	if (container_load(g, id, false, &dirfd, &s, err) < 0)
 		return -1;
 	/* the lock is not needed to read, and must not stall delete while we follow */
 	(void)flock_release(dirfd);
@@ -190,13 +195,25 @@ out:
  * included). */
 static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
-	bool json = argc == 3 && (streq(argv[1], "--json") || streq(argv[1], "-j"));
-	if (argc != 2 && !json)
-		return ab_error(err, 0, argc > 1 && argv[1][0] == '-' && argc == 3
-					? "egress show: unknown option \"%s\"" : "egress show: expected exactly one container ID%s",
-				argc > 1 && argv[1][0] == '-' && argc == 3 ? argv[1] : "");
+	bool json = false;
+	const char *id = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--json") || streq(argv[i], "-j"))
+			json = true;
+		else if (argv[i][0] == '-')
+			return ab_error(err, 0, "egress show: unknown option \"%s\"; see agentbox egress show --help",
+					argv[i]);
+		else if (id)
+			return ab_error(err, 0, "egress show: expected exactly one container ID, got \"%s\" and \"%s\"",
+					id, argv[i]);
+		else
+			id = argv[i];
+	}
+	if (!id)
+		return ab_error(err, 0, "egress show: expected a container ID (or a box's name); see agentbox egress show --help");
+	char box[PATH_MAX];
 	struct container_state s;
-	if (container_load(g, argv[argc - 1], false, NULL, &s, err) < 0)
+	if (container_load(g, container_id_or_box(g, id, box, sizeof box), false, NULL, &s, err) < 0)
 		return -1;
 	int r = 0;
 	struct egress_policy p = {0};
@@ -281,7 +298,9 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 			return ab_error(err, 0, "egress %s: unknown option \"%s\"", argv[1], argv[2]);
 		if (argc < 4)
 			return ab_error(err, 0, "egress %s: expected a container ID and at least one entry", argv[1]);
-		return egress_live_change(g, argv[2], deny, argv + 3, (size_t)argc - 3, err);
+		char box[PATH_MAX];
+		return egress_live_change(g, container_id_or_box(g, argv[2], box, sizeof box), deny, argv + 3,
+					  (size_t)argc - 3, err);
 	}
 	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log, show, allow, deny)", argv[1]);
 }

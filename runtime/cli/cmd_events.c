@@ -89,7 +89,8 @@ static void print_event(const char *type, const char *id)
 int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	static const struct option opts[] = {
-		{"stats", no_argument, NULL, 's'}, {"interval", required_argument, NULL, 'i'}, {0}};
+		{"stats", no_argument, NULL, 's'}, {"interval", required_argument, NULL, 'i'},
+		{"json", no_argument, NULL, 'j'}, {0}};
 	bool stats_once = false;
 	int64_t interval_ms = 5000;
 	int c;
@@ -97,6 +98,8 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 's')
 			stats_once = true;
+		else if (c == 'j')
+			continue;       /* JSON lines are its only output */
 		else if (c == 'i') {
 			if (parse_duration_ms(optarg, &interval_ms) < 0)
 				return ab_error(err, 0, "events: --interval: invalid duration \"%s\" (e.g. 5s, 500ms)", optarg);
@@ -107,7 +110,8 @@ int cmd_events(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		return ab_error(err, 0, "events: expected exactly one container ID");
 	struct container_state s;
 	_cleanup_close_ int state_fd = -1;
-	if (container_load(g, argv[optind], false, &state_fd, &s, err) < 0)
+	char box[PATH_MAX];
+	if (container_load(g, container_id_or_box(g, argv[optind], box, sizeof box), false, &state_fd, &s, err) < 0)
 		return -1;
 	int r = -1;
 	_cleanup_close_ int oom_fd = -1, egress_fd = -1, dirfd = -1;

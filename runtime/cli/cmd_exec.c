@@ -86,7 +86,8 @@ int cmd_exec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	}
 	if (optind >= argc)
 		return ab_error(err, 0, "exec: expected a container ID");
-	o.id = argv[optind];
+	char box[PATH_MAX];
+	o.id = container_id_or_box(g, argv[optind], box, sizeof box);
 	o.args = argv + optind + 1;
 	o.n_args = (size_t)(argc - optind - 1);
 	if (o.process_path && o.n_args)

@@ -9,6 +9,7 @@
 #include "kit_placeholders.h"
 #include "kit_rundir.h"
 #include "kit_run.h"
+#include "log.h"
 #include "rootless.h"
 #include "util.h"
 
@@ -26,7 +27,7 @@ static const char kit_usage[] =
 	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
 	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace]\n"
 	"                        [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
-	"       agentbox kit show [KIT]\n"
+	"       agentbox kit show [--json] [KIT]\n"
 	"       agentbox kit ls [-q|--json]\n"
 	"       agentbox kit rm NAME...\n"
 	"       agentbox kit fork NAME NEW\n"
@@ -36,7 +37,7 @@ static const char kit_usage[] =
 	"  run    build KIT into a temporary bundle and run COMMAND in it (without KIT:\n"
 	"         the host's rootfs, the current directory as workspace, no network);\n"
 	"         with --name, in the named box, which keeps what it wrote for the next run\n"
-	"  show   print the effective kit after extends, with the policy it implies\n"
+	"  show   print the effective kit after extends, with the policy it implies (--json: as one object)\n"
 	"  ls     list the named boxes\n"
 	"  rm     remove named boxes\n"
 	"  fork   a new box NEW starting from what NAME holds now\n";
@@ -78,6 +79,9 @@ static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab
 	struct kit *k;
 	if (kit_load(argv[optind], &k, err) < 0)
 		return -1;
+	if (k->n_internal)
+		log_warn("kit build: network.internal is for kit run; the bundle's runtime takes its own "
+			 "--egress-internal (or egress.internal in agentbox-config(5))");
 	struct kit_build_opts bo = {
 		.bundle = out,
 		.network = k->n_allow > 0,
@@ -104,23 +108,29 @@ static int kit_build_cmd(struct global_opts *g, int argc, char **argv, struct ab
 
 static int kit_show_cmd(int argc, char **argv, struct ab_err *err)
 {
-	if (argc > 2)
-		return usage_error(err, "show: give at most one KIT%s", "");
-	if (argc == 2 && (streq(argv[1], "-h") || streq(argv[1], "--help"))) {
-		fputs(kit_usage, stdout);
-		return 0;
+	struct kit_show_opts so = {.rootless = rootless_detect()};
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "-h") || streq(argv[i], "--help"))
+			return fputs(kit_usage, stdout), 0;
+		if (streq(argv[i], "--json"))
+			so.json = true;
+		else if (argv[i][0] == '-')
+			return usage_error(err, "show: unknown option \"%s\"", argv[i]);
+		else if (path)
+			return usage_error(err, "show: give at most one KIT (\"%s\" is a second)", argv[i]);
+		else
+			path = argv[i];
 	}
-	if (argc == 2 && argv[1][0] == '-')
-		return usage_error(err, "show: unknown option \"%s\"", argv[1]);
 	struct kit *k;
-	if (argc == 2) {
-		if (kit_load(argv[1], &k, err) < 0)
+	if (path) {
+		if (kit_load(path, &k, err) < 0)
 			return -1;
 	} else {
 		k = kit_default(NULL);
 	}
 	char *text;
-	int r = kit_show(k, &text, err);
+	int r = kit_show(k, &so, &text, err);
 	kit_free(k);
 	if (r < 0)
 		return -1;
@@ -269,7 +279,7 @@ static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
 			json_kv_bool(j, "running", v[i].running);
 			/* what egress log/allow/deny take (kit_run.c names a run's container so) */
 			char id[sizeof v[i].name + 8];
-			snprintf(id, sizeof id, "box-%s", v[i].name);
+			snprintf(id, sizeof id, BOX_ID_PREFIX "%s", v[i].name);
 			json_kv_str(j, "id", id);
 			json_obj_end(j);
 		}

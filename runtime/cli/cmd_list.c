@@ -9,13 +9,16 @@
 int cmd_list(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	static const struct option opts[] = {
-		{"quiet", no_argument, NULL, 'q'}, {"format", required_argument, NULL, 'f'}, {0}};
+		{"quiet", no_argument, NULL, 'q'}, {"format", required_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'}, {0}};
 	bool quiet = false, json = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "qf:", opts, NULL)) != -1) {
 		if (c == 'q')
 			quiet = true;
+		else if (c == 'j')
+			json = true;    /* agentbox's spelling everywhere; --format is runc's */
 		else if (c == 'f' && (streq(optarg, "json") || streq(optarg, "table")))
 			json = streq(optarg, "json");
 		else if (c == 'f')

@@ -78,12 +78,15 @@ static int ps_table(char **ps_args, size_t n_args, const pid_t *pids, size_t n, 
 
 int cmd_ps(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
-	static const struct option opts[] = {{"format", required_argument, NULL, 'f'}, {0}};
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'}, {"json", no_argument, NULL, 'j'}, {0}};
 	bool json = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
-		if (c == 'f' && (streq(optarg, "json") || streq(optarg, "table")))
+		if (c == 'j')
+			json = true;    /* agentbox's spelling everywhere; --format is runc's */
+		else if (c == 'f' && (streq(optarg, "json") || streq(optarg, "table")))
 			json = streq(optarg, "json");
 		else if (c == 'f')
 			return ab_error(err, 0, "ps: --format: unknown format \"%s\" (table or json)", optarg);
@@ -92,7 +95,8 @@ int cmd_ps(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	}
 	if (optind >= argc)
 		return ab_error(err, 0, "ps: expected a container ID");
-	const char *id = argv[optind];
+	char box[PATH_MAX];
+	const char *id = container_id_or_box(g, argv[optind], box, sizeof box);
 	struct container_state s;
 	if (container_load(g, id, false, NULL, &s, err) < 0)
 		return -1;

@@ -9,6 +9,11 @@
 
 static int one_id(const char *cmd, int argc, char **argv, const char **ret, struct ab_err *err)
 {
+	/* state prints JSON only: --json, asked for as elsewhere, changes nothing */
+	if (argc == 3 && streq(cmd, "state") && (streq(argv[1], "--json") || streq(argv[2], "--json"))) {
+		*ret = streq(argv[1], "--json") ? argv[2] : argv[1];
+		return (*ret)[0] == '-' ? ab_error(err, 0, "%s: expected exactly one container ID", cmd) : 0;
+	}
 	if (argc != 2 || argv[1][0] == '-')
 		return ab_error(err, 0, "%s: expected exactly one container ID", cmd);
 	*ret = argv[1];

@@ -35,7 +35,7 @@ static const struct command commands[] = {
 	{"state", cmd_state, "print the OCI state of a container as JSON",
 	 "agentbox state ID"},
 	{"list", cmd_list, "list containers",
-	 "agentbox list [-q|--quiet] [--format table|json]"},
+	 "agentbox list [-q|--quiet] [--json] [--format table|json]"},
 	{"kill", cmd_kill, "send a signal to the container's init (or all its processes)",
 	 "agentbox kill [--all] ID [SIGNAL]"},
 	{"delete", cmd_delete, "delete a container and everything it holds",
@@ -53,11 +53,11 @@ static const struct command commands[] = {
 	{"update", cmd_update, "change the resource limits of a container",
 	 "agentbox update [--resources FILE|-] [--memory N] [--memory-reservation N] [--memory-swap N] [--cpu-quota N] [--cpu-period N] [--cpu-share N] [--cpu-rt-runtime N] [--cpu-rt-period N] [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID"},
 	{"ps", cmd_ps, "list the processes of a container",
-	 "agentbox ps [--format table|json] ID [PS_ARGS...]"},
+	 "agentbox ps [--json] [--format table|json] ID [PS_ARGS...]"},
 	{"events", cmd_events, "print container statistics and events as JSON lines",
 	 "agentbox events [--stats] [--interval DURATION] ID"},
 	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box); list, remove and fork named boxes",
-	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
+	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [--json] [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs",
 	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
 };
@@ -70,7 +70,8 @@ static const char global_usage[] =
 	"\n"
 	"Global options:\n"
 	"  --root DIR                state directory (default /run/agentbox; rootless:\n"
-	"                            $XDG_RUNTIME_DIR/agentbox)\n"
+	"                            $XDG_RUNTIME_DIR/agentbox, else /run/user/UID/agentbox\n"
+	"                            or /tmp/agentbox-UID/agentbox)\n"
 	"  --rootless true|false|auto  rootless cgroup handling (default auto: when not\n"
 	"                            root of the host)\n"
 	"  --log FILE                also write log lines to FILE\n"
@@ -97,11 +98,23 @@ static void print_usage(FILE *f)
 	fputs("\nSee agentbox(8) and agentbox-COMMAND(8).\n", f);
 }
 
+/* "usage: A | agentbox B": one synopsis a line, under each other */
+static void print_synopses(const char *usage)
+{
+	static const char sep[] = " | agentbox ";
+	fputs("usage: ", stdout);
+	for (const char *s = usage, *next; s; s = next ? next + 3 : NULL) {
+		next = strstr(s, sep);
+		printf("%s%.*s\n", s == usage ? "" : "       ", next ? (int)(next - s) : (int)strlen(s), s);
+	}
+}
+
 int command_help(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (streq(commands[i].name, name)) {
-			printf("usage: %s\n\n%s.\nSee agentbox-%s(8).\n", commands[i].usage, commands[i].summary, name);
+			print_synopses(commands[i].usage);
+			printf("\n%s.\nSee agentbox-%s(8).\n", commands[i].summary, name);
 			return 0;
 		}
 	return 0;

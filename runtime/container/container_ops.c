@@ -74,14 +74,36 @@ int container_forward_start(int master, struct tty_proxy *proxy, struct ab_err *
 	return sfd;
 }
 
+/* Does ROOT/id exist (as anything: a state directory is looked at later)? */
+static bool state_exists(const char *root, const char *id)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	return container_id_valid(id) && snprintf(path, sizeof path, "%s/%s", root, id) < (int)sizeof path &&
+	       lstat(path, &st) == 0;
+}
+
+const char *container_id_or_box(const struct global_opts *g, const char *id, char *buf, size_t len)
+{
+	if (state_exists(g->root, id) || (size_t)snprintf(buf, len, BOX_ID_PREFIX "%s", id) >= len ||
+	    !state_exists(g->root, buf))
+		return id;
+	return buf;
+}
+
 int container_load(const struct global_opts *g, const char *id, bool exclusive, int *ret_dirfd,
 		   struct container_state *ret, struct ab_err *err)
 {
 	if (!container_id_valid(id))
 		return ab_error(err, 0, "container \"%s\" does not exist (invalid id)", id);
 	_cleanup_close_ int fd = -1;
-	if (state_dir_open(g->root, id, exclusive, &fd, err) < 0)
+	if (state_dir_open(g->root, id, exclusive, &fd, err) < 0) {
+		char box[PATH_MAX];
+		if (!state_exists(g->root, id) && container_id_or_box(g, id, box, sizeof box) != id)
+			return ab_error(err, 0, "container \"%s\" does not exist (the box %s runs as container \"%s\")",
+					id, id, box);
 		return -1;
+	}
 	if (state_read(fd, id, ret, err) < 0)
 		return -1;
 	if (ret_dirfd)

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "mem_release.h"
 #include "policy.h"
+#include "refused_summary.h"
 #include "sentry_process.h"
 #include "sync.h"
 #include "terminal.h"
@@ -266,46 +267,12 @@ IDLE_TEXT __attribute__((noinline)) static int forward_until_exit(struct create_
 }
 
 /* What the box tried to reach and was refused, before its state goes away: one
- * line per attempt on stderr, so a user sees it without asking. */
+ * line per attempt on stderr, with why, so a user sees it without asking. */
 static void report_refused_egress(const char *root, const char *id)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s/%s", root, id, EGRESS_LOG);
-	/* the sentry has written its last records: run waited for it to exit */
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	char line[4096];
-	int n = 0;
-	while (fgets(line, sizeof line, f)) {
-		yajl_val v;
-		struct ab_err e;
-		if (json_parse(line, "egress log", &v, &e) < 0)
-			continue;
-		yajl_val dst = json_get(v, "dst"), port = json_get(v, "port"), proto = json_get(v, "proto"),
-			 name = json_get(v, "name"), verdict = json_get(v, "verdict"), reason = json_get(v, "reason");
-		/* a credential's use or a summary is no refusal; a record of repeats
-		 * names one already shown */
-		const char *vs = YAJL_IS_STRING(verdict) ? YAJL_GET_STRING(verdict) : NULL;
-		if (!vs || !streq(vs, "deny") || json_get(v, "repeats")) {
-			json_free(v);
-			continue;
-		}
-		if (n++ == 0)
-			fprintf(stderr, "agentbox: egress refused for \"%s\" (agentbox-egress(7)):\n", id);
-		char where[300] = "";
-		/* a refused name has no address yet: its record's dst is empty */
-		if (YAJL_IS_STRING(dst) && *YAJL_GET_STRING(dst))
-			snprintf(where, sizeof where, YAJL_IS_INTEGER(port) ? "%s:%lld" : "%s", YAJL_GET_STRING(dst),
-				 YAJL_IS_INTEGER(port) ? YAJL_GET_INTEGER(port) : 0LL);
-		/* the SNI check's and the gateway's refusals say why: not-tls, host-mismatch, ... */
-		const char *ps = YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?";
-		bool why = YAJL_IS_STRING(reason) && (streq(ps, "tls") || streq(ps, "https"));
-		fprintf(stderr, "  %s %s%s%s%s%s%s\n", ps, where, !YAJL_IS_STRING(name) ? "" : *where ? " name " : "name ",
-			YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "", why ? " (" : "",
-			why ? YAJL_GET_STRING(reason) : "", why ? ")" : "");
-		json_free(v);
-	}
+	egress_refused_summary(stderr, path, id);
 }
 
 int container_run(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)

@@ -101,10 +101,19 @@ static int exec_middle(struct exec_child *x, struct ab_err *err)
 	const char *delay = test_hook("AGENTBOX_FAULT_EXEC_DELAY_MS");
 	if (delay)
 		usleep((useconds_t)atoi(delay) * 1000u);
+	/* an unprivileged caller (a user's exec into the box of its rootless kit
+	 * run) may join the rest only from inside the box's user namespace, which
+	 * is its own; root joins pid and time first, whoever owns them */
+	size_t first = 0;
+	if (geteuid() != 0 && x->joined_userns) {
+		if (setns(x->ns[0].fd, x->ns[0].flag) < 0)
+			return ab_error(err, errno, "join the container's %s namespace", x->ns[0].name);
+		first = 1;
+	}
 	for (size_t i = 0; i < x->n_child_ns; i++)
 		if (setns(x->child_ns[i].fd, x->child_ns[i].flag) < 0)
 			return ab_error(err, errno, "join the container's %s namespace", x->child_ns[i].name);
-	for (size_t i = 0; i < x->n_ns; i++)
+	for (size_t i = first; i < x->n_ns; i++)
 		if (setns(x->ns[i].fd, x->ns[i].flag) < 0)
 			return ab_error(err, errno, "join the container's %s namespace", x->ns[i].name);
 	if (x->joined_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))

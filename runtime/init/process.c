@@ -158,15 +158,23 @@ int process_find_executable(const struct oci_process *p, char *buf, size_t len, 
 	const char *path = env_get(p->env, p->n_env, "PATH");
 	if (!path)
 		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	bool any_dir = false;   /* does the root hold any directory of PATH? */
 	while (*path) {
 		const char *end = strchrnul(path, ':');
 		int n = (int)(end - path);
-		snprintf(buf, len, "%.*s/%s", n ? n : 1, n ? path : ".", name);
+		snprintf(buf, len, "%.*s", n ? n : 1, n ? path : ".");
 		struct stat st;
+		any_dir = any_dir || (stat(buf, &st) == 0 && S_ISDIR(st.st_mode));
+		snprintf(buf, len, "%.*s/%s", n ? n : 1, n ? path : ".", name);
 		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
 			return 0;
 		path = *end ? end + 1 : end;
 	}
+	/* a root file system without even those is most likely not there at all
+	 * (an engine's mount missing, a rootfs directory never filled): say so */
+	if (!any_dir)
+		return ab_error(err, ENOENT, "exec: \"%s\": executable file not found in $PATH: the root file system "
+				"holds none of its directories (is root.path mounted, or filled?)", name);
 	return ab_error(err, ENOENT, "exec: \"%s\": executable file not found in $PATH", name);
 }
 

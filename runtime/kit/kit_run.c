@@ -47,7 +47,7 @@ struct run_ctx {
 	bool cgroups_off;               /* rootless without a delegated cgroup */
 	/* owned until the end: the egress flags the run gives the runtime, the
 	 * header credentials its gateway gets */
-	char *allow_list, *deny_list;
+	char *allow_list, *deny_list, *internal_list;
 	struct gateway_cred *gcreds;
 };
 
@@ -125,9 +125,7 @@ static bool rootless_limits(const struct global_opts *g, struct kit *k, const ch
 	if (skipped && off)
 		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the kit's limits "
 			 "(%s) are NOT applied; the box runs without a cgroup (see agentbox-kit(8), ROOTLESS)", named);
-	else if (skipped)
-		log_warn("kit: rootless, and no cgroup v2 subtree is delegated to the user: the box runs without "
-			 "a cgroup (see agentbox-kit(8), ROOTLESS)");
+	/* (a kit that asks for no limit loses nothing: no warning on every run) */
 	else if (off)
 		log_warn("kit: rootless, and the cgroup v2 subtree delegated to the user offers no controller for "
 			 "the kit's limits (%s): they are NOT applied (see agentbox-kit(8), ROOTLESS)", named);
@@ -386,6 +384,10 @@ static int egress_flags(struct global_opts *g, const struct kit_run_opts *o, str
 	for (size_t i = 0; i < k->n_deny; i++)
 		rc->deny_list = join_list(rc->deny_list, k->deny[i]);
 	g->egress_deny = rc->deny_list;
+	rc->internal_list = join_list(g->egress_internal ? xstrdup(g->egress_internal) : NULL, NULL);
+	for (size_t i = 0; i < k->n_internal; i++)
+		rc->internal_list = join_list(rc->internal_list, k->internal[i]);
+	g->egress_internal = rc->internal_list;
 	if (!g->seccomp_profile)
 		g->seccomp_profile = k->seccomp;
 	return 0;
@@ -399,7 +401,7 @@ static int make_bundle(struct global_opts *g, const struct kit_run_opts *o, stru
 {
 	const struct kit *k = rc->k;
 	if (o->name)
-		snprintf(rc->id, sizeof rc->id, "box-%s", o->name);
+		snprintf(rc->id, sizeof rc->id, BOX_ID_PREFIX "%s", o->name);
 	else
 		kit_box_new_id(rc->id + 4, 6);
 	if (kit_rundir_make(&rc->rd, g, rc->id, err) < 0)
@@ -546,12 +548,14 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	end_run(&rc, o, ret);
 	g->egress_allow = saved.egress_allow;
 	g->egress_deny = saved.egress_deny;
+	g->egress_internal = saved.egress_internal;
 	g->seccomp_profile = saved.seccomp_profile;
 	g->cgroups_disabled = saved.cgroups_disabled;
 	g->egress_live = saved.egress_live;
 	kit_free(rc.k);
 	free(rc.allow_list);
 	free(rc.deny_list);
+	free(rc.internal_list);
 	free(rc.gcreds);
 	return ret;
 }

@@ -211,7 +211,7 @@ void kit_sweep_stale_runs(const struct global_opts *g)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		const char *id = strncmp(de->d_name, ".new-", 5) == 0 ? de->d_name + 5 : de->d_name;
-		if ((strncmp(id, "kit-", 4) == 0 || strncmp(id, "box-", 4) == 0) && container_id_valid(id))
+		if ((strncmp(id, "kit-", 4) == 0 || strncmp(id, BOX_ID_PREFIX, 4) == 0) && container_id_valid(id))
 			sweep_one(g, base, de->d_name);
 	}
 }

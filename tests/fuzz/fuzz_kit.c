@@ -92,12 +92,12 @@ FUZZ_TARGET(kit)
 	FUZZ_CHECK(k != NULL, "no kit on success");
 
 	char *shown = NULL;
-	if (kit_show(k, &shown, &err) == 0) {
+	if (kit_show(k, NULL, &shown, &err) == 0) {
 		struct kit *k2 = NULL;
 		int r = kit_parse(shown, strlen(shown), fz_kit_file, &k2, &err);
 		FUZZ_CHECK(r == 0, "kit show output does not read back: %s\n%s", err.msg, shown);
 		char *shown2 = NULL;
-		FUZZ_CHECK(kit_show(k2, &shown2, &err) == 0, "kit show of the read-back kit: %s", err.msg);
+		FUZZ_CHECK(kit_show(k2, NULL, &shown2, &err) == 0, "kit show of the read-back kit: %s", err.msg);
 		/* the comment block names the files it came from: compare the kit itself */
 		FUZZ_CHECK(strcmp(fz_kit_body(shown), fz_kit_body(shown2)) == 0,
 			   "kit show is not a fixed point:\n%s\n---\n%s", shown, shown2);

@@ -110,6 +110,13 @@ bad_missing_rootfs() {
 	BAD_RE='no-such-rootfs'
 }
 
+# an engine's root file system that is not mounted (an empty directory)
+bad_empty_rootfs() {
+	mkdir "$BUNDLE/empty"
+	update_config '.root.path = "empty" | .process.args = ["sh", "-c", "true"]'
+	BAD_RE='exec: "sh": executable file not found in \$PATH: the root file system holds none of its directories \(is root\.path mounted, or filled\?\)'
+}
+
 bad_missing_config() {
 	rm "$BUNDLE/config.json"
 	BAD_RE='config\.json'
@@ -187,6 +194,9 @@ bad_id_empty() {
 # bats test_tags=agentbox-only
 @test "bad input message: unknown rlimit type" { check_bad_message bad_rlimit_type; }
 
+@test "bad input: root.path is an empty directory (not mounted)" { check_bad bad_empty_rootfs; }
+# bats test_tags=agentbox-only
+@test "bad input message: root.path is an empty directory, named as such" { check_bad_message bad_empty_rootfs; }
 @test "bad input: root.path does not exist" { check_bad bad_missing_rootfs; }
 # bats test_tags=agentbox-only
 @test "bad input message: root.path does not exist" { check_bad_message bad_missing_rootfs; }

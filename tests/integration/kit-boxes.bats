@@ -162,8 +162,32 @@ box_run() {
 	runtime kit ls
 	assert_success
 	[[ "${lines[1]}" == abkt-busy*running ]]
+	# the box's name is taken where a person works with the running box...
+	runtime exec abkt-busy cat /proc/1/cmdline
+	assert_success
+	[[ "$stdout" == sh* ]] || fail "exec by name: $stdout"
+	runtime ps abkt-busy
+	assert_success
+	runtime egress show --json abkt-busy
+	assert_success
+	[ "$(jq -r '.allow | length' <<<"$stdout")" = 0 ]
+	runtime egress deny abkt-busy 198.18.48.7
+	assert_success
+	[ "$(jq -r .egressPolicy "$ROOT/box-abkt-busy/state.json")" = "allow=;deny=198.18.48.7" ]
+	# ...and named in the error of those that end or change a container
+	# (engines drive them by id; a gone id must never find a box)
+	runtime kill abkt-busy KILL
+	assert_failure 1
+	assert_one_error_line 'container "abkt-busy" does not exist \(the box abkt-busy runs as container "box-abkt-busy"\)$'
+	runtime state abkt-busy
+	assert_failure 1
+	assert_one_error_line 'the box abkt-busy runs as container "box-abkt-busy"'
 	touch "$WS/go"
 	wait "$pid"
+	# the box's log outlives its run, under its name too
+	runtime egress log abkt-busy
+	assert_success
+	assert_output_matches 'policy +deny +198\.18\.48\.7'
 	runtime kit rm abkt-busy
 	assert_success
 	assert_kit_run_clean

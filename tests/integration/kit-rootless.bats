@@ -53,7 +53,7 @@ teardown_file() {
 	pids=$(ps -o pid= -u "$KR_USER" 2>/dev/null || true)
 	[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
 	# what the user's boxes hold belongs to its subordinate ids too
-	rm -rf "$KR_HOME" "$KR_XDG" "$KR_BIN"
+	rm -rf "$KR_HOME" "$KR_XDG" "$KR_BIN" "/tmp/agentbox-$KR_UID"
 	userdel -r "$KR_USER" 2>/dev/null || userdel -f "$KR_USER" 2>/dev/null || true
 	[ -z "$KR_MADE_RUN_USER" ] || rmdir /run/user 2>/dev/null || true
 }
@@ -287,7 +287,7 @@ assert_user_run_clean() {
 	assert_user_run_clean
 }
 
-@test "rootless kit show and kit build: as the user, the bundle the user's" {
+@test "rootless kit show and kit build: as the user, the bundle the user's; show names the user the box runs as" {
 	kkit b.yaml <<-'EOF'
 		rootfs: host
 		network:
@@ -296,6 +296,18 @@ assert_user_run_clean() {
 	kr kit show b.yaml
 	assert_success
 	assert_output_contains "web.test:8080"
+	# the user kit run gives the box: root of the user's namespace, not 1000
+	assert_output_contains "#   user: 0:0 (default rootless: root of your user namespace, you on the host)"
+	kr kit show --json b.yaml
+	assert_success
+	[ "$(jq -c .policy.user <<<"$stdout")" = '{"uid":0,"gid":0,"from":"rootless"}' ] || fail "$stdout"
+	kr kit run --workspace "$WS" -- id -u
+	assert_success
+	[ "$stdout" = 0 ]
+	printf 'rootfs: host\nuser: "1000:1000"\n' >"$TEST_DIR/u.yaml"
+	kr kit show --json "$TEST_DIR/u.yaml"
+	assert_success
+	[ "$(jq -c .policy.user <<<"$stdout")" = '{"uid":1000,"gid":1000,"from":"kit"}' ] || fail "$stdout"
 	kr kit build b.yaml -o "$TEST_DIR/bundle"
 	assert_success
 	[ "$(stat -c %U "$TEST_DIR/bundle/config.json")" = "$KR_USER" ]
@@ -599,19 +611,33 @@ for f in ("uid_map", "gid_map"):
 	fi
 }
 
-@test "rootless kit run: a user without a subordinate id range is told how to add one, in one line; kit ls needs none" {
+@test "rootless kit run: a user without a subordinate id range is told how to add one no other user has, in one line; kit ls needs none" {
 	local range="$KR_SUBID-$((KR_SUBID + 65535))"
-	usermod --del-subuids "$range" "$KR_USER"
-	defer usermod --add-subuids "$range" "$KR_USER"
+	usermod --del-subuids "$range" --del-subgids "$range" "$KR_USER"
+	defer usermod --add-subuids "$range" --add-subgids "$range" "$KR_USER"
+	# another user holds 100000-165535, where a fixed hint would point
+	local other=abkr-o$$
+	useradd -M -K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 -s /bin/false "$other"
+	defer userdel "$other"
+	grep -q '^[^:]*:100000:' /etc/subuid || usermod --add-subuids 100000-165535 "$other"
 	kr kit run --workspace "$WS" -- true
 	assert_failure 1
-	assert_one_error_line "the user $KR_USER has no range in /etc/subuid: .*usermod --add-subuids"
+	assert_one_error_line "the user $KR_USER has no range in /etc/subuid: .*\\(as root: usermod --add-subuids [0-9]+-[0-9]+ --add-subgids [0-9]+-[0-9]+ $KR_USER, a range no user has"
+	# the command it names gives a range that overlaps no one's, in either file
+	local cmd first last
+	cmd=$(grep -o "usermod --add-subuids [0-9-]* --add-subgids [0-9-]* $KR_USER" <<<"$stderr")
+	first=$(awk '{ split($3, r, "-"); print r[1] }' <<<"$cmd")
+	last=$(awk '{ split($3, r, "-"); print r[2] }' <<<"$cmd")
+	[ "$((last - first + 1))" = 65536 ] && [ "$first" -ge 100000 ]
+	! awk -F: -v f="$first" -v l="$last" '$2 <= l && $2 + $3 - 1 >= f { print; found = 1 } END { exit !found }' \
+		/etc/subuid /etc/subgid || fail "the hint's range $first-$last is taken"
 	# the commands that run no box need none
 	kr kit ls -q
-	usermod --add-subuids "$range" "$KR_USER"
 	assert_success
 	assert_user_run_clean
-	# and with it back, the same run works
+	# following the hint as written, the same run works
+	$cmd
+	defer usermod --del-subuids "$first-$last" --del-subgids "$first-$last" "$KR_USER"
 	kr kit run --workspace "$WS" -- true
 	assert_success
 }
@@ -668,8 +694,13 @@ for f in ("uid_map", "gid_map"):
 	grep -q '^before-refused$' "$out" || { kill $box; fail "before the allow: $(cat "$out")"; }
 	kr egress allow box-krlive other.test:8080
 	assert_success
-	kr egress show box-krlive
+	# the box's name alone does too, and exec opens a process in the box
+	kr egress show krlive
 	assert_output_contains other.test:8080
+	kr exec krlive sh -c 'id -u; cat /proc/1/cmdline | tr "\0" " "'
+	assert_success
+	[ "${lines[0]}" = 0 ] || fail "$output"
+	[[ "${lines[1]}" == *"sh -c"* ]] || fail "$output"
 	runuser -u "$KR_USER" -- touch "$WS/go"
 	wait $box || fail "the box failed: $(cat "$out")"
 	grep -q hello-from-inet "$out" || fail "other.test not reached after the allow: $(cat "$out")"
@@ -681,5 +712,19 @@ for f in ("uid_map", "gid_map"):
 	assert_output_matches 'policy +allow'
 	kr kit rm krlive
 	assert_success
+	assert_user_run_clean
+}
+
+@test "rootless kit run: a host whose /usr has a file system mounted below it (a /usr/local of its own): the box sees it, read-only" {
+	# a mount namespace of ours with a tmpfs on /usr/local, the user's run in it
+	local out=$TEST_DIR/sub.out st=0
+	unshare -m --propagation private sh -c '
+		mount -t tmpfs tmpfs /usr/local && echo from-the-submount >/usr/local/abkr-mark && shift && exec "$@"' \
+		sh "$TEST_DIR" runuser -u "$KR_USER" -- env -i PATH=/usr/bin:/bin HOME="$KR_HOME" XDG_RUNTIME_DIR="$KR_XDG" \
+		"$KR_BIN/agentbox" kit run --workspace "$WS" -- sh -c 'cat /usr/local/abkr-mark; touch /usr/local/x 2>&1 || true' \
+		>"$out" 2>&1 </dev/null || st=$?
+	[ "$st" = 0 ] || fail "kit run: $st: $(cat "$out")"
+	grep -qx from-the-submount "$out" || fail "$(cat "$out")"
+	grep -q "Read-only file system" "$out" || fail "the submount is writable: $(cat "$out")"
 	assert_user_run_clean
 }

@@ -171,6 +171,25 @@ assert_image_cache_count() {
 	runtime kit show "$TEST_DIR/shown.yaml"
 	assert_success
 	[ "$(sed -n '/^name:/,$p' <<<"$output")" = "$(sed -n '/^name:/,$p' <<<"$first")" ]
+	# the same as one JSON object, the option before or after KIT
+	runtime kit show --json "$KITS/child.yaml"
+	assert_success
+	[ "$(jq -r '.files | join(" ")' <<<"$stdout")" = "$KITS/child.yaml $KITS/middle.yaml $KITS/base.yaml" ]
+	[ "$(jq -c '[.policy.allow, .policy.deny, .policy.seccomp, .policy.user.from]' <<<"$stdout")" = \
+		'[["198.18.201.10:8080"],["198.18.201.99"],"agent","default"]' ] || fail "$stdout"
+	[ "$(jq -c '[.kit.name, .kit.env.FROM_BASE, .kit.env.OVERRIDDEN, (.kit.env | has("REMOVED")), .kit.resources.pids]' \
+		<<<"$stdout")" = '["child","base","middle",false,128]' ] || fail "$stdout"
+	local json=$stdout
+	runtime kit show "$KITS/child.yaml" --json
+	assert_success
+	[ "$stdout" = "$json" ]
+	# the default kit; and usage errors name what is wrong
+	runtime kit show --json
+	assert_success
+	[ "$(jq -r '.files | length' <<<"$stdout")" = 0 ]
+	runtime kit show a.yaml b.yaml
+	assert_failure 1
+	assert_one_error_line 'kit: show: give at most one KIT \("b.yaml" is a second\)'
 }
 
 @test "kit show: the example kits are valid" {
@@ -372,6 +391,24 @@ assert_image_cache_count() {
 	# (its manifest is the first image's: the same cache entry)
 	[ -d "$ROOT/.images/$mh" ]
 	assert_image_cache_count 3
+	assert_kit_run_clean
+}
+
+@test "kit run: the first unpacking of an image says so on a terminal, layer by layer; a cached image or a pipe gets no such line" {
+	oci_layout "$TEST_DIR/img" >/dev/null
+	kit i.yaml <<<"rootfs: $TEST_DIR/img:v1"
+	local pty=("$PYTHON" "$REPO_ROOT/tests/integration/ptyrun.py" --timeout 60 --)
+	run "${pty[@]}" "$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/i.yaml" -- true
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *"agentbox: unpacking the image $TEST_DIR/img (once; cached for the next runs): layer 1 of 2, "*" MiB"* ]] ||
+		fail "no progress line: $output"
+	[[ "$output" == *"layer 2 of 2"* ]] || fail "$output"
+	run "${pty[@]}" "$RUNTIME" --root "$ROOT" kit run --workspace "$WS" "$TEST_DIR/i.yaml" -- true
+	[ "$status" -eq 0 ] && [[ "$output" != *unpacking* ]] || fail "a cached image: $output"
+	rm -rf "$ROOT/.images"
+	runtime kit run --workspace "$WS" "$TEST_DIR/i.yaml" -- true
+	assert_success
+	refute_output_contains unpacking
 	assert_kit_run_clean
 }
 
@@ -732,8 +769,8 @@ setup_inet() {
 	runtime kit run "$TEST_DIR/deny.yaml"
 	assert_success
 	[ "$stdout" = denied-blocked ]
-	# and kit run says what was refused
-	[[ "$stderr" == *"tcp 198.18.201.11:8080"* ]]
+	# and kit run says what was refused, and why
+	[[ "$stderr" == *"tcp  198.18.201.11:8080  denied: a deny entry matches"* ]] || fail "$stderr"
 	assert_kit_run_clean
 }
 
@@ -808,4 +845,50 @@ setup_inet_dns() {
 	grep -q 'query\[A\] web.test' "$TEST_DIR/dnsmasq.run2"
 	! grep -q other.test "$TEST_DIR/dnsmasq.run2" || fail "other.test reached the upstream"
 	assert_kit_run_clean
+}
+
+@test "kit run: the closing summary says why each attempt was refused and what would allow it; the kit's network.internal does what it says" {
+	setup_inet
+	setup_inet_dns
+	kit why.yaml <<-'EOF2'
+		network:
+		  allow: ["web.test:8080"]
+		  deny: [{entry: 198.18.201.12, reason: off limits}]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    getent hosts web.test || echo web-unresolved
+		    getent hosts other.test || echo other-unresolved
+		    socat -T2 - TCP:198.18.201.11:8080,connect-timeout=1 </dev/null 2>/dev/null || echo addr-blocked
+	EOF2
+	RUNTIME=$TEST_DIR/with-resolv runtime kit run "$TEST_DIR/why.yaml"
+	assert_success
+	assert_output_contains web-unresolved
+	assert_output_contains other-unresolved
+	assert_output_contains addr-blocked
+	# one line per refusal: what, why, and the fix (the test hosts are
+	# special-purpose "benchmarking" addresses)
+	grep -qxF '  dns  web.test -> 198.18.201.10  internal-address: the answer points to an internal address [benchmarking]; open 198.18.0.0/15 with --egress-internal 198.18.0.0/15 or the kit'"'"'s network.internal' <<<"$stderr" ||
+		fail "no internal-address line: $stderr"
+	grep -qxF '  dns  other.test  not-allowed: not on the allowlist; allow it with --allow other.test:PORT or the kit'"'"'s network.allow' <<<"$stderr" ||
+		fail "no not-allowed name line: $stderr"
+	grep -qxF '  tcp  198.18.201.11:8080  not-allowed: not on the allowlist; allow it with --allow 198.18.201.11:8080 or the kit'"'"'s network.allow' <<<"$stderr" ||
+		fail "no not-allowed address line: $stderr"
+	assert_kit_run_clean
+	# following the first fix in the kit: the name resolves and answers; no such line
+	sed 's/^  deny:/  internal: [198.18.0.0\/15]\n  deny:/' "$TEST_DIR/why.yaml" >"$TEST_DIR/why2.yaml"
+	runtime kit show --json "$TEST_DIR/why2.yaml"
+	[ "$(jq -c .policy.internal <<<"$stdout")" = '["198.18.0.0/15"]' ] || fail "$stdout"
+	RUNTIME=$TEST_DIR/with-resolv runtime kit run "$TEST_DIR/why2.yaml" -- sh -c \
+		'socat -T5 - TCP:web.test:8080,connect-timeout=4 </dev/null || echo web-failed'
+	assert_success
+	[ "$stdout" = hello-from-inet ]
+	refute_output_contains internal-address
+	assert_kit_run_clean
+	# a range with a port is no internal entry: one line naming the item
+	printf 'network:\n  internal: ["10.0.0.0/8:443"]\n' >"$TEST_DIR/bad.yaml"
+	runtime kit show "$TEST_DIR/bad.yaml"
+	assert_failure 1
+	assert_one_error_line 'bad\.yaml:2:14: network\.internal\[0\]: entry "10\.0\.0\.0/8:443": an internal entry is an address range'
 }

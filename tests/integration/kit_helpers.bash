@@ -26,7 +26,14 @@ kit_setup_common() {
 }
 
 kit_cgroups() {
-	find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/kit-*' 2>/dev/null | sort || true
+	find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d \( -path '*/agentbox/kit-*' -o -path '*/agentbox/box-*' \) \
+		2>/dev/null | sort || true
+}
+
+# The container ids of this test's kit runs: each run has a durable deny log
+# under the test's own AGENTBOX_LOG_DIR (setup_state_only), named by its id.
+own_kit_ids() {
+	ls -1 "${AGENTBOX_LOG_DIR:-/nonexistent}" 2>/dev/null | grep -E '^(kit|box)-' || true
 }
 
 # Nothing of a kit run may be left: state, temp dirs, mounts, slirp4netns,
@@ -55,8 +62,15 @@ assert_kit_run_clean() {
 		parent=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || continue
 		! tr '\0' ' ' <"/proc/$parent/cmdline" 2>/dev/null | grep -qF -- "--root $ROOT " || fail "slirp4netns left: pid $p"
 	done
-	left=$(comm -13 <(echo "$KIT_CGROUPS_BEFORE") <(kit_cgroups) | grep . || true)
-	[ -z "$left" ] || fail "cgroups left: $left"
+	# cgroups of this test's runs only: another kit run on the host (another
+	# test, another user) may hold one of its own at this moment
+	local ids cg
+	ids=$(own_kit_ids)
+	left=
+	for cg in $(comm -13 <(echo "$KIT_CGROUPS_BEFORE") <(kit_cgroups)); do
+		grep -qxF "${cg##*/}" <<<"$ids" && left="$left $cg"
+	done
+	[ -z "$left" ] || fail "cgroups left:$left"
 	if [ -n "${WS:-}" ] && [ -d "$WS" ]; then
 		local key
 		key=$(stat -c '%d %i' "$WS" | awk '{ printf "%x-%x", $1, $2 }')

@@ -224,6 +224,40 @@ wait_for_go() {
 	[ "$(jq -r '.[0].bundle' <<<"$stdout")" = "$BUNDLE" ]
 }
 
+# bats test_tags=agentbox-only
+@test "--json: list, ps, state, features and events take agentbox's one spelling for machine-readable output" {
+	requires agentbox
+	create_container one
+	assert_success
+	runtime list --format json
+	assert_success
+	local want=$stdout
+	runtime list --json
+	assert_success
+	[ "$stdout" = "$want" ]
+	runtime ps --format json one
+	assert_success
+	want=$stdout
+	runtime ps --json one
+	assert_success
+	[ "$stdout" = "$want" ]
+	[ "$(jq -r '.[0]' <<<"$stdout")" = "$(state_field one .pid)" ]
+	# JSON is all these print: --json changes nothing, and is no error
+	runtime state one
+	want=$stdout
+	runtime state --json one
+	assert_success
+	[ "$stdout" = "$want" ]
+	runtime features
+	want=$stdout
+	runtime features --json
+	assert_success
+	[ "$stdout" = "$want" ]
+	runtime events --json --stats one
+	assert_success
+	[ "$(jq -r .type <<<"$stdout")" = stats ]
+}
+
 @test "list: empty state dir lists nothing, in both formats" {
 	runtime list -q
 	assert_success

@@ -57,13 +57,14 @@ help_commands() {
 		on && /^$/ { exit }'
 }
 
-# usage_of CMD: the usage line of `agentbox CMD --help` ("" for the main one).
+# usage_of CMD: the usage of `agentbox CMD --help` ("" for the main one), its
+# synopses (one a line, under "usage: ") joined by " | ".
 usage_of() {
-	if [ -z "$1" ]; then
-		"$RUNTIME" --help | sed -n '1s/^usage: //p'
-	else
-		"$RUNTIME" "$1" --help | sed -n '1s/^usage: //p'
-	fi
+	"$RUNTIME" ${1:+"$1"} --help | awk '
+		NR == 1 && sub(/^usage: /, "") { u = $0; next }
+		NR > 1 && u != "" && sub(/^       agentbox /, "agentbox ") { u = u " | " $0; next }
+		{ exit }
+		END { print u }'
 }
 
 page_of() {

@@ -339,6 +339,44 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 	assert_nothing_left
 }
 
+@test "egress: an entry written as a URL is refused from every source, naming the entry to write; nothing left" {
+	local want='an entry is a host name or address, not a URL: write pypi\.org:443$'
+	RUNTIME_ARGS=(--egress-allow "https://pypi.org")
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line "^agentbox: --egress-allow: entry \"https://pypi\.org\": $want"
+	assert_nothing_left
+	write_config $'egress:\n  allow: [pypi.org:443]'
+	update_config '.annotations["agentbox.egress.allow"] = "https://pypi.org/simple/"'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line 'annotation agentbox\.egress\.allow: entry "https://pypi\.org/simple/": .*write pypi\.org:443 \(the firewall allows hosts and ports, not paths\)$'
+	assert_nothing_left
+	write_config $'egress:\n  allow: [https://pypi.org]'
+	update_config 'del(.annotations)'
+	in_container abtest true
+	assert_failure 1
+	assert_one_error_line "$want"
+	assert_nothing_left
+	# a running container's live change, and a kit's entries
+	RUNTIME_ARGS=(--egress-allow example.com)
+	set_args abtest pause
+	run_container live --detach
+	assert_success
+	runtime egress allow live http://example.com/
+	assert_failure 1
+	assert_one_error_line 'entry "http://example\.com/": an entry is a host name or address, not a URL: write example\.com:80$'
+	[ "$(jq -r .egressPolicy "$ROOT/live/state.json")" = "allow=example.com;deny=" ]
+	printf 'rootfs: host\nnetwork:\n  allow: [https://pypi.org]\n' >"$TEST_DIR/url.yaml"
+	runtime kit show "$TEST_DIR/url.yaml"
+	assert_failure 1
+	assert_one_error_line "url\.yaml.*entry \"https://pypi\.org\": $want"
+	RUNTIME_ARGS=()
+	runtime kit run --allow https://pypi.org -- true
+	assert_failure 1
+	assert_one_error_line "entry \"https://pypi\.org\": $want"
+}
+
 @test "egress: the DNS sentry and its helper stay under 1 MiB resident once they have served queries" {
 	command -v dnsmasq >/dev/null || skip "needs dnsmasq"
 	[ -z "${AGENTBOX_SANITIZED:-}" ] || skip "an ASan build: its allocator alone is bigger than the 1 MiB budget (the plain build is measured by tests/netfilter)"

@@ -89,7 +89,7 @@ int main(void)
 		ok(kit_has_header_credentials(k) && k->credentials[1].to == KIT_TO_ENV, "the other stays an env credential");
 		is_str(k->upstream_ca, "/tmp/ca/private.pem", "upstream_ca relative to the kit file");
 		char *text = NULL;
-		ok(kit_show(k, &text, &err) == 0 && strstr(text, "to: header") && strstr(text, "api.github.com") &&
+		ok(kit_show(k, NULL, &text, &err) == 0 && strstr(text, "to: header") && strstr(text, "api.github.com") &&
 		   strstr(text, "upstream_ca: /tmp/ca/private.pem"), "kit show writes them back");
 		free(text);
 		struct kit_build_opts bo = { .bundle = "/tmp/b" };

@@ -526,7 +526,9 @@ static void test_errors(void)
 		{"files:\n  - path: /a\n    content: x\n    owner: me\n", "kit.yaml:4:12: files[0].owner: \"me\" is not UID:GID"},
 		{"files:\n  - path: /a\n    content: x\n  - path: /a\n    content: y\n", "kit.yaml:4:11: files[1].path: /a is given twice"},
 		{"network: [a]\n", "kit.yaml:1:10: network: expected a mapping, got a sequence"},
-		{"network:\n  allowed: [a]\n", "kit.yaml:2:3: network.allowed: unknown field (expected one of: allow, deny)"},
+		{"network:\n  allowed: [a]\n", "kit.yaml:2:3: network.allowed: unknown field (expected one of: allow, deny, internal)"},
+		{"network:\n  internal: [pypi.org]\n", "kit.yaml:2:14: network.internal[0]: entry \"pypi.org\": an internal entry is an address range with no port or protocol (10.0.0.0/8, fd00::/8)"},
+		{"network:\n  internal: [\"10.0.0.0/8,fd00::/8\"]\n", "kit.yaml:2:14: network.internal[0]: one range per item (\"10.0.0.0/8,fd00::/8\" has a comma)"},
 		{"network:\n  deny:\n    - {entry: a.test}\n", "kit.yaml:3:7: network.deny[0]: \"reason\" is missing"},
 		{"network:\n  deny:\n    - {reason: x}\n", "kit.yaml:3:7: network.deny[0]: an entry with a reason needs \"entry\""},
 		{"network:\n  deny:\n    - {entry: a.test, reason: x, why: y}\n", "network.deny[0].why: unknown field (expected one of: entry, reason)"},
@@ -636,7 +638,7 @@ static void test_extends(void)
 		ok(k->n_chain == 3 && strstr(k->chain[0], "base.yaml") && strstr(k->chain[2], "child.yaml"),
 		   "extends: the chain, base first");
 		char *text = NULL;
-		ok(kit_show(k, &text, &err) == 0, "show: ok");
+		ok(kit_show(k, NULL, &text, &err) == 0, "show: ok");
 		has_substr(text, "# The effective kit: ", "show: a comment header");
 		has_substr(text, "child.yaml extends ", "show: names the chain");
 		has_substr(text, "#   egress allow: registry.npmjs.org", "show: the egress allowlist");
@@ -649,7 +651,7 @@ static void test_extends(void)
 		ok(kit_load(tpath("shown.yaml"), &k2, &err) == 0, "show: the output reads back as a kit%s%s", k2 ? "" : ": ", k2 ? "" : err.msg);
 		if (k2) {
 			char *text2 = NULL;
-			ok(kit_show(k2, &text2, &err) == 0, "show: again");
+			ok(kit_show(k2, NULL, &text2, &err) == 0, "show: again");
 			const char *y1 = text ? strstr(text, "\nname:") : NULL, *y2 = text2 ? strstr(text2, "\nname:") : NULL;
 			ok(y1 && y2 && streq(y1, y2), "show: the effective kit round-trips");
 			free(text2);
@@ -667,7 +669,7 @@ static void test_extends(void)
 	ok(kit_load(tpath("breaks.yaml"), &kb, &err) == 0, "show: a kit with unicode line breaks in its paths loads%s%s",
 	   kb ? "" : ": ", kb ? "" : err.msg);
 	char *btext = NULL;
-	ok(kb && kit_show(kb, &btext, &err) == 0, "show: it shows");
+	ok(kb && kit_show(kb, NULL, &btext, &err) == 0, "show: it shows");
 	has_substr(btext, "workspace: /w?x: 1?y: 2?z: 3?q\n", "show: the comment shows each line break as '?'");
 	write_file("breaks-shown.yaml", btext ? btext : "");
 	struct kit *kb2 = NULL;

@@ -163,7 +163,7 @@ static void test_fields(void)
 		ok(k->n_ws_writable == 2 && streq(k->ws_writable[1], ".git/hooks"), "fields: writable");
 		ok(k->ws_allow_sensitive, "fields: allow_sensitive");
 		char *text = NULL;
-		ok(kit_show(k, &text, &err) == 0, "fields: kit show");
+		ok(kit_show(k, NULL, &text, &err) == 0, "fields: kit show");
 		has_substr(text, "workspace_protect:\n- Makefile\n- deploy/prod.yaml\n", "show: protect");
 		has_substr(text, "workspace_allow_sensitive: true\n", "show: allow_sensitive");
 		has_substr(text, "and Makefile, deploy/prod.yaml; opened: .vscode, .git/hooks; a home directory", "show: the comment");
