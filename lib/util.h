@@ -84,6 +84,10 @@ char proc_state(pid_t pid);
 
 /* Close every fd >= first except those listed (close_range, falling back on /proc/self/fd). */
 int close_fds_from(int first, const int *keep, size_t n_keep);
+/* The same, with fd_dir (an fd of this process's /proc/self/fd directory, or
+ * -1) as the directory its fallback reads; fd_dir is closed too (unless kept
+ * or below first). */
+int close_fds_from_dir(int fd_dir, int first, const int *keep, size_t n_keep);
 /* Mark every fd >= first close-on-exec. */
 int cloexec_fds_from(int first);
 /* NAME's first executable file in a directory of $PATH (the usual system
