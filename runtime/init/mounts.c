@@ -16,6 +16,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+extern bool util_force_fallbacks;
+
 /* Flags a bind remount must keep when the source mount has them locked. */
 static unsigned long locked_flags(const char *path)
 {
@@ -112,6 +114,13 @@ static int reopen_target(int rootfd, const char *dest, int *fd, char p[FD_PATH_M
 	*fd = -1;
 	if (open_in_root(rootfd, dest, O_PATH, fd, err) < 0)
 		return -1;
+	/* what the path leads to now must be the root of a mount (where statx
+	 * tells, 5.8): a path swapped meanwhile in a directory another container
+	 * shares is refused, not remounted (binds go by handle: bind_by_handle) */
+	struct statx stx;
+	if (statx(*fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) == 0 &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return ab_error(err, EXDEV, "%s changed while it was mounted on: refused", dest);
 	fd_path(*fd, p);
 	return 0;
 }
@@ -258,6 +267,64 @@ static int mount_bind(int rootfd, const struct oci_mount *m, int tree, int src, 
 	return 0;
 }
 
+/* The attributes a bind remount with FLAGS (REMOUNT_FLAGS) sets, as
+ * mount_setattr takes them: what it names is set, read-only is cleared
+ * where it is not named (the remount would clear it), the atime mode is
+ * replaced where one is named. The bind keeps its source's other flags. */
+static struct mount_attr remount_attr(unsigned long flags)
+{
+	struct mount_attr a = {0};
+	a.attr_set |= (flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) | (flags & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0) |
+		      (flags & MS_NODEV ? MOUNT_ATTR_NODEV : 0) | (flags & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0) |
+		      (flags & MS_NODIRATIME ? MOUNT_ATTR_NODIRATIME : 0);
+	a.attr_clr |= flags & MS_RDONLY ? 0 : MOUNT_ATTR_RDONLY;
+	uint64_t atime = flags & MS_NOATIME ? MOUNT_ATTR_NOATIME : flags & MS_STRICTATIME ? MOUNT_ATTR_STRICTATIME
+		       : flags & MS_RELATIME ? MOUNT_ATTR_RELATIME : (uint64_t)-1;
+	if (atime != (uint64_t)-1) {
+		a.attr_set |= atime;
+		a.attr_clr |= MOUNT_ATTR__ATIME;
+	}
+	return a;
+}
+
+/* The bind by handle: a copy of the source (or the tree the runtime
+ * prepared), its own flags set before anyone can see it, attached on the
+ * target; *mnt: a handle of the new mount, for what follows (no path is
+ * resolved again after the mount). -ENOSYS, err untouched, where the kernel
+ * lacks the mount API (mount_setattr: 5.12) or AGENTBOX_FORCE_FALLBACKS:
+ * mount_bind does it by the fds' paths then. */
+static int bind_by_handle(const struct oci_mount *m, int tree, int src, unsigned long flags, int target, int *mnt,
+			  struct ab_err *err)
+{
+	if (util_force_fallbacks)
+		return -ENOSYS;
+	_cleanup_close_ int fd = tree >= 0 ? fcntl(tree, F_DUPFD_CLOEXEC, 3)
+				: (int)syscall(SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+									(m->recursive_bind ? AT_RECURSIVE : 0));
+	if (fd < 0)
+		return errno == ENOSYS ? -ENOSYS : ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
+	if (flags & REMOUNT_FLAGS) {
+		struct mount_attr a = remount_attr(flags);
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
+			return errno == ENOSYS ? -ENOSYS
+					       : ab_error(err, errno, "remount %s with its options", m->destination);
+	}
+	if (mount_tree_attach(fd, target, m->destination, err) < 0)
+		return -1;
+	*mnt = TAKE_FD(fd);
+	return 0;
+}
+
+/* Propagation and recursive attributes, on the new mount's handle. */
+static int set_propagation_on(int mnt, const struct oci_mount *m, struct ab_err *err)
+{
+	struct mount_attr a = {.propagation = m->propagation & ~MS_REC};
+	if (m->propagation && syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH | (m->propagation & MS_REC ? AT_RECURSIVE : 0),
+				      &a, sizeof a) < 0)
+		return ab_error(err, errno, "set propagation of %s", m->destination);
+	return apply_rec_attrs(mnt, m, err);
+}
+
 /* No private netns in a userns: fall back to the host's /sys, read-only
  * with every mount the host has below it (tracefs, cgroups, bpf ...): a
  * plain remount would reach /sys alone. mount's result; -2 when the target
@@ -373,16 +440,18 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 	if (m->tmpcopyup)
 		under = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	int r = bind ? mount_bind(rootfd, m, tree, src, flags, &target, p, err)
-		     : mount_fs(rootfd, m, type, flags, &target, p, err);
+	_cleanup_close_ int mnt = -1;
+	int r = bind ? bind_by_handle(m, tree, src, flags, target, &mnt, err) : -ENOSYS;
+	if (r == -ENOSYS)
+		r = bind ? mount_bind(rootfd, m, tree, src, flags, &target, p, err)
+			 : mount_fs(rootfd, m, type, flags, &target, p, err);
 	if (r < 0)
 		return -1;
 	if (m->tmpcopyup && under >= 0 && copy_up(rootfd, m, under, err) < 0)
 		return -1;
-	if ((m->propagation || m->rec_attr_set || m->rec_attr_clr) &&
-	    set_propagation_and_attrs(rootfd, m, &target, p, err) < 0)
-		return -1;
-	return 0;
+	if (!(m->propagation || m->rec_attr_set || m->rec_attr_clr))
+		return 0;
+	return mnt >= 0 ? set_propagation_on(mnt, m, err) : set_propagation_and_attrs(rootfd, m, &target, p, err);
 }
 
 struct default_dev {
