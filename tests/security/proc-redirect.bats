@@ -44,7 +44,7 @@ unprotected_run() {
 	AGENTBOX_TEST_PROC_BY_PATH=1 run_container "$1"
 }
 
-@test "sysctl: a net.* key the image routes into a second procfs sets the host's knob under runc; agentbox's own procfs has no such key (openat2, and the walk without it)" {
+@test "sysctl: a net.* key the image routes into a second procfs sets the host's knob under runc; agentbox's own procfs has no such key, and sets real ones (openat2, and the walk without it)" {
 	# no procfs at /proc: the image's /proc/sys/net/ipv4 is a symlink to
 	# /p2/sys/kernel, a procfs the config mounts at /p2 (the floor, which
 	# refuses that, relaxed: the sysctl's way is what is tested)
@@ -67,21 +67,23 @@ unprotected_run() {
 	assert_failure 1
 	assert_one_error_line 'linux.sysctl "net.ipv4.printk_ratelimit": open /proc/sys/net/ipv4/printk_ratelimit: No such file'
 	! knob_changed || fail "agentbox (no openat2) set the host's knob to $(cat "$KNOB")"
-}
 
-@test "sysctl: the key's own file is written, a symlink inside the container's procfs is never followed (openat2, and the walk without it)" {
-	# the runtime's procfs sees net.* of the container's network namespace:
-	# a real key is set there and not on the host
+	# a real key is set, in the container's network namespace only (the
+	# runtime's procfs sees it through the writer's namespaces)
+	fresh_config
 	update_config '.linux.sysctl = {"net.ipv4.ip_unprivileged_port_start": "99"}'
 	set_args cat /proc/sys/net/ipv4/ip_unprivileged_port_start
-	run_container abpr-sysctl-ok
-	assert_success
-	[ "$stdout" = 99 ] || fail "the container's key is $stdout"
+	local fb
+	for fb in no yes; do
+		if [ $fb = yes ]; then
+			AGENTBOX_FORCE_FALLBACKS=1 run_container abpr-sysctl-ok-$fb
+		else
+			run_container abpr-sysctl-ok-$fb
+		fi
+		assert_success
+		[ "$stdout" = 99 ] || fail "the container's key is $stdout (fallbacks: $fb)"
+	done
 	[ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" != 99 ] || fail "the host's key was set"
-	requires test_hooks
-	AGENTBOX_FORCE_FALLBACKS=1 run_container abpr-sysctl-ok-walk
-	assert_success
-	[ "$stdout" = 99 ] || fail "without openat2 the container's key is $stdout"
 }
 
 @test "mounts inside /proc: a bind over /proc/sys/net (ipv4 -> /proc/sys/kernel) sets the host's knob unprotected; refused in one line, also through an image's symlink, and nothing is left" {
