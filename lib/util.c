@@ -185,8 +185,23 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 	return 0;
 }
 
+static int write_file_renamed(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			      bool durable, struct ab_err *err);
+
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
 			 struct ab_err *err)
+{
+	return write_file_renamed(dirfd, path, data, len, mode, true, err);
+}
+
+int write_file_replace_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			  struct ab_err *err)
+{
+	return write_file_renamed(dirfd, path, data, len, mode, false, err);
+}
+
+static int write_file_renamed(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			      bool durable, struct ab_err *err)
 {
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
@@ -197,7 +212,7 @@ int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t l
 	/* fsync makes the content durable before the rename; on tmpfs there is
 	 * nothing to make durable */
 	struct statfs sf;
-	bool volatile_fs = fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+	bool volatile_fs = !durable || (fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC));
 	if (write_all(fd, data, len) < 0 || (!volatile_fs && fsync(fd) < 0)) {
 		int e = errno;
 		unlinkat(dirfd, tmp, 0);

@@ -55,6 +55,11 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 /* Write a file: to path.tmp, fsync, rename. */
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
 			 struct ab_err *err);
+/* The same without the fsync: readers see the old file or the new one,
+ * whole, but a crash of the machine may lose it (for what only matters
+ * while the machine runs). */
+int write_file_replace_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			  struct ab_err *err);
 /* Write data to an existing file (e.g. cgroup or proc knobs), no O_CREAT. */
 int write_file_at(int dirfd, const char *path, const char *data, size_t len, struct ab_err *err);
 int mkdir_p(const char *path, mode_t mode, struct ab_err *err);
