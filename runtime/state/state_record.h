@@ -2,7 +2,8 @@
  * container and remove its cgroups, kept apart from state.json in a small
  * file of fixed format (ROOT/ID/cleanup): the init's and the helpers' pids
  * with their start times, the pid namespace, the cgroup's layout and path,
- * under a SHA-256 of the rest. state_write writes it (atomically, when what
+ * under a SHA-256 of the rest. state_write writes it (replaced whole by a
+ * rename, without an fsync: it names live processes, when what
  * it says changed); state_dir_create writes its first form, which names
  * nothing, before anything of the container exists. A state.json that
  * cannot be read (garbage, empty, cut short, missing) no longer hides the
@@ -33,7 +34,7 @@ struct cleanup_record {
 
 /* The record's text, into buf; 0 when it does not fit. */
 size_t state_record_text(const struct cleanup_record *r, char *buf, size_t len);
-/* Write the record into the state dir, atomically; nothing when the file
+/* Write the record into the state dir (a rename); nothing when the file
  * already says it. */
 int state_record_write(int dirfd, const struct cleanup_record *r, struct ab_err *err);
 /* Parse a record's text for container id into r: -1 with err when the text
