@@ -2,9 +2,10 @@
  * container and remove its cgroups, kept apart from state.json in a small
  * file of fixed format (ROOT/ID/cleanup): the init's and the helpers' pids
  * with their start times, the pid namespace, the cgroup's layout and path,
- * under a SHA-256 of the rest. state_write writes it (replaced whole by a
- * rename, without an fsync: it names live processes, when what
- * it says changed); state_dir_create writes its first form, which names
+ * under a SHA-256 of the rest. state_write writes it when what it says
+ * changed (replaced whole by a rename, without an fsync: it names live
+ * processes, which a crash ends anyway); state_dir_create writes its first
+ * form, which names
  * nothing, before anything of the container exists. A state.json that
  * cannot be read (garbage, empty, cut short, missing) no longer hides the
  * processes and cgroups of the container: the record still names them. */
