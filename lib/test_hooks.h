@@ -1,7 +1,9 @@
 /* Test hooks: environment variables through which the test suites inject
  * faults (AGENTBOX_FAULT_*), force the fallbacks of new kernel features
- * (AGENTBOX_FORCE_FALLBACKS) and point the cgroup layout elsewhere
- * (AGENTBOX_CGROUP_ROOT). They are compiled in only by a test build
+ * (AGENTBOX_FORCE_FALLBACKS), point the cgroup layout elsewhere
+ * (AGENTBOX_CGROUP_ROOT) and switch the runtime back to reaching procfs by
+ * the container's paths, so an attack can be shown working first
+ * (AGENTBOX_TEST_PROC_BY_PATH, runtime/linux/procfs.h). They are compiled in only by a test build
  * (`make TEST_HOOKS=yes`, what `make check` runs); in any other build
  * test_hook() is NULL at compile time and the code behind it is gone, so an
  * installed agentbox reads none of them. */

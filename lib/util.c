@@ -185,8 +185,23 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 	return 0;
 }
 
+static int write_file_renamed(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			      bool durable, struct ab_err *err);
+
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
 			 struct ab_err *err)
+{
+	return write_file_renamed(dirfd, path, data, len, mode, true, err);
+}
+
+int write_file_replace_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			  struct ab_err *err)
+{
+	return write_file_renamed(dirfd, path, data, len, mode, false, err);
+}
+
+static int write_file_renamed(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			      bool durable, struct ab_err *err)
 {
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
@@ -197,7 +212,7 @@ int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t l
 	/* fsync makes the content durable before the rename; on tmpfs there is
 	 * nothing to make durable */
 	struct statfs sf;
-	bool volatile_fs = fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+	bool volatile_fs = !durable || (fstatfs(fd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC));
 	if (write_all(fd, data, len) < 0 || (!volatile_fs && fsync(fd) < 0)) {
 		int e = errno;
 		unlinkat(dirfd, tmp, 0);
@@ -412,10 +427,12 @@ static int keep_fd(int fd, const int *keep, size_t n_keep)
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* Fallback when close_range is missing: walk /proc/self/fd. */
-static int close_fds_by_proc(int first, const int *keep, size_t n_keep, bool cloexec_only)
+/* Fallback when close_range is missing: walk our fd directory (fd_dir, one
+ * of ours, or /proc/self/fd when it is -1). */
+static int close_fds_by_proc(int fd_dir, int first, const int *keep, size_t n_keep, bool cloexec_only)
 {
-	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = fd_dir >= 0 ? openat(fd_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			      : open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
 	DIR *d = fdopendir(dfd);
@@ -426,7 +443,7 @@ static int close_fds_by_proc(int first, const int *keep, size_t n_keep, bool clo
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		int fd = atoi(de->d_name);
-		if (de->d_name[0] == '.' || fd < first || fd == dfd || keep_fd(fd, keep, n_keep))
+		if (de->d_name[0] == '.' || fd < first || fd == dfd || fd == fd_dir || keep_fd(fd, keep, n_keep))
 			continue;
 		if (cloexec_only)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -442,10 +459,26 @@ bool util_force_fallbacks;
  * returns to (runtime/egress/policy.c); 0 outside the runtime */
 uintptr_t util_main_frame;
 
+static int close_fds_ranges(int fd_dir, int first, const int *keep, size_t n_keep);
+
 int close_fds_from(int first, const int *keep, size_t n_keep)
 {
+	return close_fds_from_dir(-1, first, keep, n_keep);
+}
+
+int close_fds_from_dir(int fd_dir, int first, const int *keep, size_t n_keep)
+{
+	int r = close_fds_ranges(fd_dir, first, keep, n_keep);
+	/* closed with the rest: by close_range, or here after the walk */
+	if (fd_dir >= first && !keep_fd(fd_dir, keep, n_keep))
+		(void)close(fd_dir);
+	return r;
+}
+
+static int close_fds_ranges(int fd_dir, int first, const int *keep, size_t n_keep)
+{
 	if (util_force_fallbacks)
-		return close_fds_by_proc(first, keep, n_keep, false);
+		return close_fds_by_proc(fd_dir, first, keep, n_keep, false);
 	/* close the gaps between kept fds, in ascending order */
 	int lo = first;
 	for (;;) {
@@ -456,7 +489,7 @@ int close_fds_from(int first, const int *keep, size_t n_keep)
 		unsigned hi = next_keep < 0 ? ~0U : (unsigned)next_keep - 1;
 		if (next_keep < 0 || next_keep > lo) {
 			if (syscall(SYS_close_range, (unsigned)lo, hi, 0) < 0)
-				return close_fds_by_proc(first, keep, n_keep, false);
+				return close_fds_by_proc(fd_dir, first, keep, n_keep, false);
 		}
 		if (next_keep < 0)
 			return 0;
@@ -468,7 +501,7 @@ int cloexec_fds_from(int first)
 {
 	if (!util_force_fallbacks && syscall(SYS_close_range, (unsigned)first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
 		return 0;
-	return close_fds_by_proc(first, NULL, 0, true);
+	return close_fds_by_proc(-1, first, NULL, 0, true);
 }
 
 /* UTC calendar date of a count of days since 1970-01-01 (proleptic Gregorian,

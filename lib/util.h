@@ -55,6 +55,11 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 /* Write a file: to path.tmp, fsync, rename. */
 int write_file_atomic_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
 			 struct ab_err *err);
+/* The same without the fsync: readers see the old file or the new one,
+ * whole, but a crash of the machine may lose it (for what only matters
+ * while the machine runs). */
+int write_file_replace_at(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+			  struct ab_err *err);
 /* Write data to an existing file (e.g. cgroup or proc knobs), no O_CREAT. */
 int write_file_at(int dirfd, const char *path, const char *data, size_t len, struct ab_err *err);
 int mkdir_p(const char *path, mode_t mode, struct ab_err *err);
@@ -84,6 +89,10 @@ char proc_state(pid_t pid);
 
 /* Close every fd >= first except those listed (close_range, falling back on /proc/self/fd). */
 int close_fds_from(int first, const int *keep, size_t n_keep);
+/* The same, with fd_dir (an fd of this process's /proc/self/fd directory, or
+ * -1) as the directory its fallback reads; fd_dir is closed too (unless kept
+ * or below first). */
+int close_fds_from_dir(int fd_dir, int first, const int *keep, size_t n_keep);
 /* Mark every fd >= first close-on-exec. */
 int cloexec_fds_from(int first);
 /* NAME's first executable file in a directory of $PATH (the usual system

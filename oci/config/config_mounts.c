@@ -272,3 +272,58 @@ int parse_mount(struct walk *w, yajl_val v, void *at)
 	}
 	return mount_options(w, m);
 }
+
+/* The files runc lets a mount cover inside /proc: those lxcfs emulates. */
+static const char *const proc_overmounts[] = {
+	"/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat", "/proc/swaps", "/proc/uptime",
+	"/proc/loadavg", "/proc/slabinfo", "/proc/net/dev", "/proc/sys/kernel/ns_last_pid",
+};
+
+const char *oci_proc_overmounts_text(void)
+{
+	return "/proc/cpuinfo, diskstats, meminfo, stat, swaps, uptime, loadavg, slabinfo, net/dev, "
+	       "sys/kernel/ns_last_pid";
+}
+
+/* dest with "//", "." and ".." taken lexically ("/a/../b" is "/b"; ".." stops
+ * at "/"), into buf. */
+static void lexical_clean(const char *dest, char *buf, size_t len)
+{
+	size_t out = 0;
+	buf[0] = 0;
+	for (const char *p = dest; *p;) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (out > 0 && buf[out - 1] != '/')
+				out--;
+			if (out > 0)
+				out--;          /* the slash before it */
+			buf[out] = 0;
+		} else if (n && !(n == 1 && p[0] == '.') && out + n + 2 < len) {
+			buf[out++] = '/';
+			memcpy(buf + out, p, n);
+			out += n;
+			buf[out] = 0;
+		}
+		p = end;
+	}
+	if (!out)
+		snprintf(buf, len, "/");
+}
+
+enum oci_proc_dest oci_mount_proc_dest(const char *dest)
+{
+	char clean[PATH_MAX];
+	lexical_clean(dest ? dest : "/", clean, sizeof clean);
+	if (streq(clean, "/proc"))
+		return PROC_DEST_ROOT;
+	if (strncmp(clean, "/proc/", 6) != 0)
+		return PROC_DEST_OUTSIDE;
+	for (size_t i = 0; i < ARRAY_SIZE(proc_overmounts); i++)
+		if (streq(clean, proc_overmounts[i]))
+			return PROC_DEST_OVERMOUNT;
+	return PROC_DEST_INSIDE;
+}

@@ -20,4 +20,14 @@ int parse_mount(struct walk *w, struct yajl_val_s *v, void *at);
 int oci_mount_parse_options(struct oci_mount *m, struct arena *arena, const char *where,
 			    struct ab_err *err);
 
+/* Where a mount's destination lies with respect to /proc, taken lexically
+ * ("..", "//", "." resolved as text): outside it; /proc itself; one of the
+ * files lxcfs emulates, which runc lets a mount cover (/proc/cpuinfo,
+ * /proc/meminfo, ...); or anywhere else inside it, which runc refuses: a
+ * mount there redirects what a runtime writes in /proc (CVE-2025-52881). */
+enum oci_proc_dest { PROC_DEST_OUTSIDE, PROC_DEST_ROOT, PROC_DEST_OVERMOUNT, PROC_DEST_INSIDE };
+enum oci_proc_dest oci_mount_proc_dest(const char *dest);
+/* Those files, for messages. */
+const char *oci_proc_overmounts_text(void);
+
 #endif

@@ -6,6 +6,7 @@
 #include "sealed_exe.h"
 #include "netns_pool.h"
 #include "rootless.h"
+#include "procfs.h"
 #include "util.h"
 
 #include <errno.h>
@@ -272,6 +273,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	if (test_hook("AGENTBOX_FORCE_FALLBACKS"))
 		util_force_fallbacks = true;
+#ifdef AGENTBOX_TEST_HOOKS
+	if (test_hook("AGENTBOX_TEST_PROC_BY_PATH"))
+		procfs_test_by_path = true;
+#endif
 
 	int status = parse_global_flags(argc, argv, &g, &m);
 	if (status >= 0)

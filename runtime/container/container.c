@@ -17,6 +17,7 @@
 #include "floor.h"
 #include "policy.h"
 #include "policy_gateway.h"
+#include "procfs.h"
 #include "sentry_process.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -131,7 +132,8 @@ static int new_time_namespace(const struct oci_config *c, struct ab_err *err)
 		int n = snprintf(buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
 				 (long long)l->time_monotonic_secs, l->time_monotonic_nanosecs,
 				 (long long)l->time_boottime_secs, l->time_boottime_nanosecs);
-		if (write_file_at(AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t)n, err) < 0)
+		_cleanup_close_ int procfd = procfs_open_own(err);
+		if (procfd < 0 || procfs_write_self(procfd, false, "timens_offsets", buf, (size_t)n, err) < 0)
 			return ab_wrap(err, "linux.timeOffsets");
 	}
 	return 0;
@@ -624,6 +626,9 @@ static int clone_init_child(struct create_ctx *cc, bool run_mode, struct init_la
 		.parent_pidfd = l->self_pidfd,
 		.netns_fd = cc->policy.netns_pooled ? cc->policy.netns_fd : -1,
 		.refused_fd = l->refused,
+		.refuse_kernel_fs_binds = cc->policy.config.refuse_privileged,
+		.procfd = -1,
+		.devnull_fd = -1,
 	};
 	snprintf(ictx.rootfs, sizeof ictx.rootfs, "%s", real_rootfs);
 	if (prepare_clone(cc, l, &ictx, err) < 0)

@@ -4,6 +4,7 @@
  * hooks, destroy), and the start of run's and exec's forwarding loops. */
 #include "container.h"
 #include "container_internal.h"
+#include "cgroups_path.h"
 #include "hooks.h"
 #include "json.h"
 #include "log.h"
@@ -13,6 +14,7 @@
 #include "terminal.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -279,6 +281,73 @@ int container_destroy(const struct global_opts *g, struct container_state *s,
 	return state_dir_remove(g->root, s->id, err);
 }
 
+/* Is the state dir empty (the lock's dot files aside)? A create stopped
+ * before its first record made nothing else either. */
+static bool state_dir_empty(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool empty = true;
+	for (struct dirent *de; empty && (de = readdir(d));)
+		empty = de->d_name[0] == '.';
+	closedir(d);
+	return empty;
+}
+
+/* With nothing else to go by: the cgroup agentbox names after the id when
+ * the config has no cgroupsPath, if there is one (rootful only). 0 when it
+ * was found and removed, -1 when there is none. */
+static int destroy_cgroup_named_after(const struct global_opts *g, const char *id, struct ab_err *err)
+{
+	struct cgroup_ref cg;
+	struct ab_err e;
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	if (g->rootless || cgroup_resolve(NULL, id, false, false, &cg, &e) < 0 || cg.mode == CGROUP_MODE_DISABLED ||
+	    cgroup_pids(&cg, &pids, &n, &e) < 0)
+		return -1;
+	log_warn("container \"%s\": found by its cgroup %s alone; ending what runs in it", id, cg.path);
+	return cgroup_destroy(&cg, err) < 0 ? -2 : 0;
+}
+
+/* delete --force of a container whose state.json cannot be read (why):
+ * what its cleanup record names (state_record.h), else what a truncated
+ * state.json still says, else the cgroup named after the id. Where nothing
+ * identifies it the directory is kept and that is an error: reporting
+ * success would leave its processes running where nothing lists them. */
+static int delete_damaged(const struct global_opts *g, const char *id, const char *why, struct ab_err *err)
+{
+	_cleanup_close_ int dirfd = -1;
+	struct container_state s;
+	struct ab_err e, re;
+	if (state_dir_open(g->root, id, true, &dirfd, err) < 0)
+		return strstr(err->msg, "does not exist") ? 0 : -1;
+	bool salvaged = state_read_salvage(dirfd, id, &s, &e) == 0;
+	if (!salvaged)
+		memset(&s, 0, sizeof s);
+	bool recorded = state_apply_record(dirfd, id, &s, &re) == 0;
+	if (salvaged || recorded) {
+		log_warn("%s; cleaning up what %s names and removing it", why,
+			 recorded ? "its cleanup record" : "what is left of it");
+		int r = container_destroy(g, &s, NULL, err);
+		state_free(&s);
+		return r;
+	}
+	state_free(&s);
+	int r = state_dir_empty(dirfd) ? 0 : destroy_cgroup_named_after(g, id, err);
+	if (r == -2)
+		return -1;
+	if (r == 0)
+		return state_dir_remove(g->root, id, err);
+	return ab_error(err, 0, "%s, and its %s: its processes and cgroups cannot be identified; its state directory %s/%s is kept (remove it once they are gone)",
+			why, re.msg, g->root, id);
+}
+
 int container_delete(const struct global_opts *g, const char *id, bool force, struct ab_err *err)
 {
 	struct container_state s;
@@ -288,18 +357,12 @@ int container_delete(const struct global_opts *g, const char *id, bool force, st
 			return -1;
 		if (strstr(err->msg, "does not exist"))
 			return 0;
-		/* damaged state: still clean up what it names (a truncated file keeps
-		 * the pid, start time and cgroup it begins with), then remove it */
-		struct ab_err e;
-		if (state_dir_open(g->root, id, true, &dirfd, &e) == 0 &&
-		    state_read_salvage(dirfd, id, &s, &e) == 0) {
-			log_warn("%s; cleaning up what it still names and removing it", err->msg);
-			int r = container_destroy(g, &s, NULL, err);
-			state_free(&s);
-			return r;
-		}
-		log_warn("%s; removing it (its processes and cgroup, if any, cannot be identified from it)", err->msg);
-		return state_dir_remove(g->root, id, err);
+		char why[AB_ERR_MSG_MAX];
+		snprintf(why, sizeof why, "%s", err->msg);
+		/* the lock is taken again there */
+		if (dirfd >= 0)
+			close(TAKE_FD(dirfd));
+		return delete_damaged(g, id, why, err);
 	}
 	int r = -1;
 	enum container_status st = state_status(&s);

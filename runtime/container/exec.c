@@ -10,6 +10,7 @@
 #include "floor.h"
 #include "policy.h"
 #include "process.h"
+#include "procfs.h"
 #include "sealed_exe.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -66,6 +67,10 @@ struct exec_child {
 	bool joined_userns;
 	struct cgroup_join cgroup_join;
 	const char *cgroup_path;
+	/* a procfs handle opened here, before any of ours enters the container's
+	 * mount namespace: the process writes its oom_score_adj and LSM profile
+	 * through it, never through the container's /proc (procfs.h) */
+	int procfd;
 };
 
 static bool same_ns(pid_t pid, const char *name)
@@ -129,13 +134,19 @@ static int exec_middle(struct exec_child *x, struct ab_err *err)
 static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, struct ab_err *err)
 {
 	const struct oci_process *p = x->p;
+	/* AGENTBOX_TEST_PROC_BY_PATH (procfs.h): the container's /proc, as
+	 * before; closed with the rest by process_finish */
+	int procfd = x->procfd;
+	int by_path = procfs_test_by_path ? open("/proc", O_PATH | O_CLOEXEC) : -1;
+	if (by_path >= 0)
+		procfd = by_path;
 	if (p->terminal && process_setup_console("/", p, x->sync_fd, false, err) < 0)
 		return -1;
 	/* a session of its own, terminal or not, as runc: kill(0, ...) and the
 	 * terminal's signals must never reach the caller's process group */
 	if (!p->terminal && setsid() < 0)
 		return ab_error(err, errno, "setsid");
-	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
+	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, procfd, err) < 0 ||
 	    process_set_scheduling(p, false, err) < 0)
 		return -1;
 	const char *late_cwd;
@@ -143,10 +154,16 @@ static int exec_child_run(struct exec_child *x, char *exec_path, size_t len, str
 		return -1;
 	if (process_find_executable(p, exec_path, len, err) < 0)
 		return -1;
-	if (!(x->env = process_env_with_home(p, err)) || lsm_apply(p, err) < 0)
+	if (!(x->env = process_env_with_home(p, err)) || lsm_apply(p, procfd, err) < 0)
+		return -1;
+	/* its own fd directory, for process_finish's fallback (which closes it
+	 * with the procfs handle); a local: x is shared with our parent, whose
+	 * fd table is another */
+	int fd_dir = procfs_open_self(procfd, false, "fd", O_RDONLY | O_DIRECTORY, err);
+	if (fd_dir < 0)
 		return -1;
 	int keep[1] = {x->sync_fd};
-	return process_finish(p, x->preserve_fds, keep, 1, x->seccomp, x->n_seccomp, x->sync_fd, -1,
+	return process_finish(p, x->preserve_fds, keep, 1, fd_dir, x->seccomp, x->n_seccomp, x->sync_fd, -1,
 			      late_cwd, err);
 }
 
@@ -591,6 +608,8 @@ static void exec_cleanup(struct exec_run *e, int r)
 	}
 	if (e->master >= 0)
 		close(e->master);
+	if (e->x.procfd >= 0)
+		close(e->x.procfd);
 	if (e->cgfd >= 0)
 		close(e->cgfd);
 	for (size_t i = 0; i < 2; i++)
@@ -613,7 +632,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 {
 	struct exec_run e = {
 		.o = o,
-		.x = {.sync_fd = -1, .preserve_fds = o->preserve_fds},
+		.x = {.sync_fd = -1, .preserve_fds = o->preserve_fds, .procfd = -1},
 		.fds = {-1, -1},
 		.master = -1,
 		.pid = -1,
@@ -624,7 +643,7 @@ int container_exec(const struct global_opts *g, struct exec_opts *o, struct ab_e
 		return -1;
 	int r = -1;
 	if (exec_load_config(&e, err) < 0 || exec_process_of(&e, err) < 0 || exec_policy(&e, g, err) < 0 ||
-	    open_init_namespaces(&e.s, &e.x, err) < 0)
+	    open_init_namespaces(&e.s, &e.x, err) < 0 || (e.x.procfd = procfs_open_private(err)) < 0)
 		goto out;
 	/* learnt here, inherited by the child: inside, /proc/sys may be missing */
 	(void)caps_last_cap();

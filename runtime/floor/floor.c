@@ -14,6 +14,7 @@
 #include <sys/vfs.h>
 
 #include "floor_devices.h"
+#include "floor_mounts.h"
 #include "floor_ns.h"
 #include "log.h"
 #include "floor.h"
@@ -120,6 +121,9 @@ int policy_floor_config(const struct agent_policy *p, struct oci_config *c, stru
 	if (policy_floor_process(p, c->process, "process", err) < 0)
 		return -1;
 	if (floor_namespaces(cfg, c, err) < 0 || floor_devices(cfg, c, err) < 0)
+		return -1;
+	/* whatever the policy, as runc */
+	if (floor_proc_mounts(c, err) < 0)
 		return -1;
 	if (cfg->refuse_privileged && kernel_mounts(cfg, c, err) < 0)
 		return -1;

@@ -8,7 +8,9 @@
 #include "log.h"
 #include "lsm.h"
 #include "mounts.h"
+#include "mount_paths.h"
 #include "netdev.h"
+#include "procfs.h"
 #include "process.h"
 #include "sealed_exe.h"
 #include "seccomp.h"
@@ -56,24 +58,29 @@ static int join_namespaces(const struct oci_config *c, bool userns_only, struct 
 	return 0;
 }
 
-static int write_sysctls(const struct oci_config *c, struct ab_err *err)
+/* linux.sysctl through the init's own procfs (procfs.h): a mount of the
+ * config's at /proc/sys/net holding "ipv4 -> /proc/sys/kernel" would make a
+ * net.ipv4 key a write of a host-wide knob; nothing of the container is on
+ * this way, and the read-only /proc/sys the container gets is another mount. */
+static int write_sysctls(const struct oci_config *c, int procfd, struct ab_err *err)
 {
 	for (size_t i = 0; i < c->linux_.n_sysctl; i++) {
 		const struct oci_kv *kv = &c->linux_.sysctl[i];
+		if (strstr(kv->key, "..") || strchr(kv->key, '/') || !*kv->key)
+			return ab_error(err, 0, "linux.sysctl: invalid key \"%s\"", kv->key);
 		char path[PATH_MAX];
-		int n = snprintf(path, sizeof path, "/proc/sys/%s", kv->key);
-		for (char *p = path + 10; p < path + n; p++)
+		int n = snprintf(path, sizeof path, "sys/%s", kv->key);
+		if (n >= (int)sizeof path)
+			return ab_error(err, 0, "linux.sysctl: invalid key \"%.64s...\"", kv->key);
+		for (char *p = path + 4; p < path + n; p++)
 			if (*p == '.')
 				*p = '/';
-		if (strstr(kv->key, "..") || strchr(kv->key, '/'))
-			return ab_error(err, 0, "linux.sysctl: invalid key \"%s\"", kv->key);
-		if (write_file_at(AT_FDCWD, path, kv->value, strlen(kv->value), err) < 0)
+		if (procfs_write(procfd, path, kv->value, strlen(kv->value), err) < 0)
 			return ab_wrap(err, "linux.sysctl \"%s\"", kv->key);
 	}
 	return 0;
 }
 
-/* Block until `start`: the fifo rendezvous (create) or the sync socket (run). */
 /* linux.memoryPolicy: the init's, so every process it starts inherits it. */
 static int set_memory_policy(const struct oci_linux *l, struct ab_err *err)
 {
@@ -87,12 +94,19 @@ static int set_memory_policy(const struct oci_linux *l, struct ab_err *err)
 	return 0;
 }
 
+/* Block until `start`: the fifo rendezvous (create) or the sync socket (run). */
 static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 {
 	if (ctx->wait_on_sync) {
 		struct sync_msg msg;
 		return sync_recv(ctx->sync_fd, SYNC_START, &msg, NULL, err);
 	}
+	/* By its path in the container's /proc: a procfs directory of ours held
+	 * until start would be one a process exec'd meanwhile could reach through
+	 * /proc/1/fd (CVE-2024-21626). That path is the container's to change (a
+	 * mount over /proc/self/fd, an image's directory of symlinks), so what
+	 * opens is refused unless it is the fifo itself: a redirect can only
+	 * fail the start, never send the "0" elsewhere (issue 34). */
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", ctx->exec_fifo_fd);
 	int fd;
@@ -101,6 +115,13 @@ static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return ab_error(err, errno, "open exec fifo (is /proc mounted in the container?)");
+	struct stat a, b;
+	if (!procfs_test_by_path && (fstat(ctx->exec_fifo_fd, &a) < 0 || fstat(fd, &b) < 0 ||
+				     a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+		close(fd);
+		return ab_error(err, EXDEV, "open exec fifo: %s is another file (a mount over the container's /proc?): refused",
+				path);
+	}
 	close(ctx->exec_fifo_fd);
 	if (write(fd, "0", 1) != 1) {
 		int e = errno;
@@ -109,6 +130,18 @@ static int wait_for_start(const struct init_ctx *ctx, struct ab_err *err)
 	}
 	/* left open (close-on-exec): `start` waits for its EOF, which comes when
 	 * execve succeeds, so poststart hooks run after the program started */
+	return 0;
+}
+
+/* What the init reaches by handle from here on, opened in the runtime's view
+ * before it joins a namespace or makes a mount of the container: a procfs
+ * of its own and the null device the masks bind. */
+static int open_handles(struct init_ctx *ctx, struct ab_err *err)
+{
+	if ((ctx->procfd = procfs_open_private(err)) < 0)
+		return -1;
+	if ((ctx->devnull_fd = mounts_open_dev_null(err)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -132,6 +165,8 @@ static int init_begin(struct init_ctx *ctx, struct sync_msg *msg, struct ab_err 
 	/* the parent has written the id maps (and joined us to a cgroup2
 	 * directory we could not be cloned into) */
 	if (sync_recv(ctx->sync_fd, SYNC_CONTINUE, msg, NULL, err) < 0)
+		return -1;
+	if (open_handles(ctx, err) < 0)
 		return -1;
 	if (chdir(ctx->bundle) < 0)
 		return ab_error(err, errno, "chdir to bundle %s", ctx->bundle);
@@ -199,19 +234,38 @@ static int run_create_container_hooks(const struct init_ctx *ctx, struct sync_ms
 	return 0;
 }
 
-/* 6. into the rootfs: pivot_root, sysctls, the cwd, masked and read-only
- * paths, the personality */
-static int enter_rootfs(const struct init_ctx *ctx, struct ab_err *err)
+/* 6. into the rootfs: the cwd, masked and read-only paths (by handle, while
+ * the rootfs is still below the runtime's root), pivot_root, sysctls, the
+ * read-only root, the personality */
+/* AGENTBOX_TEST_PROC_BY_PATH (procfs.h): the container's /proc instead,
+ * as the runtime used it before issue 34; test builds only. */
+static int handles_by_path(struct init_ctx *ctx, struct ab_err *err)
+{
+	if (!procfs_test_by_path)
+		return 0;
+	close(ctx->procfd);
+	ctx->procfd = open("/proc", O_PATH | O_CLOEXEC);
+	if (ctx->procfd < 0)
+		return ab_error(err, errno, "open /proc by path");
+	return 0;
+}
+
+static int enter_rootfs(struct init_ctx *ctx, struct ab_err *err)
 {
 	const struct oci_config *c = ctx->config;
 	const struct oci_process *p = ctx->process;
-	/* sysctls go in before readonlyPaths makes /proc/sys read-only */
-	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || write_sysctls(c, err) < 0)
-		return -1;
 	/* a missing cwd is made (root's, 0755) inside the new root, before it may
 	 * turn read-only, as runc does (Kubernetes' workingDir relies on it) */
-	if (p->cwd && access(p->cwd, F_OK) < 0 && errno == ENOENT && mounts_mkdir_in_root(p->cwd, err) < 0)
+	if (p->cwd && mounts_make_cwd(ctx->rootfs, p->cwd, err) < 0)
 		return ab_wrap(err, "process.cwd");
+	if (!procfs_test_by_path && mounts_mask_and_protect(ctx->rootfs, ctx, err) < 0)
+		return -1;
+	if (mounts_enter_rootfs(ctx->rootfs, ctx->no_pivot, err) < 0 || handles_by_path(ctx, err) < 0 ||
+	    write_sysctls(c, ctx->procfd, err) < 0)
+		return -1;
+	/* AGENTBOX_TEST_PROC_BY_PATH: in the order and by the paths of before */
+	if (procfs_test_by_path && mounts_mask_and_protect("/", ctx, err) < 0)
+		return -1;
 	if (mounts_finalize(c, err) < 0)
 		return -1;
 	if (c->linux_.has_personality && personality(c->linux_.personality) < 0)
@@ -225,7 +279,7 @@ static int process_settings(struct init_ctx *ctx, char *exec_path, size_t exec_l
 			    struct ab_err *err)
 {
 	const struct oci_process *p = ctx->process;
-	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, err) < 0 ||
+	if (process_set_rlimits(p, err) < 0 || process_set_oom_score_adj(p, ctx->procfd, err) < 0 ||
 	    process_set_scheduling(p, false, err) < 0 || set_memory_policy(&ctx->config->linux_, err) < 0)
 		return -1;
 	if (!ctx->no_new_keyring) {
@@ -242,7 +296,7 @@ static int process_settings(struct init_ctx *ctx, char *exec_path, size_t exec_l
 		return -1;
 	/* the profile applies from the execve on; set while the process still has
 	 * its capabilities and no no_new_privs, as runc does */
-	if (lsm_apply(p, err) < 0)
+	if (lsm_apply(p, ctx->procfd, err) < 0)
 		return -1;
 	return 0;
 }
@@ -277,8 +331,12 @@ static int init_run(struct init_ctx *ctx, char *exec_path, size_t exec_len, char
 		return -1;
 
 	/* 8. privileges, fds and seccomp, last */
+	/* the procfs handle and every other fd of ours go there */
+	int fd_dir = procfs_open_self(ctx->procfd, false, "fd", O_RDONLY | O_DIRECTORY, err);
+	if (fd_dir < 0)
+		return -1;
 	int keep[3] = {ctx->sync_fd, ctx->exec_fifo_fd, ctx->parent_pidfd};
-	return process_finish(p, ctx->preserve_fds, keep, 3, ctx->seccomp, ctx->n_seccomp,
+	return process_finish(p, ctx->preserve_fds, keep, 3, fd_dir, ctx->seccomp, ctx->n_seccomp,
 			      ctx->sync_fd, ctx->parent_pidfd, late_cwd, err);
 }
 

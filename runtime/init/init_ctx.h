@@ -50,6 +50,16 @@ struct init_ctx {
 					 * read-only on REFUSED_FILE_BOX; -1: none */
 	int *mount_trees;               /* per mount: its tree made by the runtime (mount_trees.h),
 					 * -1; or NULL */
+	/* The floor refuses binds of a procfs or sysfs, also the container's own
+	 * (its /proc or /sys, mounted by an earlier mount): checked where the
+	 * mount is made, on the source opened for it. */
+	bool refuse_kernel_fs_binds;
+	/* Opened by the init itself before the container's mounts exist, and
+	 * used instead of any path inside the container (procfs.h): */
+	int procfd;                     /* a procfs of its own */
+	int devnull_fd;                 /* the null device (1:3), the source of every file mask */
+	/* (both closed with the other fds in process_finish: no directory of
+	 * ours is open while the init waits for start) */
 };
 
 #endif

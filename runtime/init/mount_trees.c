@@ -23,11 +23,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mount_trees.h"
 #include "idmap.h"
+#include "rootpath.h"
 #include "log.h"
 #include "util.h"
 
@@ -154,4 +156,51 @@ int mount_tree_read_only_file(int dirfd, const char *name, int min_fd, struct ab
 	int e = errno;
 	close(tree);
 	return moved < 0 ? ab_error(err, e, "dup fd") : moved;
+}
+
+extern bool util_force_fallbacks;
+
+/* The flags of a mount_attr set, for a legacy remount. */
+static unsigned long remount_flags(uint64_t attr)
+{
+	return (attr & MOUNT_ATTR_RDONLY ? MS_RDONLY : 0) | (attr & MOUNT_ATTR_NOSUID ? MS_NOSUID : 0) |
+	       (attr & MOUNT_ATTR_NODEV ? MS_NODEV : 0) | (attr & MOUNT_ATTR_NOEXEC ? MS_NOEXEC : 0);
+}
+
+/* The flags a remount must keep, the locked ones among them. */
+static unsigned long kept_flags(const char *path)
+{
+	struct statvfs sv;
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	return (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sv.f_flag & ST_NODEV ? MS_NODEV : 0) |
+	       (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_RDONLY ? MS_RDONLY : 0);
+}
+
+int mount_tree_bind(int src, int target, bool recursive, uint64_t attr_set, const char *what, struct ab_err *err)
+{
+	if (util_force_fallbacks)
+		return -ENOSYS;
+	unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+	_cleanup_close_ int tree = (int)syscall(SYS_open_tree, src, "", flags);
+	if (tree < 0)
+		return errno == ENOSYS ? -ENOSYS : ab_error(err, errno, "%s: clone its source", what);
+	/* the attributes before anyone can see the mount */
+	struct mount_attr attr = {.attr_set = attr_set};
+	bool legacy = false;
+	if (attr_set && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+				sizeof attr) < 0) {
+		if (errno != ENOSYS)
+			return ab_error(err, errno, "%s: set its flags", what);
+		legacy = true;      /* before Linux 5.12: remounted once attached */
+	}
+	if (mount_tree_attach(tree, target, what, err) < 0)
+		return -1;
+	if (legacy) {
+		char p[FD_PATH_MAX];
+		fd_path(tree, p);
+		if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | remount_flags(attr_set) | kept_flags(p), NULL) < 0)
+			return ab_error(err, errno, "%s: set its flags", what);
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 #define AGENTBOX_MOUNT_TREES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "error.h"
@@ -23,5 +24,13 @@ void mount_trees_close(const struct oci_config *c, int *fds);
 int mount_tree_read_only_file(int dirfd, const char *name, int min_fd, struct ab_err *err);
 /* Attach the tree on target (an O_PATH fd of the mount point). */
 int mount_tree_attach(int tree, int target, const char *dest, struct ab_err *err);
+
+/* A copy of the mount at SRC (an fd of what it shows; with recursive, of the
+ * mounts below it too) with ATTR_SET (MOUNT_ATTR_*) set on it before anyone
+ * can see it, attached on TARGET: all by handle (open_tree, mount_setattr,
+ * move_mount), no path resolved. -ENOSYS, err untouched, where the kernel
+ * has no open_tree (before 5.2) or AGENTBOX_FORCE_FALLBACKS: the caller then
+ * binds by the fds' paths in the runtime's /proc. WHAT names it in errors. */
+int mount_tree_bind(int src, int target, bool recursive, uint64_t attr_set, const char *what, struct ab_err *err);
 
 #endif

@@ -1,4 +1,5 @@
 #include "mounts.h"
+#include "mount_checks.h"
 #include "mount_trees.h"
 #include "rootpath.h"
 #include "log.h"
@@ -14,6 +15,8 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+extern bool util_force_fallbacks;
 
 /* Flags a bind remount must keep when the source mount has them locked. */
 static unsigned long locked_flags(const char *path)
@@ -111,6 +114,13 @@ static int reopen_target(int rootfd, const char *dest, int *fd, char p[FD_PATH_M
 	*fd = -1;
 	if (open_in_root(rootfd, dest, O_PATH, fd, err) < 0)
 		return -1;
+	/* what the path leads to now must be the root of a mount (where statx
+	 * tells, 5.8): a path swapped meanwhile in a directory another container
+	 * shares is refused, not remounted (binds go by handle: bind_by_handle) */
+	struct statx stx;
+	if (statx(*fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) == 0 &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return ab_error(err, EXDEV, "%s changed while it was mounted on: refused", dest);
 	fd_path(*fd, p);
 	return 0;
 }
@@ -235,28 +245,15 @@ static bool tmpfs_has_mode(const char *data)
 	return false;
 }
 
-/* A bind's source: the tree the runtime made for it (id-mapped, or one this
- * user namespace may not reach: used only then), else its path; and whether
- * it is a directory. */
-static int bind_source(const struct oci_mount *m, int *tree, bool *is_dir, struct ab_err *err)
-{
-	struct stat st;
-	if (!m->idmap && *tree >= 0 && stat(m->source, &st) == 0)
-		*tree = -1;
-	if (*tree >= 0 ? fstat(*tree, &st) < 0 : stat(m->source, &st) < 0)
-		return ab_error(err, errno, "bind mount source %s", m->source);
-	*is_dir = S_ISDIR(st.st_mode);
-	return 0;
-}
-
 /* The bind (or the tree) on the target, then its own flags in a remount. */
-static int mount_bind(int rootfd, const struct oci_mount *m, int tree, unsigned long flags, int *target,
+static int mount_bind(int rootfd, const struct oci_mount *m, int tree, int src, unsigned long flags, int *target,
 		      char p[FD_PATH_MAX], struct ab_err *err)
 {
+	char sp[FD_PATH_MAX];
 	if (tree >= 0) {
 		if (mount_tree_attach(tree, *target, m->destination, err) < 0)
 			return -1;
-	} else if (mount(m->source, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
+	} else if (fd_path(src, sp), mount(sp, p, NULL, MS_BIND | (m->recursive_bind ? MS_REC : 0), NULL) < 0)
 		return ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
 	if (flags & REMOUNT_FLAGS) {
 		if (reopen_target(rootfd, m->destination, target, p, err) < 0)
@@ -268,6 +265,64 @@ static int mount_bind(int rootfd, const struct oci_mount *m, int tree, unsigned 
 			return ab_error(err, errno, "remount %s with its options", m->destination);
 	}
 	return 0;
+}
+
+/* The attributes a bind remount with FLAGS (REMOUNT_FLAGS) sets, as
+ * mount_setattr takes them: what it names is set, read-only is cleared
+ * where it is not named (the remount would clear it), the atime mode is
+ * replaced where one is named. The bind keeps its source's other flags. */
+static struct mount_attr remount_attr(unsigned long flags)
+{
+	struct mount_attr a = {0};
+	a.attr_set |= (flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) | (flags & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0) |
+		      (flags & MS_NODEV ? MOUNT_ATTR_NODEV : 0) | (flags & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0) |
+		      (flags & MS_NODIRATIME ? MOUNT_ATTR_NODIRATIME : 0);
+	a.attr_clr |= flags & MS_RDONLY ? 0 : MOUNT_ATTR_RDONLY;
+	uint64_t atime = flags & MS_NOATIME ? MOUNT_ATTR_NOATIME : flags & MS_STRICTATIME ? MOUNT_ATTR_STRICTATIME
+		       : flags & MS_RELATIME ? MOUNT_ATTR_RELATIME : (uint64_t)-1;
+	if (atime != (uint64_t)-1) {
+		a.attr_set |= atime;
+		a.attr_clr |= MOUNT_ATTR__ATIME;
+	}
+	return a;
+}
+
+/* The bind by handle: a copy of the source (or the tree the runtime
+ * prepared), its own flags set before anyone can see it, attached on the
+ * target; *mnt: a handle of the new mount, for what follows (no path is
+ * resolved again after the mount). -ENOSYS, err untouched, where the kernel
+ * lacks the mount API (mount_setattr: 5.12) or AGENTBOX_FORCE_FALLBACKS:
+ * mount_bind does it by the fds' paths then. */
+static int bind_by_handle(const struct oci_mount *m, int tree, int src, unsigned long flags, int target, int *mnt,
+			  struct ab_err *err)
+{
+	if (util_force_fallbacks)
+		return -ENOSYS;
+	_cleanup_close_ int fd = tree >= 0 ? fcntl(tree, F_DUPFD_CLOEXEC, 3)
+				: (int)syscall(SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+									(m->recursive_bind ? AT_RECURSIVE : 0));
+	if (fd < 0)
+		return errno == ENOSYS ? -ENOSYS : ab_error(err, errno, "bind mount %s on %s", m->source, m->destination);
+	if (flags & REMOUNT_FLAGS) {
+		struct mount_attr a = remount_attr(flags);
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
+			return errno == ENOSYS ? -ENOSYS
+					       : ab_error(err, errno, "remount %s with its options", m->destination);
+	}
+	if (mount_tree_attach(fd, target, m->destination, err) < 0)
+		return -1;
+	*mnt = TAKE_FD(fd);
+	return 0;
+}
+
+/* Propagation and recursive attributes, on the new mount's handle. */
+static int set_propagation_on(int mnt, const struct oci_mount *m, struct ab_err *err)
+{
+	struct mount_attr a = {.propagation = m->propagation & ~MS_REC};
+	if (m->propagation && syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH | (m->propagation & MS_REC ? AT_RECURSIVE : 0),
+				      &a, sizeof a) < 0)
+		return ab_error(err, errno, "set propagation of %s", m->destination);
+	return apply_rec_attrs(mnt, m, err);
 }
 
 /* No private netns in a userns: fall back to the host's /sys, read-only
@@ -358,7 +413,9 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 
 	bool is_dir = true;
 	int tree = ctx->mount_trees ? ctx->mount_trees[idx] : -1;
-	if (bind && bind_source(m, &tree, &is_dir, err) < 0)
+	/* a bind's source: opened once, checked, bound from that handle */
+	_cleanup_close_ int src = -1;
+	if (bind && mount_open_source(ctx, m, &tree, &src, &is_dir, err) < 0)
 		return -1;
 	/* procfs and sysfs only on a real directory, as runc: a symlink there
 	 * in an image could only be a trick (the masked paths would miss) */
@@ -370,6 +427,9 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 			return ab_wrap(err, "%s must be mounted on ordinary directory", type);
 		return ab_wrap(err, "mount %s", m->destination);
 	}
+	/* where it really leads, now that the earlier mounts exist */
+	if (mount_check_target(m, bind, src >= 0 ? src : tree, target, err) < 0)
+		return -1;
 	char p[FD_PATH_MAX];
 	fd_path(target, p);
 	unsigned long flags = m->flags & ~PROPAGATION_FLAGS;
@@ -380,16 +440,18 @@ static int do_mount(int rootfd, const struct init_ctx *ctx, size_t idx, const st
 	if (m->tmpcopyup)
 		under = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	int r = bind ? mount_bind(rootfd, m, tree, flags, &target, p, err)
-		     : mount_fs(rootfd, m, type, flags, &target, p, err);
+	_cleanup_close_ int mnt = -1;
+	int r = bind ? bind_by_handle(m, tree, src, flags, target, &mnt, err) : -ENOSYS;
+	if (r == -ENOSYS)
+		r = bind ? mount_bind(rootfd, m, tree, src, flags, &target, p, err)
+			 : mount_fs(rootfd, m, type, flags, &target, p, err);
 	if (r < 0)
 		return -1;
 	if (m->tmpcopyup && under >= 0 && copy_up(rootfd, m, under, err) < 0)
 		return -1;
-	if ((m->propagation || m->rec_attr_set || m->rec_attr_clr) &&
-	    set_propagation_and_attrs(rootfd, m, &target, p, err) < 0)
-		return -1;
-	return 0;
+	if (!(m->propagation || m->rec_attr_set || m->rec_attr_clr))
+		return 0;
+	return mnt >= 0 ? set_propagation_on(mnt, m, err) : set_propagation_and_attrs(rootfd, m, &target, p, err);
 }
 
 struct default_dev {
@@ -409,12 +471,15 @@ struct dev_parent {
 };
 
 /* No mknod in a user namespace: bind the host's node at the same path onto
- * an empty file, as runc does, once it is the very device asked for. */
-static int bind_host_device(int rootfd, int parent, const char *name, const char *path, mode_t kind,
-			    unsigned major, unsigned minor, struct ab_err *err)
+ * an empty file, as runc does, once it is the very device asked for (opened
+ * once, checked, bound from that handle), nosuid and noexec as crun binds
+ * it: a node is for reading and writing, never a program's. */
+static int bind_host_device(int parent, const char *name, const char *path, mode_t kind, unsigned major,
+			    unsigned minor, struct ab_err *err)
 {
+	_cleanup_close_ int src = open(path, O_PATH | O_CLOEXEC);
 	struct stat st;
-	if (stat(path, &st) < 0)
+	if (src < 0 || fstat(src, &st) < 0)
 		return ab_error(err, errno, "device %s: no mknod in a user namespace, and the host has no %s to bind", path, path);
 	if ((st.st_mode & S_IFMT) != kind || major(st.st_rdev) != major || minor(st.st_rdev) != minor)
 		return ab_error(err, 0, "device %s: no mknod in a user namespace, and the host's %s is not %c %u:%u to bind",
@@ -424,13 +489,27 @@ static int bind_host_device(int rootfd, int parent, const char *name, const char
 		return ab_error(err, errno, "device %s: create its mount point", path);
 	if (fd >= 0)
 		close(fd);
-	_cleanup_close_ int target = -1;
-	if (open_in_root(rootfd, path, O_PATH, &target, err) < 0)
-		return -1;
-	char p[FD_PATH_MAX];
+	/* the mount point by handle, in the directory made without symlinks */
+	_cleanup_close_ int target = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (target < 0 || fstat(target, &st) < 0)
+		return ab_error(err, errno, "device %s: open its mount point", path);
+	if (!S_ISREG(st.st_mode) && (st.st_mode & S_IFMT) != kind)
+		return ab_error(err, 0, "device %s: its mount point is neither a file nor such a node: refused", path);
+	int r = mount_tree_bind(src, target, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path, err);
+	if (r != -ENOSYS)
+		return r;
+	char sp[FD_PATH_MAX], p[FD_PATH_MAX];
+	fd_path(src, sp);
 	fd_path(target, p);
-	if (mount(path, p, NULL, MS_BIND, NULL) < 0)
+	if (mount(sp, p, NULL, MS_BIND, NULL) < 0)
 		return ab_error(err, errno, "bind device %s", path);
+	/* the bind is on the mount point now: the name leads to it */
+	_cleanup_close_ int bound = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (bound < 0)
+		return ab_error(err, errno, "device %s: reopen", path);
+	fd_path(bound, p);
+	if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC | locked_flags(p), NULL) < 0)
+		return ab_error(err, errno, "device %s: make it nosuid, noexec", path);
 	return 0;
 }
 
@@ -469,7 +548,7 @@ static int make_device(int rootfd, struct dev_parent *dp, const char *path, char
 		if (errno != EPERM || kind == S_IFIFO)
 			return ab_error(err, errno, "mknod %s", path);
 	}
-	return bind_host_device(rootfd, parent, name, path, kind, major, minor, err);
+	return bind_host_device(parent, name, path, kind, major, minor, err);
 }
 
 static int setup_devices(int rootfd, const struct init_ctx *ctx, struct ab_err *err)
@@ -683,71 +762,6 @@ int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err)
 	return 0;
 }
 
-/* Masks path: a file gets /dev/null bound over it, a directory an empty
- * read-only tmpfs. All masked directories share one tmpfs (the first is
- * mounted, the others are binds of it): each tmpfs is a superblock the kernel
- * builds at mount and tears down when the container exits. *dir_mask holds an
- * O_PATH fd to the first one's root, -1 until it is made. */
-static int mask_path(const char *path, int *dir_mask, struct ab_err *err)
-{
-	_cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-			return 0;
-		return ab_error(err, errno, "mask %s", path);
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return ab_error(err, errno, "mask %s", path);
-	char p[FD_PATH_MAX];
-	fd_path(fd, p);
-	if (!S_ISDIR(st.st_mode)) {
-		if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0)
-			return ab_error(err, errno, "mask %s", path);
-		return 0;
-	}
-	if (*dir_mask >= 0) {
-		char src[FD_PATH_MAX];
-		fd_path(*dir_mask, src);
-		/* a bind keeps the source mount's ro, nosuid, nodev and noexec */
-		if (mount(src, p, NULL, MS_BIND, NULL) < 0)
-			return ab_error(err, errno, "mask %s", path);
-		return 0;
-	}
-	if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=500") < 0)
-		return ab_error(err, errno, "mask %s", path);
-	/* fd is the directory under the new mount; the path now reaches its root */
-	*dir_mask = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-	if (*dir_mask < 0)
-		return ab_error(err, errno, "reopen masked %s", path);
-	return 0;
-}
-
-static int readonly_path(const char *path, struct ab_err *err)
-{
-	_cleanup_close_ int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-			return 0;
-		return ab_error(err, errno, "read-only path %s", path);
-	}
-	char p[FD_PATH_MAX];
-	fd_path(fd, p);
-	if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return ab_error(err, errno, "bind read-only path %s", path);
-	close(fd);
-	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return ab_error(err, errno, "reopen %s", path);
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0)
-		return 0;
-	fd_path(fd, p);
-	if (mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked_flags(p), NULL) < 0)
-		return ab_error(err, errno, "make %s read-only", path);
-	return 0;
-}
-
 /* The read-only file systems read_only_later left writable. */
 static int read_only_now(const struct oci_config *c, struct ab_err *err)
 {
@@ -770,15 +784,8 @@ static int read_only_now(const struct oci_config *c, struct ab_err *err)
 int mounts_finalize(const struct oci_config *c, struct ab_err *err)
 {
 	const struct oci_linux *l = &c->linux_;
-	_cleanup_close_ int dir_mask = -1;
 	if (read_only_now(c, err) < 0)
 		return -1;
-	for (size_t i = 0; i < l->n_masked_paths; i++)
-		if (mask_path(l->masked_paths[i], &dir_mask, err) < 0)
-			return ab_wrap(err, "linux.maskedPaths[%zu]", i);
-	for (size_t i = 0; i < l->n_readonly_paths; i++)
-		if (readonly_path(l->readonly_paths[i], err) < 0)
-			return ab_wrap(err, "linux.readonlyPaths[%zu]", i);
 	if (c->root_readonly) {
 		if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | (locked_flags("/") & ~MS_RDONLY), NULL) < 0)
 			return ab_error(err, errno, "remount root read-only");

@@ -18,7 +18,8 @@ int mounts_setup(const struct init_ctx *ctx, struct ab_err *err);
 int mounts_bind_console(const char *rootfs, const char *slave_path, struct ab_err *err);
 /* pivot_root into rootfs (or MS_MOVE + chroot with no_pivot) and drop the old root. */
 int mounts_enter_rootfs(const char *rootfs, bool no_pivot, struct ab_err *err);
-/* After pivot: masked and read-only paths, read-only root, root propagation. */
+/* After pivot: the read-only tmpfs mounts, the read-only root, root
+ * propagation. (Masked and read-only paths come before: mount_paths.h.) */
 int mounts_finalize(const struct oci_config *c, struct ab_err *err);
 
 #endif

@@ -1,6 +1,7 @@
 #include "process.h"
 #include "caps.h"
 #include "mounts.h"
+#include "procfs.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "util.h"
@@ -22,6 +23,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 
 int process_set_rlimits(const struct oci_process *p, struct ab_err *err)
@@ -36,13 +38,13 @@ int process_set_rlimits(const struct oci_process *p, struct ab_err *err)
 	return 0;
 }
 
-int process_set_oom_score_adj(const struct oci_process *p, struct ab_err *err)
+int process_set_oom_score_adj(const struct oci_process *p, int procfd, struct ab_err *err)
 {
 	if (!p->has_oom_score_adj)
 		return 0;
 	char buf[32];
 	int n = snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
-	if (write_file_at(AT_FDCWD, "/proc/self/oom_score_adj", buf, (size_t)n, err) < 0)
+	if (procfs_write_self(procfd, false, "oom_score_adj", buf, (size_t)n, err) < 0)
 		return ab_wrap(err, "process.oomScoreAdj");
 	return 0;
 }
@@ -286,6 +288,13 @@ int process_setup_console(const char *root, const struct oci_process *p, int syn
 		return ab_error(err, errno, "open %s", root);
 	if (open_in_root(rootfd, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, &master, err) < 0)
 		return ab_wrap(err, "create the console (is devpts mounted at /dev/pts?)");
+	/* a running container may have mounted something else there (exec):
+	 * only a devpts's own ptmx is handed out as the console */
+	struct stat st;
+	struct statfs sf;
+	if (fstat(master, &st) < 0 || fstatfs(master, &sf) < 0 || !S_ISCHR(st.st_mode) ||
+	    st.st_rdev != makedev(5, 2) || sf.f_type != DEVPTS_SUPER_MAGIC)
+		return ab_error(err, 0, "create the console: /dev/pts/ptmx is not a devpts's ptmx (5:2)");
 	int unlock = 0;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return ab_error(err, errno, "unlock pty");
@@ -423,7 +432,7 @@ int process_enter_cwd(const struct oci_process *p, const char **ret_late, struct
 	return ab_error(err, errno, "process.cwd: chdir %s", cwd);
 }
 
-int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
+int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep, int fd_dir,
 		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, int parent_pidfd,
 		   const char *late_cwd, struct ab_err *err)
 {
@@ -431,7 +440,7 @@ int process_finish(const struct oci_process *p, int preserve_fds, const int *kee
 		return -1;
 	for (int fd = 3; fd < 3 + preserve_fds; fd++)
 		(void)fcntl(fd, F_SETFD, 0);
-	if (close_fds_from(3 + preserve_fds, keep, n_keep) < 0)
+	if (close_fds_from_dir(fd_dir, 3 + preserve_fds, keep, n_keep) < 0)
 		return ab_error(err, errno, "close inherited fds");
 	if (!p->no_new_privileges && load_seccomp(progs, n_progs, sync_fd, err) < 0)
 		return -1;

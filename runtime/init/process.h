@@ -12,7 +12,8 @@
 struct seccomp_prog;
 
 int process_set_rlimits(const struct oci_process *p, struct ab_err *err);
-int process_set_oom_score_adj(const struct oci_process *p, struct ab_err *err);
+/* Through procfd, a procfs handle of the process's own (procfs.h). */
+int process_set_oom_score_adj(const struct oci_process *p, int procfd, struct ab_err *err);
 /* scheduler, ioPriority and execCPUAffinity.initial (final = false, early) or
  * execCPUAffinity.final (final = true, right before execve). */
 int process_set_scheduling(const struct oci_process *p, bool final, struct ab_err *err);
@@ -37,11 +38,14 @@ int process_enter_cwd(const struct oci_process *p, const char **ret_late, struct
  * ones and `keep` (close-on-exec) stay open; user and groups; the process' capability
  * sets; umask; no_new_privs; seccomp (before the user switch when no_new_privs is off,
  * since then loading needs CAP_SYS_ADMIN); late_cwd (process_enter_cwd), entered
- * once the user is set. Notify listener fds go over sync_fd.
+ * once the user is set. Notify listener fds go over sync_fd. fd_dir: the
+ * process's fd directory of a procfs handle (procfs.h), read where
+ * close_range is missing (never the container's /proc/self/fd), and closed
+ * with the rest.
  * With parent_pidfd >= 0 (a pidfd of the runtime process that cloned us): SIGKILL
  * when that process dies, set after the user switch (which clears it); fails when
  * it is already gone. The fd is closed. */
-int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep,
+int process_finish(const struct oci_process *p, int preserve_fds, const int *keep, size_t n_keep, int fd_dir,
 		   const struct seccomp_prog *progs, size_t n_progs, int sync_fd, int parent_pidfd,
 		   const char *late_cwd, struct ab_err *err);
 /* Default dispositions, nothing blocked: as a fresh program expects. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "idmap.h"
+#include "procfs.h"
 #include "raw_syscall.h"
 #include "util.h"
 
@@ -26,8 +27,10 @@ static int write_map(pid_t pid, const char *file, const struct oci_id_mapping *m
 		off += (size_t)snprintf(buf + off, sizeof buf - off, "%u %u %u\n", m[i].container_id,
 					m[i].host_id, m[i].size);
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-	return write_file_at(AT_FDCWD, path, buf, off, err);
+	snprintf(path, sizeof path, "%d/%s", (int)pid, file);
+	/* through a procfs handle, like every write into procfs (procfs.h) */
+	_cleanup_close_ int procfd = procfs_open_own(err);
+	return procfd < 0 ? -1 : procfs_write(procfd, path, buf, off, err);
 }
 
 /* The child: in the new user namespace, it waits for the pipe to close (its

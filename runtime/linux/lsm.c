@@ -8,6 +8,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "util.h"
 
 #define SELINUX_MAGIC 0xf97cff8c
@@ -57,19 +58,37 @@ int lsm_check(const struct oci_process *p, const char *mount_label, const char *
 	return 0;
 }
 
-int lsm_apparmor_exec_at(const char *attr_dir, const char *profile, struct ab_err *err)
+/* The attribute file of this thread: DIR/apparmor/exec, or DIR/exec on
+ * kernels before 5.8; DIR is thread-self/attr of a procfs handle (procfd
+ * >= 0: procfs.h, nothing followed, nothing of the container on the way),
+ * else the directory itself (the tests). */
+static int open_exec_attr(int procfd, const char *dir, char *shown, size_t len, struct ab_err *err)
+{
+	static const char *const names[] = {"apparmor/exec", "exec"};
+	struct ab_err e;
+	int fd = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(names) && fd < 0; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		snprintf(shown, len, "%s%s", procfd >= 0 ? "/proc/thread-self/" : "", path);
+		fd = procfd >= 0 ? procfs_open_self(procfd, true, path, O_WRONLY, &e) : open(path, O_WRONLY | O_CLOEXEC);
+		int code = procfd >= 0 ? (fd < 0 ? e.code : 0) : errno;
+		if (fd < 0 && code != ENOENT)
+			return ab_error(err, code, "open %s", shown);
+	}
+	if (fd < 0)
+		return ab_error(err, ENOENT, "open %s", shown);
+	return fd;
+}
+
+static int apparmor_exec(int procfd, const char *dir, const char *profile, struct ab_err *err)
 {
 	if (!profile || !*profile)
 		return 0;
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/apparmor/exec", attr_dir);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
-		snprintf(path, sizeof path, "%s/exec", attr_dir);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-	}
+	char shown[PATH_MAX + 32];
+	int fd = open_exec_attr(procfd, dir, shown, sizeof shown, err);
 	if (fd < 0)
-		return ab_error(err, errno, "process.apparmorProfile \"%s\": open %s", profile, path);
+		return ab_wrap(err, "process.apparmorProfile \"%s\"", profile);
 	char cmd[4200];
 	int len = snprintf(cmd, sizeof cmd, "exec %s", profile);
 	ssize_t n = (len > 0 && (size_t)len < sizeof cmd) ? write(fd, cmd, (size_t)len) : -1;
@@ -80,7 +99,12 @@ int lsm_apparmor_exec_at(const char *attr_dir, const char *profile, struct ab_er
 	return 0;
 }
 
-int lsm_apply(const struct oci_process *p, struct ab_err *err)
+int lsm_apparmor_exec_at(const char *attr_dir, const char *profile, struct ab_err *err)
 {
-	return lsm_apparmor_exec_at("/proc/thread-self/attr", p->apparmor_profile, err);
+	return apparmor_exec(-1, attr_dir, profile, err);
+}
+
+int lsm_apply(const struct oci_process *p, int procfd, struct ab_err *err)
+{
+	return apparmor_exec(procfd, "attr", p->apparmor_profile, err);
 }

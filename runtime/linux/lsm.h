@@ -22,10 +22,12 @@ int lsm_check(const struct oci_process *p, const char *mount_label, const char *
 	      struct ab_err *err);
 
 /* In the child, before its capabilities and no_new_privs go: the profile the
- * next execve switches to ("exec PROFILE" to ATTR_DIR/apparmor/exec, or to
- * ATTR_DIR/exec on kernels before 5.8). ATTR_DIR is /proc/thread-self/attr but
- * for tests. Nothing to do without a profile. */
+ * next execve switches to ("exec PROFILE" to thread-self/attr/apparmor/exec,
+ * or to attr/exec on kernels before 5.8), through procfd, a procfs handle of
+ * its own (procfs.h): a mount over /proc/thread-self/attr in the container
+ * would otherwise swallow the profile. Nothing to do without a profile. */
+int lsm_apply(const struct oci_process *p, int procfd, struct ab_err *err);
+/* The same into ATTR_DIR/apparmor/exec or ATTR_DIR/exec by path: for tests. */
 int lsm_apparmor_exec_at(const char *attr_dir, const char *profile, struct ab_err *err);
-int lsm_apply(const struct oci_process *p, struct ab_err *err);
 
 #endif

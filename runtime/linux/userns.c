@@ -1,5 +1,6 @@
 /* User namespaces: the runtime's own, and ids of a container's in the runtime's. */
 #include "userns.h"
+#include "procfs.h"
 #include "util.h"
 
 #include <errno.h>
@@ -149,14 +150,16 @@ static bool own_id_only(const struct oci_id_mapping *m, size_t n, uint32_t id)
 	return n == 1 && m[0].host_id == id && m[0].size == 1;
 }
 
-static int write_map(pid_t pid, bool gid, const struct oci_id_mapping *m, size_t n, struct ab_err *err)
+/* The id maps and setgroups go through a procfs handle too (procfs.h): the
+ * runtime's own /proc, checked, nothing followed. */
+static int write_map(int procfd, pid_t pid, bool gid, const struct oci_id_mapping *m, size_t n, struct ab_err *err)
 {
 	const char *field = gid ? "linux.gidMappings" : "linux.uidMappings";
 	char path[64], text[4096];
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, gid ? "gid_map" : "uid_map");
+	snprintf(path, sizeof path, "%d/%s", (int)pid, gid ? "gid_map" : "uid_map");
 	size_t len = format_map(m, n, text, sizeof text);
 	struct ab_err direct;
-	if (write_file_at(AT_FDCWD, path, text, len, &direct) == 0)
+	if (procfs_write(procfd, path, text, len, &direct) == 0)
 		return 0;
 	if (direct.code != EPERM) {
 		*err = direct;
@@ -173,11 +176,11 @@ static int write_map(pid_t pid, bool gid, const struct oci_id_mapping *m, size_t
 				gid ? "newgidmap" : "newuidmap", gid ? "/etc/subgid" : "/etc/subuid");
 	if (gid) {
 		char sg[64];
-		snprintf(sg, sizeof sg, "/proc/%d/setgroups", (int)pid);
-		if (write_file_at(AT_FDCWD, sg, "deny", 4, err) < 0)
+		snprintf(sg, sizeof sg, "%d/setgroups", (int)pid);
+		if (procfs_write(procfd, sg, "deny", 4, err) < 0)
 			return ab_wrap(err, "%s", field);
 	}
-	if (write_file_at(AT_FDCWD, path, text, len, err) < 0)
+	if (procfs_write(procfd, path, text, len, err) < 0)
 		return ab_wrap(err, "%s", field);
 	return 0;
 }
@@ -185,7 +188,9 @@ static int write_map(pid_t pid, bool gid, const struct oci_id_mapping *m, size_t
 int userns_write_maps(pid_t pid, const struct oci_id_mapping *uids, size_t n_uids,
 		      const struct oci_id_mapping *gids, size_t n_gids, struct ab_err *err)
 {
-	if (write_map(pid, false, uids, n_uids, err) < 0 || write_map(pid, true, gids, n_gids, err) < 0)
+	_cleanup_close_ int procfd = procfs_open_own(err);
+	if (procfd < 0 || write_map(procfd, pid, false, uids, n_uids, err) < 0 ||
+	    write_map(procfd, pid, true, gids, n_gids, err) < 0)
 		return -1;
 	return 0;
 }

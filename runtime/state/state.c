@@ -1,4 +1,5 @@
 #include "state.h"
+#include "state_record.h"
 #include "cgroups.h"
 #include "cgroups_host.h"
 #include "json.h"
@@ -55,6 +56,13 @@ int state_dir_create(const char *root, const char *id, int *ret_dirfd, struct ab
 		unlinkat(rootfd, id, AT_REMOVEDIR);
 		return ab_error(err, e, "open state directory %s/%s", root, id);
 	}
+	/* first, before anything of the container exists: a record that names
+	 * nothing (state_record.h) */
+	struct cleanup_record r = {.id = id};
+	if (state_record_write(fd, &r, err) < 0) {
+		(void)rm_rf_at(rootfd, id, &(struct ab_err){0});
+		return -1;
+	}
 	*ret_dirfd = TAKE_FD(fd);
 	return 0;
 }
@@ -95,8 +103,46 @@ static void put_annotations(struct json_out *o, const struct container_state *s)
 	json_obj_end(o);
 }
 
+static void record_of(const struct container_state *s, struct cleanup_record *r)
+{
+	*r = (struct cleanup_record){
+		.id = s->id,
+		.pid = s->pid,
+		.pid_start_time = s->pid_start_time,
+		.own_pidns = s->own_pidns,
+		.cgroup = s->cgroup,
+		.sentry_pid = s->sentry_pid,
+		.sentry_start_time = s->sentry_start_time,
+		.gateway_pid = s->gateway_pid,
+		.gateway_start_time = s->gateway_start_time,
+	};
+}
+
+int state_apply_record(int dirfd, const char *id, struct container_state *s, struct ab_err *err)
+{
+	struct cleanup_record r;
+	if (state_record_read(dirfd, id, &r, err) < 0)
+		return -1;
+	if (!s->id)
+		s->id = arena_strdup(&s->arena, id);
+	s->pid = r.pid;
+	s->pid_start_time = r.pid_start_time;
+	s->own_pidns = r.own_pidns;
+	s->cgroup = r.cgroup;
+	s->sentry_pid = r.sentry_pid;
+	s->sentry_start_time = r.sentry_start_time;
+	s->gateway_pid = r.gateway_pid;
+	s->gateway_start_time = r.gateway_start_time;
+	return 0;
+}
+
 int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 {
+	/* the record first: what delete --force needs, if state.json is lost */
+	struct cleanup_record rec;
+	record_of(s, &rec);
+	if (state_record_write(dirfd, &rec, err) < 0)
+		return -1;
 	struct json_out *o = json_out_new(false);
 	json_obj_begin(o);
 	/* what cleanup needs first: a damaged (truncated) file still names it */

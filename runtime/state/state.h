@@ -1,6 +1,7 @@
-/* Container state on disk: ROOT/ID/state.json (written atomically), a lock on the
- * directory, and the status computed from the live process (pid + start time, so
- * a recycled pid is never mistaken for the container). */
+/* Container state on disk: ROOT/ID/state.json (written atomically), beside it
+ * the cleanup record (state_record.h), a lock on the directory, and the status
+ * computed from the live process (pid + start time, so a recycled pid is never
+ * mistaken for the container). */
 #ifndef AGENTBOX_STATE_H
 #define AGENTBOX_STATE_H
 
@@ -67,6 +68,11 @@ int state_read(int dirfd, const char *id, struct container_state *ret, struct ab
 /* For delete --force of a damaged state: state_read, or else what the members
  * before a truncation still say (id must match; missing fields are zero). */
 int state_read_salvage(int dirfd, const char *id, struct container_state *ret, struct ab_err *err);
+/* For delete --force of a damaged state.json: the members the cleanup
+ * record (state_record.h) names replace those of s (the init, the pid
+ * namespace, the cgroup, sentry and gateway; s->id set if unset); -1 with
+ * err when the record is missing, damaged or another container's. */
+int state_apply_record(int dirfd, const char *id, struct container_state *s, struct ab_err *err);
 void state_free(struct container_state *s);
 /* Remove ROOT/ID entirely. */
 int state_dir_remove(const char *root, const char *id, struct ab_err *err);
