@@ -2,6 +2,7 @@
 #include "kit_sweep.h"
 #include "kit_git.h"
 #include "kit_guard.h"
+#include "kit_rundir.h"
 #include "log.h"
 #include "util.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -449,11 +451,79 @@ static bool walk_dir(struct walker *w, struct dir *d)
 	return ch;
 }
 
+/* ---------------------------------------------------------------- a killed run's start */
+
+/* <kit run base>/.sweeps-UID, ours and no one else's, locked (flock) while
+ * a record is read or removed. */
+static int pending_dir(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/.sweeps-%u", kit_rundir_base(), (unsigned)geteuid());
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -1;
+	int fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 0077) || flock(fd, LOCK_EX) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The workspace's record, read-locked (fcntl: this process's, never a
+ * child's): its start, earlier than ours, is where this run sweeps from;
+ * none, ours is written. */
+static void pending_begin(struct kit_sweep *s, const struct stat *ws_st)
+{
+	char dir[PATH_MAX - 64];
+	_cleanup_close_ int dfd = pending_dir(dir, sizeof dir);
+	if (dfd < 0)
+		return;
+	snprintf(s->pending, sizeof s->pending, "%s/%llx-%llx", dir, (unsigned long long)ws_st->st_dev,
+		 (unsigned long long)ws_st->st_ino);
+	int fd = open(s->pending, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+	if (fd < 0 || fcntl(fd, F_SETLKW, &fl) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char text[64] = "";
+	ssize_t n = pread(fd, text, sizeof text - 1, 0);
+	long long sec;
+	long nsec;
+	if (n > 0 && sscanf(text, "%lld %ld", &sec, &nsec) == 2) {
+		if (sec < s->since.tv_sec || (sec == s->since.tv_sec && nsec < s->since.tv_nsec)) {
+			log_debug("kit run: a run on workspace %s did not end: sweeping from its start", s->ws);
+			s->since = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
+		}
+	} else {
+		int len = snprintf(text, sizeof text, "%lld %ld\n", (long long)s->since.tv_sec, s->since.tv_nsec);
+		if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) != len)
+			log_debug("kit run: record the start in %s: %s", s->pending, strerror(errno));
+	}
+	s->pending_fd = fd;
+}
+
+/* Swept: the record goes when no other run on the workspace holds it. */
+static void pending_end(struct kit_sweep *s)
+{
+	if (s->pending_fd < 0)
+		return;
+	char dir[PATH_MAX - 64];
+	_cleanup_close_ int dfd = pending_dir(dir, sizeof dir);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (dfd >= 0 && fcntl(s->pending_fd, F_SETLK, &fl) == 0)
+		(void)unlink(s->pending);
+	close(s->pending_fd);
+	s->pending_fd = -1;
+}
+
 /* ---------------------------------------------------------------- begin, end */
 
 void kit_sweep_begin(struct kit_sweep *s, const struct kit *k, const char *ws, const struct kit_ws_plan *plan)
 {
 	memset(s, 0, sizeof *s);
+	s->pending_fd = -1;
 	struct statvfs sv;
 	if (k->ws_guard == KIT_WS_GUARD_OFF || (statvfs(ws, &sv) == 0 && (sv.f_flag & ST_RDONLY)))
 		return;
@@ -461,8 +531,11 @@ void kit_sweep_begin(struct kit_sweep *s, const struct kit *k, const char *ws, c
 	s->k = k;
 	s->plan = plan;
 	clock_gettime(CLOCK_REALTIME_COARSE, &s->since);
-	/* the top .gitmodules, to be put back if the box changes it */
 	_cleanup_close_ int wsfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat ws_st;
+	if (wsfd >= 0 && fstat(wsfd, &ws_st) == 0)
+		pending_begin(s, &ws_st);
+	/* the top .gitmodules, to be put back if the box changes it */
 	_cleanup_close_ int fd = wsfd < 0 ? -1 : openat(wsfd, ".gitmodules", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &s->gitmodules_st) == 0 && S_ISREG(s->gitmodules_st.st_mode) &&
 	    s->gitmodules_st.st_size <= GITMODULES_MAX) {
@@ -524,6 +597,7 @@ void kit_sweep_end(struct kit_sweep *s, const char *run_id)
 		close(w.wsfd);
 	if (w.qfd >= 0)
 		close(w.qfd);
+	pending_end(s);
 	kit_guard_report_free(&w.report);
 	arena_free(&w.a);
 	free(s->gitmodules);

@@ -6,6 +6,11 @@
  * then one line per item (at most KIT_SWEEP_LINES) on stderr, and the full
  * list in RUN/MANIFEST.
  *
+ * A run killed before its end (SIGKILL) leaves its start recorded under the
+ * kit run directory (.sweeps-UID/DEV-INO, one file per workspace, each run
+ * holding a read lock on it): the next run on that workspace sweeps from
+ * there. The last run to end removes the record.
+ *
  * The walk never follows a symlink: each directory is opened from its
  * parent's fd with O_NOFOLLOW, each entry judged by fstatat without
  * following, and a mode changed through an O_PATH fd of what was judged:
@@ -34,11 +39,13 @@ struct kit_sweep {
 	char *gitmodules;               /* the top .gitmodules at the start, or NULL */
 	size_t gitmodules_len;
 	struct stat gitmodules_st;
+	int pending_fd;                 /* the workspace's record, read-locked; -1: none */
+	char pending[PATH_MAX];
 };
 
-/* Before the box starts (the plan made): note the time and what must be
- * put back. Nothing when the kit's workspace_guard is off or the
- * workspace is read-only. */
+/* Before the box starts (the plan made): note the time (or an earlier
+ * run's that never ended) and what must be put back. Nothing when the
+ * kit's workspace_guard is off or the workspace is read-only. */
 void kit_sweep_begin(struct kit_sweep *s, const struct kit *k, const char *ws, const struct kit_ws_plan *plan);
 /* After the box's processes are gone: the sweep and its report (stderr).
  * run_id names the run's quarantine directory. Nothing when not begun. */
