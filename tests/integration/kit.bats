@@ -183,7 +183,7 @@ assert_image_cache_count() {
 	assert_output_contains "#   egress allow: github.com:22"
 	runtime kit show "$REPO_ROOT/kits/no-network.yaml"
 	assert_output_contains "#   network:   none"
-	jq -e '.properties | keys | length == 18' "$REPO_ROOT/kits/kit.schema.json" >/dev/null
+	jq -e '.properties | keys | length == 19' "$REPO_ROOT/kits/kit.schema.json" >/dev/null
 }
 
 # ---------------------------------------------------------------- run
