@@ -273,14 +273,34 @@ static void held_back_reference(struct walker *w, const char *rel)
 		quarantine(w, dir, name, rel, KIT_GUARD_GIT);
 }
 
-/* A git directory's config: what it includes, its core.hooksPath. */
+/* The directory a git directory's commondir names (where git takes its
+ * config and hooks from), relative to the workspace, or NULL. */
+static char *common_dir(struct walker *w, const struct dir *d, const char *gd)
+{
+	_cleanup_close_ int fd = openat(d->fd, "commondir", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char text[PATH_MAX];
+	ssize_t n = fd < 0 ? -1 : read_all(fd, text, sizeof text - 1);
+	if (n <= 0)
+		return NULL;
+	text[n] = 0;
+	text[strcspn(text, "\n")] = 0;
+	return kit_guard_in_workspace(&w->a, w->s->ws, gd, text);
+}
+
+/* What a git directory sends git to: its commondir's config and hooks,
+ * what its config includes, its core.hooksPath. */
 static void config_references(struct walker *w, const struct dir *d)
 {
+	char *gd = arena_strndup(&w->a, w->rel, d->len);
+	const char *common = common_dir(w, d, gd);
+	if (common && !streq(common, gd)) {
+		held_back_reference(w, arena_printf(&w->a, "%s/config", common));
+		held_back_reference(w, arena_printf(&w->a, "%s/hooks", common));
+	}
 	struct kit_git_config_refs refs;
 	kit_git_config_refs(d->fd, "config", &w->a, &refs);
 	if (!refs.hooks_path && !refs.n_includes)
 		return;
-	char *gd = arena_strndup(&w->a, w->rel, d->len);
 	char *wt = arena_strdup(&w->a, gd);
 	char *slash = strrchr(wt, '/');
 	if (d->dotgit)

@@ -121,6 +121,9 @@ static void lay_out_users(void)
 	put("hp/myhooks/README", "hooks\n");
 	gitdir("inc/.git", "[include]\n\tpath = ../shared.cfg\n");
 	put("inc/shared.cfg", "[core]\n");
+	put("wt/.git/HEAD", "ref: refs/heads/main\n");     /* a git directory sharing another's */
+	put("wt/.git/commondir", "../../shared\n");
+	put("shared/config", "[core]\n");
 	put("keep/.vscode/settings.json", "{}\n");
 	put("src/main.c", "int main(void) { return 0; }\n");
 	put("legacy-suid", "#!/bin/sh\n");
@@ -143,6 +146,7 @@ static void box_writes(void)
 	put("hp/myhooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n");
 	put("inc/shared.cfg", "[core]\n\tfsmonitor = touch /tmp/x\n");
 	put("open/.vscode/tasks.json", "{}\n");
+	put("shared/config", "[core]\n\tfsmonitor = touch /tmp/x\n");
 	put("src/util.c", "int util;\n");
 	put("s", "#!/bin/sh\n");
 	chmod(at("s"), 06755);
@@ -192,6 +196,7 @@ static void test_sweep(void)
 	ok(!exists("bare.git/config") && exists("bare.git/HEAD"), "a bare repository's config held back");
 	ok(!exists("hp/myhooks") && exists("hp/.git/config"), "the core.hooksPath directory the box changed held back");
 	ok(!exists("inc/shared.cfg") && exists("inc/.git/config"), "a file the config includes, changed, held back");
+	ok(!exists("shared/config") && exists("wt/.git/commondir"), "the config a commondir sends git to, changed, held back");
 	ok(exists("src/util.c") && exists("src/main.c"), "the project's code stays");
 	struct stat st;
 	ok(stat(at("s"), &st) == 0 && !(st.st_mode & 06000) && (st.st_mode & 0755) == 0755,
