@@ -48,7 +48,7 @@ static void mark(struct kit_guard_marks *m, size_t cap, const char *rel, enum ki
 void kit_guard_marks_make(const struct kit *k, const struct kit_ws_plan *plan, struct arena *a,
 			  struct kit_guard_marks *ret)
 {
-	size_t cap = (plan ? plan->n : 0) + k->n_ws_writable + 1;
+	size_t cap = (plan ? plan->n + plan->n_opened : 0) + k->n_ws_writable + 1;
 	ret->rel = arena_alloc(a, cap * sizeof *ret->rel);
 	ret->scope = arena_alloc(a, cap * sizeof *ret->scope);
 	ret->n = 0;
@@ -59,6 +59,8 @@ void kit_guard_marks_make(const struct kit *k, const struct kit_ws_plan *plan, s
 			mark(ret, cap, plan->v[i].rel, KIT_GUARD_NONE);
 	for (size_t i = 0; i < k->n_ws_writable; i++)
 		mark(ret, cap, k->ws_writable[i], KIT_GUARD_PRIVS);
+	for (size_t i = 0; plan && i < plan->n_opened; i++)
+		mark(ret, cap, plan->opened[i], KIT_GUARD_PRIVS);
 }
 
 void kit_guard_marks_below(const struct kit_guard_marks *m, const char *dir_rel, struct arena *a,

@@ -68,7 +68,8 @@ enum kit_guard_scope {
 
 /* Paths that change the scope below them: the plan's read-only entries
  * (NONE; the quarantine directory among them when it exists at the start),
- * the kit's workspace_writable (PRIVS). */
+ * the kit's workspace_writable and what they opened in the plan, such as
+ * the directory core.hooksPath names (PRIVS). */
 struct kit_guard_marks {
 	const char **rel;
 	enum kit_guard_scope *scope;

@@ -424,10 +424,13 @@ int kit_workspace_plan(const struct kit *k, const char *ws, bool with_absent, st
 	for (size_t i = 0; i < k->n_ws_protect; i++)
 		add(&P, k->ws_protect[i], k->ws_protect[i], PH_DIR, NULL, true);
 
+	ret->opened = arena_alloc(a, (P.n + 1) * sizeof *ret->opened);
 	for (size_t i = 0; i < P.n; i++) {
 		const struct cand *c = &P.c[i];
-		if (!c->user && opened(k, c->name))
+		if (!c->user && opened(k, c->name)) {
+			ret->opened[ret->n_opened++] = c->rel;
 			continue;
+		}
 		enum placeholder ph = c->ph == PH_HOME ? (P.home ? PH_DIR : PH_NONE) : c->ph;
 		size_t bad;
 		enum kind kd = classify(wsfd, c->rel, &bad);

@@ -40,6 +40,8 @@ struct kit_ws_plan {
 	struct kit_ws_entry *v; /* parents before children */
 	size_t n;
 	bool home;              /* the workspace is a home directory (allowed explicitly) */
+	const char **opened;    /* what workspace_writable opened, as paths here (a core.hooksPath...) */
+	size_t n_opened;
 };
 
 /* The plan for workspace ws (absolute, real) under kit k (its

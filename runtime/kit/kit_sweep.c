@@ -540,6 +540,57 @@ static void pending_end(struct kit_sweep *s)
 
 /* ---------------------------------------------------------------- begin, end */
 
+/* The workspace file system's own "now": the ctime it gives a new inode
+ * (unnamed, O_TMPFILE; else a name made and removed at once). Its clock
+ * and its granularity are what every later change there is stamped with. */
+static int fs_now(int wsfd, unsigned n, struct timespec *ret)
+{
+	struct stat st;
+	int fd = openat(wsfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char name[64];
+		snprintf(name, sizeof name, ".agentbox-start-%d-%u", (int)getpid(), n);
+		fd = openat(wsfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			(void)unlinkat(wsfd, name, 0);
+	}
+	if (fd < 0)
+		return -1;
+	int r = fstat(fd, &st);
+	close(fd);
+	*ret = st.st_ctim;
+	return r;
+}
+
+static bool after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+/* The run's start, in the workspace's time: the first stamp it gives after
+ * one it gave now, so that what was changed before stamps earlier and all
+ * the box changes stamps not earlier (waits one clock tick, ~4 ms; on a file
+ * system that keeps whole seconds, gives up after 50 ms and takes now: a
+ * change in that second before the run then counts as the box's). */
+static void start_time(struct kit_sweep *s, int wsfd)
+{
+	struct timespec first, next;
+	if (wsfd < 0 || fs_now(wsfd, 0, &first) < 0) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &s->since);
+		return;
+	}
+	s->since = first;
+	for (unsigned i = 1; i <= 50; i++) {
+		if (fs_now(wsfd, i, &next) < 0)
+			return;
+		if (after(&next, &first)) {
+			s->since = next;
+			return;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+}
+
 void kit_sweep_begin(struct kit_sweep *s, const struct kit *k, const char *ws, const struct kit_ws_plan *plan)
 {
 	memset(s, 0, sizeof *s);
@@ -550,8 +601,8 @@ void kit_sweep_begin(struct kit_sweep *s, const struct kit *k, const char *ws, c
 	snprintf(s->ws, sizeof s->ws, "%s", ws);
 	s->k = k;
 	s->plan = plan;
-	clock_gettime(CLOCK_REALTIME_COARSE, &s->since);
 	_cleanup_close_ int wsfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	start_time(s, wsfd);
 	struct stat ws_st;
 	if (wsfd >= 0 && fstat(wsfd, &ws_st) == 0)
 		pending_begin(s, &ws_st);
