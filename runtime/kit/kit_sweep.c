@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct walker {
 	char run[96];
 	unsigned next;
 	bool out_of_reach_noted;
+	uint64_t mnt_id;                /* the workspace's mount (0: unknown) */
 	size_t entries;
 	char dents[16384] __attribute__((aligned(8)));   /* getdents64's buffer */
 };
@@ -48,6 +50,7 @@ struct dir {
 	const struct kit_guard_marks *marks;
 	enum kit_guard_scope scope;
 	int depth;
+	dev_t dev;
 	bool gitdir;
 	bool dotgit;                    /* named .git: a worktree is its parent */
 	/* every entry is judged by its inode: the directory's own entries
@@ -327,6 +330,18 @@ static void hazards(struct walker *w, const struct dir *d, const char *name, con
 
 static bool walk_dir(struct walker *w, struct dir *d);
 
+/* Is dirfd/name (on another device than its parent) another mount? Then it
+ * is left alone: the box's bind showed it, but what lies there is the
+ * host's (a bound /dev or /usr/bin would lose its device nodes or its
+ * set-user-ID programs). A btrfs subvolume is the same mount. */
+static bool another_mount(const struct walker *w, int dirfd, const char *name)
+{
+	struct statx sx;
+	if (!w->mnt_id || statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return true;
+	return sx.stx_mnt_id != w->mnt_id;
+}
+
 /* A directory too deep, or at a path too long, to be walked (shown as
  * `shown`): held back whole when the box changed it; else noted once. */
 static void out_of_reach(struct walker *w, const struct dir *d, const char *name, const struct stat *st,
@@ -351,6 +366,8 @@ static bool descend(struct walker *w, const struct dir *d, const char *name, con
 	/* the run's own quarantine, in a .agentbox-quarantine the box made */
 	if (w->qfd >= 0 && st->st_ino == w->q_st.st_ino && st->st_dev == w->q_st.st_dev)
 		return false;
+	if (st->st_dev != d->dev && another_mount(w, d->fd, name))
+		return false;
 	_cleanup_close_ int fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat now;
 	if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev)
@@ -361,7 +378,7 @@ static bool descend(struct walker *w, const struct dir *d, const char *name, con
 	bool tool = d->tool || kit_guard_tool_at(w->rel, name) ||
 		    (d->gitdir && kit_guard_gitdir_member(name) != KIT_GUARD_NOT_RUN);
 	struct dir sub = {.fd = fd, .len = len, .marks = &below, .scope = scope, .depth = d->depth + 1,
-			  .dotgit = streq(name, ".git"), .look_all = tool || changed(w, st), .tool = tool};
+			  .dev = st->st_dev, .dotgit = streq(name, ".git"), .look_all = tool || changed(w, st), .tool = tool};
 	return walk_dir(w, &sub);
 }
 
@@ -657,7 +674,11 @@ void kit_sweep_end(struct kit_sweep *s, const char *run_id)
 			strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
 		snprintf(w.run, sizeof w.run, "%s-%.60s", when, run_id);
 		kit_guard_marks_make(s->k, s->plan, &w.a, &w.top);
-		struct dir top = {.fd = w.wsfd, .marks = &w.top, .scope = KIT_GUARD_ALL, .look_all = changed(&w, &w.ws_st)};
+		struct statx sx;
+		if (statx(w.wsfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+			w.mnt_id = sx.stx_mnt_id;
+		struct dir top = {.fd = w.wsfd, .marks = &w.top, .scope = KIT_GUARD_ALL, .dev = w.ws_st.st_dev,
+				  .look_all = changed(&w, &w.ws_st)};
 		walk_dir(&w, &top);
 		report(&w);
 	}

@@ -15,7 +15,8 @@
  * parent's fd with O_NOFOLLOW, each entry judged by fstatat without
  * following, and a mode changed through an O_PATH fd of what was judged:
  * another box on the same workspace may still run. It does not descend
- * into what the box could not write (the protections' binds). */
+ * into what the box could not write (the protections' binds), nor into
+ * another file system mounted below the workspace (the host's own). */
 #ifndef AGENTBOX_KIT_SWEEP_H
 #define AGENTBOX_KIT_SWEEP_H
 
