@@ -139,10 +139,7 @@ static void quarantine(struct walker *w, int dirfd, const char *name, const char
 		if (renameat2(dirfd, name, w->qfd, qname, RENAME_NOREPLACE) == 0 ||
 		    (errno == EINVAL && renameat(dirfd, name, w->qfd, qname) == 0)) {
 			snprintf(held, sizeof held, "%s/%s", w->report.qdir, qname);
-			struct kit_guard_item *it = kit_guard_add(&w->report, what, rel, held);
-			if (streq(rel, ".gitmodules") && w->s->gitmodules)
-				it->restored = restore_gitmodules(w);
-			return;
+			goto held;
 		}
 		e = errno;
 	}
@@ -152,12 +149,16 @@ static void quarantine(struct walker *w, int dirfd, const char *name, const char
 		if (renameat2(dirfd, name, dirfd, aside, RENAME_NOREPLACE) == 0) {
 			const char *slash = strrchr(rel, '/');
 			snprintf(held, sizeof held, "%.*s%s", slash ? (int)(slash - rel + 1) : 0, rel, aside);
-			kit_guard_add(&w->report, what, rel, held);
-			return;
+			goto held;
 		}
 		e = errno;
 	}
 	kit_guard_add(&w->report, KIT_GUARD_STUCK, rel, strerror(e));
+	return;
+held:;
+	struct kit_guard_item *it = kit_guard_add(&w->report, what, rel, held);
+	if (streq(rel, ".gitmodules") && w->s->gitmodules)
+		it->restored = restore_gitmodules(w);
 }
 
 /* ---------------------------------------------------------------- privileges */
@@ -312,12 +313,11 @@ static void config_references(struct walker *w, const struct dir *d)
 		held_back_reference(w, kit_guard_in_workspace(&w->a, w->s->ws, wt, refs.hooks_path));
 	for (size_t i = 0; i < refs.n_includes; i++)
 		held_back_reference(w, kit_guard_in_workspace(&w->a, w->s->ws, gd, refs.includes[i]));
-	w->rel[d->len] = 0;
 }
 
 /* ---------------------------------------------------------------- the walk */
 
-/* What a host tool would run, changed (ch) by the box at dirfd/name. */
+/* What a host tool would run, at d/name (w->rel), which the box changed. */
 static void hazards(struct walker *w, const struct dir *d, const char *name, const struct stat *st)
 {
 	if (d->gitdir && kit_guard_gitdir_member(name) != KIT_GUARD_NOT_RUN)
