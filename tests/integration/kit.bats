@@ -147,7 +147,15 @@ assert_image_cache_count() {
 	runtime kit build "$TEST_DIR/img.yaml"
 	assert_failure 1
 	assert_one_error_line "-o BUNDLE is required"
+	kit guard.yaml <<<'workspace_guard: maybe'
+	runtime kit build "$TEST_DIR/guard.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line 'guard.yaml:1:18: workspace_guard: "maybe": give quarantine or off'
+	runtime kit run --workspace-guard maybe -- true
+	assert_failure 1
+	assert_one_error_line '--workspace-guard "maybe": give quarantine or off'
 	[ ! -e "$TEST_DIR/b" ]
+	assert_kit_run_clean
 }
 
 # ---------------------------------------------------------------- show
