@@ -506,15 +506,50 @@ static int pending_dir(char *buf, size_t len)
 	return fd;
 }
 
-/* The workspace's record, read-locked (fcntl: this process's, never a
- * child's): its start, earlier than ours, is where this run sweeps from;
- * none, ours is written. */
+/* With the directory locked: the records of killed runs whose workspace is
+ * gone (no run holds them, and their path leads elsewhere or nowhere). */
+static void pending_prune(int dfd)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *de; (de = readdir(d));) {
+		unsigned long long dev, ino;
+		if (de->d_name[0] == '.' || sscanf(de->d_name, "%llx-%llx", &dev, &ino) != 2)
+			continue;
+		_cleanup_close_ int rfd = openat(dfd, de->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		/* a write lock would conflict with any run's read lock */
+		struct flock probe = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		char text[PATH_MAX + 64];
+		ssize_t n = rfd < 0 ? -1 : pread(rfd, text, sizeof text - 1, 0);
+		if (n <= 0 || fcntl(rfd, F_GETLK, &probe) < 0 || probe.l_type != F_UNLCK)
+			continue;       /* a run holds it */
+		text[n] = 0;
+		char *path = strchr(text, '\n');
+		struct stat st;
+		if (path && *++path) {
+			path[strcspn(path, "\n")] = 0;
+			if (stat(path, &st) == 0 && st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino)
+				continue;       /* the next run there sweeps from it */
+		}
+		(void)unlinkat(dfd, de->d_name, 0);
+	}
+}
+
+/* The workspace's record ("SEC NSEC\nPATH\n"), read-locked (fcntl: this
+ * process's, never a child's): its start, earlier than ours, is where this
+ * run sweeps from; none, ours is written. */
 static void pending_begin(struct kit_sweep *s, const struct stat *ws_st)
 {
 	char dir[PATH_MAX - 64];
 	_cleanup_close_ int dfd = pending_dir(dir, sizeof dir);
 	if (dfd < 0)
 		return;
+	pending_prune(dfd);
 	snprintf(s->pending, sizeof s->pending, "%s/%llx-%llx", dir, (unsigned long long)ws_st->st_dev,
 		 (unsigned long long)ws_st->st_ino);
 	int fd = open(s->pending, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -524,7 +559,7 @@ static void pending_begin(struct kit_sweep *s, const struct stat *ws_st)
 			close(fd);
 		return;
 	}
-	char text[64] = "";
+	char text[PATH_MAX + 64] = "";
 	ssize_t n = pread(fd, text, sizeof text - 1, 0);
 	long long sec;
 	long nsec;
@@ -534,7 +569,7 @@ static void pending_begin(struct kit_sweep *s, const struct stat *ws_st)
 			s->since = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
 		}
 	} else {
-		int len = snprintf(text, sizeof text, "%lld %ld\n", (long long)s->since.tv_sec, s->since.tv_nsec);
+		int len = snprintf(text, sizeof text, "%lld %ld\n%s\n", (long long)s->since.tv_sec, s->since.tv_nsec, s->ws);
 		if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) != len)
 			log_debug("kit run: record the start in %s: %s", s->pending, strerror(errno));
 	}

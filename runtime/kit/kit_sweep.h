@@ -7,9 +7,10 @@
  * list in RUN/MANIFEST.
  *
  * A run killed before its end (SIGKILL) leaves its start recorded under the
- * kit run directory (.sweeps-UID/DEV-INO, one file per workspace, each run
- * holding a read lock on it): the next run on that workspace sweeps from
- * there. The last run to end removes the record.
+ * kit run directory (.sweeps-UID/DEV-INO: the start and the workspace's
+ * path, each run holding a read lock on it): the next run on that workspace
+ * sweeps from there. The last run to end removes the record; a run on any
+ * workspace removes those no run holds whose workspace is gone.
  *
  * The walk never follows a symlink: each directory is opened from its
  * parent's fd with O_NOFOLLOW, each entry judged by fstatat without
