@@ -63,6 +63,10 @@ as_nobody() {
 	for f in chmod fchmod fchmodat fchmodat2 creat fifo dir cpp install tar; do
 		[[ "$output" == *"$f: EPERM"* ]] || fail "the box's $f was not refused: $output"
 	done
+	# security.capability: the kernel's refusal (no CAP_SETFCAP) holds (with it: below)
+	[[ "$output" == *"fcap: EPERM"* ]] || fail "the box could set a file capability: $output"
+	! python3 -c 'import os,sys; os.getxattr(sys.argv[1], "security.capability")' "$WS/s_fcap" 2>/dev/null ||
+		fail "a file capability on the host"
 	left=$(find "$WS" -perm /6000 -printf '%p %m\n')
 	[ -z "$left" ] || fail "set-id bits on the host: $left"
 	assert_kit_run_clean

@@ -3,7 +3,7 @@
 # directly or through the tools that preserve modes. One line per way,
 # "NAME: ok" or "NAME: ERRNO"; the host side reads the files s_NAME.
 # (kit-workspace-setid.bats.)
-import ctypes, errno, os, shutil, subprocess, sys
+import ctypes, errno, os, shutil, struct, subprocess, sys
 
 libc = ctypes.CDLL(None, use_errno=True)
 SRC = "/bin/sh"
@@ -65,6 +65,13 @@ def fifo_():
     os.mknod("s_fifo", 0o4777 | 0o010000)
 
 
+def fcap():
+    # security.capability v2: CAP_SETUID (7) permitted and effective; the
+    # kernel wants CAP_SETFCAP, which a box has only when its kit grants it
+    shutil.copyfile(SRC, "s_fcap")
+    os.setxattr("s_fcap", "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 7, 0, 0, 0))
+
+
 def sgid_dir():
     os.mkdir("s_dir", 0o775)
     os.chmod("s_dir", 0o2775)
@@ -89,7 +96,7 @@ def tar_xp():
 
 
 for name, fn in [("chmod", chmod_), ("fchmod", fchmod_), ("fchmodat", fchmodat_), ("fchmodat2", fchmodat2_),
-                 ("creat", creat_), ("fifo", fifo_), ("dir", sgid_dir), ("cpp", cp_p), ("install", install_m),
+                 ("creat", creat_), ("fifo", fifo_), ("fcap", fcap), ("dir", sgid_dir), ("cpp", cp_p), ("install", install_m),
                  ("tar", tar_xp)]:
     res(name, fn)
 sys.exit(0)
