@@ -31,6 +31,13 @@ struct kit_mount {
 	char *size_text;
 };
 
+/* workspace_guard: what the box may leave behind that carries privilege or
+ * runs on the host by itself (agentbox-kit(5), WORKSPACE) */
+enum kit_ws_guard {
+	KIT_WS_GUARD_QUARANTINE,        /* the default: refused while it runs, held back when it ends */
+	KIT_WS_GUARD_OFF,
+};
+
 enum kit_cred_from { KIT_FROM_ENV, KIT_FROM_FILE };
 enum kit_cred_to { KIT_TO_ENV, KIT_TO_FILE, KIT_TO_HEADER };
 
@@ -76,6 +83,7 @@ struct kit {
 	char **ws_writable;     /* workspace_writable: default protections opened */
 	size_t n_ws_writable;
 	bool ws_allow_sensitive; /* workspace_allow_sensitive: home, "/" or secrets allowed */
+	enum kit_ws_guard ws_guard; /* workspace_guard */
 	char *upstream_ca;      /* PEM file: more CAs the gateway trusts upstream, or NULL */
 	struct kit_mount *mounts;
 	size_t n_mounts;
@@ -131,6 +139,10 @@ int kit_show(const struct kit *k, const struct kit_show_opts *o, char **ret_text
 /* A kit's name: letters, digits, "-", "_", "."; at most 63, starting with a
  * letter or digit. */
 bool kit_name_valid(const char *s);
+
+/* workspace_guard's values: "quarantine", "off" (-1 for anything else). */
+int kit_ws_guard_parse(const char *s, enum kit_ws_guard *ret);
+const char *kit_ws_guard_name(enum kit_ws_guard g);
 
 /* Parse "256m", "2g", "1048576" (bytes; k/m/g/t are powers of 1024, an optional
  * trailing "b"/"ib"/"i" is accepted). */

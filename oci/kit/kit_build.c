@@ -578,6 +578,9 @@ static void annotations_obj(struct json_out *j, const struct kit *k, const struc
 	if (k->name)
 		json_kv_str(j, "agentbox.kit.name", k->name);
 	json_kv_str(j, "agentbox.seccomp.profile", o->seccomp_profile ? o->seccomp_profile : k->seccomp);
+	/* what the box writes lands on the host: no set-id bit, device or file capability */
+	if (k->ws_guard != KIT_WS_GUARD_OFF)
+		json_kv_str(j, "agentbox.seccomp.file-privileges", "refuse");
 	if (k->n_credentials)
 		credentials_annotation(j, k, a);
 	if (o->egress_annotations)

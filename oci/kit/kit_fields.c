@@ -14,7 +14,7 @@
 
 static const char *const top_fields[] = {
 	"name", "extends", "rootfs", "workspace", "workspace_protect", "workspace_writable",
-	"workspace_allow_sensitive", "mounts", "env", "credentials", "files", "upstream_ca", "network", "resources",
+	"workspace_allow_sensitive", "workspace_guard", "mounts", "env", "credentials", "files", "upstream_ca", "network", "resources",
 	"user", "security", "startup", "command", NULL,
 };
 
@@ -95,6 +95,17 @@ static int read_rootfs(struct kit *k, const struct yml_node *n, struct ab_err *e
 	}
 	k->rootfs = KIT_ROOTFS_DIR;
 	k->rootfs_path = p;
+	return 0;
+}
+
+/* workspace_guard: quarantine or off */
+static int read_ws_guard(struct kit *k, const struct yml_node *n, struct ab_err *err)
+{
+	const char *s;
+	if (yml_get_str(n, "workspace_guard", &s, err) < 0)
+		return -1;
+	if (kit_ws_guard_parse(s, &k->ws_guard) < 0)
+		return yml_error(err, n, "workspace_guard", "\"%s\": give quarantine or off", s);
 	return 0;
 }
 
@@ -650,6 +661,8 @@ int kit_from_tree(struct kit *k, const struct yml_node *root, struct ab_err *err
 			r = read_ws_paths(k, v, key, &k->ws_writable, &k->n_ws_writable, err);
 		} else if (streq(key, "workspace_allow_sensitive")) {
 			r = yml_get_bool(v, key, &k->ws_allow_sensitive, err);
+		} else if (streq(key, "workspace_guard")) {
+			r = read_ws_guard(k, v, err);
 		} else if (streq(key, "mounts")) {
 			r = read_mounts(k, v, err);
 		} else if (streq(key, "env")) {

@@ -52,6 +52,8 @@ static void add_workspace(struct arena *a, struct yml_node *root, const struct k
 		yml_map_add(a, root, "workspace_writable", str_list(a, k->ws_writable, k->n_ws_writable));
 	if (k->ws_allow_sensitive)
 		yml_map_add(a, root, "workspace_allow_sensitive", yml_new_plain(a, "true"));
+	if (k->ws_guard != KIT_WS_GUARD_QUARANTINE)
+		yml_map_add(a, root, "workspace_guard", yml_new_plain(a, kit_ws_guard_name(k->ws_guard)));
 }
 
 static struct yml_node *mounts_tree(struct arena *a, const struct kit *k)
@@ -274,6 +276,7 @@ static char *show_text(struct arena *a, const struct kit *k, const struct show_f
 		"#   user: %s, capabilities: %s, no new privileges\n"
 		"#   rootfs: %s, %s; workspace: %s\n"
 		"#   workspace protections: git's hooks and config, .envrc, editors' and agents' settings%s%s%s%s%s\n"
+		"#   workspace guard: %s\n"
 		"#   credentials: %zu, read at start and never written to the bundle\n"
 		"#   timeout: %s\n"
 		"%s",
@@ -284,6 +287,9 @@ static char *show_text(struct arena *a, const struct kit *k, const struct show_f
 		k->n_ws_protect ? ", and " : "", comment_safe(a, f->protect),
 		k->n_ws_writable ? "; opened: " : "", comment_safe(a, f->opened),
 		k->ws_allow_sensitive ? "; a home directory, / or one with credentials allowed" : "",
+		k->ws_guard == KIT_WS_GUARD_OFF ? "off"
+		: "quarantine (no set-id, device or file-capability files; what host tools would run, "
+		  "left at any depth, held back at the end)",
 		k->n_credentials, comment_safe(a, f->timeout), yaml);
 }
 

@@ -242,3 +242,18 @@ int kit_parse_user(const char *s, uint32_t *uid, uint32_t *gid)
 	*gid = (uint32_t)g;
 	return 0;
 }
+int kit_ws_guard_parse(const char *s, enum kit_ws_guard *ret)
+{
+	if (streq(s, "quarantine"))
+		*ret = KIT_WS_GUARD_QUARANTINE;
+	else if (streq(s, "off"))
+		*ret = KIT_WS_GUARD_OFF;
+	else
+		return -1;
+	return 0;
+}
+
+const char *kit_ws_guard_name(enum kit_ws_guard g)
+{
+	return g == KIT_WS_GUARD_OFF ? "off" : "quarantine";
+}

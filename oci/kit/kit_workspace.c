@@ -32,6 +32,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* submodules of submodules: how deep, and how many in all */
+#define MAX_SUBMODULE_DEPTH 8
+#define MAX_SUBMODULES 512
+
 enum placeholder {
 	PH_NONE,        /* protected when it exists; the box may create it */
 	PH_DIR,         /* absent: a placeholder stands in (the 0:0 node, or a directory) */
@@ -62,6 +66,9 @@ static const struct protected_name top_names[] = {
 	{".mcp.json", PH_DIR, NULL},
 	{".cursor", PH_DIR, NULL},
 	{".gemini", PH_DIR, NULL},
+	/* what kit run held back from earlier boxes (kit_sweep.c): kept as it is
+	 * for the user to look at */
+	{KIT_QUARANTINE_DIR, PH_NONE, NULL},
 	/* run at the next login when the workspace is a home directory */
 	{".bashrc", PH_HOME, NULL},
 	{".bash_profile", PH_HOME, NULL},
@@ -92,9 +99,28 @@ static const struct protected_name gitdir_names[] = {
 	{"worktrees", PH_NONE, NULL},           /* linked worktrees' commondir and gitdir */
 };
 
+bool kit_workspace_tool_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(top_names); i++)
+		if (top_names[i].ph == PH_DIR && streq(top_names[i].rel, name))
+			return true;
+	return false;
+}
+
+/* rel, below the top, ends in a name the end of a run holds back at any
+ * depth ("sub/.vscode", "vendor/lib/.git"); not inside the top's .git */
+static bool guarded_below_top(const char *rel)
+{
+	const char *last = strrchr(rel, '/');
+	if (!last || strncmp(rel, ".git/", 5) == 0)
+		return false;
+	last++;
+	return kit_workspace_tool_name(last) || streq(last, ".git") || streq(last, ".gitmodules");
+}
+
 bool kit_workspace_default_name(const char *rel)
 {
-	if (streq(rel, ".git"))
+	if (streq(rel, ".git") || guarded_below_top(rel))
 		return true;
 	for (size_t i = 0; i < ARRAY_SIZE(top_names); i++)
 		if (kit_path_under(top_names[i].rel, rel))
@@ -281,6 +307,34 @@ static void add_gitdir(struct planner *P, const char *gd_rel, const char *wt_rel
 	}
 }
 
+/* The submodules the .gitmodules of the worktree base_rel ("" for the
+ * workspace's) lists, and theirs in turn: a submodule's config is as much
+ * the host's to run as the top's. */
+static void add_submodules(struct planner *P, const char *base_rel, int depth, size_t *budget)
+{
+	if (depth >= MAX_SUBMODULE_DEPTH)
+		return;
+	const char *gm = *base_rel ? arena_printf(P->a, "%s/.gitmodules", base_rel) : ".gitmodules";
+	size_t bad;
+	if (classify(P->wsfd, gm, &bad) != K_FILE)
+		return;
+	char **mods;
+	size_t n = kit_gitmodules_paths(P->wsfd, gm, P->a, &mods);
+	for (size_t i = 0; i < n && *budget > 0; i++) {
+		const char *sub = in_workspace(P, base_rel, mods[i]);
+		if (!sub || (*base_rel && !kit_path_under(sub, base_rel)))
+			continue;
+		(*budget)--;
+		char *dotgit = arena_printf(P->a, "%s/.git", sub);
+		add(P, dotgit, ".git/modules", PH_NONE, NULL, false);
+		enum kind k = classify(P->wsfd, dotgit, &bad);
+		if (k == K_DIR)
+			add_gitdir(P, dotgit, sub, true);
+		if (k == K_DIR || k == K_FILE)
+			add_submodules(P, sub, depth + 1, budget);
+	}
+}
+
 /* .git as a directory, a file naming one, or absent; and the submodules. */
 static void add_git(struct planner *P)
 {
@@ -299,17 +353,8 @@ static void add_git(struct planner *P)
 	} else if (k == K_DIR) {
 		add_gitdir(P, ".git", "", false);
 	}
-	char **mods;
-	size_t n = kit_gitmodules_paths(P->wsfd, ".gitmodules", P->a, &mods);
-	for (size_t i = 0; i < n; i++) {
-		const char *sub = in_workspace(P, "", mods[i]);
-		if (!sub)
-			continue;
-		char *dotgit = arena_printf(P->a, "%s/.git", sub);
-		add(P, dotgit, ".git/modules", PH_NONE, NULL, false);
-		if (classify(P->wsfd, dotgit, &bad) == K_DIR)
-			add_gitdir(P, dotgit, sub, true);
-	}
+	size_t budget = MAX_SUBMODULES;
+	add_submodules(P, "", 0, &budget);
 }
 
 static bool opened(const struct kit *k, const char *name)
@@ -379,10 +424,13 @@ int kit_workspace_plan(const struct kit *k, const char *ws, bool with_absent, st
 	for (size_t i = 0; i < k->n_ws_protect; i++)
 		add(&P, k->ws_protect[i], k->ws_protect[i], PH_DIR, NULL, true);
 
+	ret->opened = arena_alloc(a, (P.n + 1) * sizeof *ret->opened);
 	for (size_t i = 0; i < P.n; i++) {
 		const struct cand *c = &P.c[i];
-		if (!c->user && opened(k, c->name))
+		if (!c->user && opened(k, c->name)) {
+			ret->opened[ret->n_opened++] = c->rel;
 			continue;
+		}
 		enum placeholder ph = c->ph == PH_HOME ? (P.home ? PH_DIR : PH_NONE) : c->ph;
 		size_t bad;
 		enum kind kd = classify(wsfd, c->rel, &bad);

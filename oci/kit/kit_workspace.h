@@ -40,6 +40,8 @@ struct kit_ws_plan {
 	struct kit_ws_entry *v; /* parents before children */
 	size_t n;
 	bool home;              /* the workspace is a home directory (allowed explicitly) */
+	const char **opened;    /* what workspace_writable opened, as paths here (a core.hooksPath...) */
+	size_t n_opened;
 };
 
 /* The plan for workspace ws (absolute, real) under kit k (its
@@ -52,9 +54,18 @@ int kit_workspace_plan(const struct kit *k, const char *ws, bool with_absent, st
 		       struct kit_ws_plan *ret, struct ab_err *err);
 
 
+/* Where kit run holds back, at the workspace's top, what a box left that
+ * the host would run (runtime/kit/kit_sweep.c). */
+#define KIT_QUARANTINE_DIR ".agentbox-quarantine"
+
 /* A name kit_workspace_plan protects by default, or a directory above one
- * (".git", ".config"): what workspace_writable may open. */
+ * (".git", ".config"), or a path below the top through a name the end of a
+ * run holds back ("sub/.vscode", "vendor/lib/.git"): what workspace_writable
+ * may open. */
 bool kit_workspace_default_name(const char *rel);
+/* One component that editors, agents or direnv run from wherever it lies
+ * (".envrc", ".vscode", ".claude"...): the top's list, by name. */
+bool kit_workspace_tool_name(const char *name);
 /* A relative path as workspace_protect and workspace_writable take it:
  * normalised into buf (no "./", no trailing "/"), or -1 with why. */
 int kit_workspace_rel_path(const char *text, char *buf, size_t len, const char **why);

@@ -26,7 +26,7 @@
 static const char kit_usage[] =
 	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
 	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace]\n"
-	"                        [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
+	"                        [--workspace-guard quarantine|off] [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
 	"       agentbox kit show [--json] [KIT]\n"
 	"       agentbox kit ls [-q|--json]\n"
 	"       agentbox kit rm NAME...\n"
@@ -149,10 +149,12 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		{"tty", no_argument, NULL, 't'},
 		{"allow-sensitive-workspace", no_argument, NULL, 'S'},
 		{"name", required_argument, NULL, 'n'},
+		{"workspace-guard", required_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	bool allow_sensitive = false;
+	bool allow_sensitive = false, guard_set = false;
+	enum kit_ws_guard guard = KIT_WS_GUARD_QUARANTINE;
 	const char *name = NULL;
 	_cleanup_free_ char **allow = xcalloc((size_t)argc + 1, sizeof *allow);
 	size_t n_allow = 0;
@@ -168,6 +170,11 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		case 'w': workspace = optarg; break;
 		case 't': tty = true; break;
 		case 'S': allow_sensitive = true; break;
+		case 'G':
+			if (kit_ws_guard_parse(optarg, &guard) < 0)
+				return ab_error(err, 0, "--workspace-guard \"%s\": give quarantine or off", optarg);
+			guard_set = true;
+			break;
 		case 'h': fputs(kit_usage, stdout); return 0;
 		default:
 			return usage_error(err, "run: unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -211,6 +218,8 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.tty = tty,
 		.allow_sensitive_workspace = allow_sensitive,
 		.name = name,
+		.ws_guard_set = guard_set,
+		.ws_guard = guard,
 	};
 	if (name && !kit_box_name_valid(name))
 		return ab_error(err, 0, "--name \"%s\": a box name is letters, digits, \"-\", \"_\" and \".\", "

@@ -30,7 +30,7 @@ struct create_ctx {
 	pid_t pid;
 	int sync_fd;
 	int console_master;             /* kept for a foreground run with a terminal */
-	struct seccomp_prog seccomp[2];
+	struct seccomp_prog seccomp[POLICY_SECCOMP_MAX];
 	size_t n_seccomp;
 	unsigned netns_pool_refill;     /* pool size to top up once done, 0: none */
 	const char *netns_pool_policy;  /* ... with firewalled entries of this policy */

@@ -341,7 +341,7 @@ struct exec_run {
 	struct arena a;
 	struct oci_config *c;
 	struct agent_policy policy;
-	struct seccomp_prog progs[2];
+	struct seccomp_prog progs[POLICY_SECCOMP_MAX];
 	size_t n_progs;
 	struct exec_child x;
 	int fds[2];
@@ -401,7 +401,7 @@ static int exec_policy(struct exec_run *e, const struct global_opts *g, struct a
 	pg.egress_allow = "all";
 	pg.egress_deny = NULL;
 	if (policy_resolve(&pg, e->c, &e->policy, err) < 0 ||
-	    policy_seccomp_programs(&e->policy, e->c, g->root, e->progs, &e->n_progs, err) < 0)
+	    policy_seccomp_programs(&e->policy, e->c, e->x.p, g->root, e->progs, &e->n_progs, err) < 0)
 		return -1;
 	e->policy.egress_enforced = e->s.egress_policy != NULL;
 	if (policy_floor_process(&e->policy, (struct oci_process *)e->x.p, e->o->process_path ? "process.json" : "exec",

@@ -10,15 +10,19 @@
 #include "policy_gateway.h"
 #include "ruleset.h"
 #include "seccomp.h"
+#include "seccomp_fileprivs.h"
 #include "sentry_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
 
 #define ANNOTATION_SECCOMP "agentbox.seccomp.profile"
+/* "refuse": the file-privileges guard stacked on the profile (seccomp_fileprivs.h) */
+#define ANNOTATION_FILE_PRIVILEGES "agentbox.seccomp.file-privileges"
 
 static bool profile_name_valid(const char *n)
 {
@@ -384,14 +388,29 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 					ANNOTATION_SECCOMP, ann, profile);
 		profile = ann;
 	}
+	/* a tightening only: any container may ask for it */
+	const char *fp = oci_annotation(c, ANNOTATION_FILE_PRIVILEGES);
+	if (fp && !streq(fp, "refuse"))
+		return ab_error(err, 0, "annotation %s: unknown value \"%s\" (refuse)", ANNOTATION_FILE_PRIVILEGES, fp);
+	ret->refuse_file_privileges = fp != NULL;
 	if (resolve_egress(g, c, ret, err) < 0)
 		return -1;
 	ret->seccomp_profile = profile;
 	return 0;
 }
 
-int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const char *state_root,
-			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err)
+/* Could the process hold CAP_SETFCAP (and so write security.capability)?
+ * Without a capabilities object: assume it could. */
+static bool may_set_file_caps(const struct oci_process *proc)
+{
+	if (!proc || !proc->has_capabilities)
+		return true;
+	const struct oci_capabilities *k = &proc->caps;
+	return ((k->bounding | k->effective | k->permitted | k->inheritable | k->ambient) >> CAP_SETFCAP) & 1;
+}
+
+int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const struct oci_process *proc,
+			    const char *state_root, struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err)
 {
 	char cache[PATH_MAX];
 	snprintf(cache, sizeof cache, "%s/.seccomp-cache", state_root);
@@ -407,6 +426,15 @@ int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, 
 			for (size_t i = 0; i < n; i++)
 				seccomp_prog_free(&progs[i]);
 			return ab_wrap(err, "seccomp profile \"%s\"", p->seccomp_profile);
+		}
+		n++;
+	}
+	if (p->refuse_file_privileges) {
+		unsigned int flags = may_set_file_caps(proc) ? SECCOMP_FILEPRIVS_XATTRS : 0;
+		if (seccomp_fileprivs_program(flags, &progs[n], err) < 0) {
+			for (size_t i = 0; i < n; i++)
+				seccomp_prog_free(&progs[i]);
+			return ab_wrap(err, "annotation %s", ANNOTATION_FILE_PRIVILEGES);
 		}
 		n++;
 	}

@@ -15,9 +15,11 @@
 
 int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 		   struct agent_policy *ret, struct ab_err *err);
-/* The programs init loads, in order: the engine's own profile, then ours. */
-int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const char *state_root,
-			    struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
+/* The programs init loads, in order: the engine's own profile, then ours,
+ * then the file-privileges guard when asked for (POLICY_SECCOMP_MAX in all);
+ * proc: the process they are for (the container's, or exec's). */
+int policy_seccomp_programs(struct agent_policy *p, const struct oci_config *c, const struct oci_process *proc,
+			    const char *state_root, struct seccomp_prog *progs, size_t *ret_n, struct ab_err *err);
 /* The canonical text of the container's egress policy (what its state records,
  * and what names the pool's firewalled network namespaces for it), or NULL
  * when it gets no ruleset of its own. Made once. */

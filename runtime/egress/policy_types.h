@@ -15,10 +15,15 @@
 
 struct sentry_child;
 
+/* seccomp programs a container loads at most: the engine's, the agent
+ * profile, the file-privileges guard */
+#define POLICY_SECCOMP_MAX 3
+
 struct agent_policy {
 	struct arena arena;
 	struct agent_config config;         /* the admin's file, or the built-in defaults */
 	const char *seccomp_profile;        /* "agent", "default" or "none" */
+	bool refuse_file_privileges;        /* the file-privileges guard (seccomp_fileprivs.h) */
 	bool egress_enforced;               /* false only when an admin turned it off */
 	struct egress_policy egress;
 	struct sentry_child *sentry_prep;   /* policy_prepare_sentry made it ready to fork */

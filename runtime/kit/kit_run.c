@@ -14,6 +14,7 @@
 #include "kit_rundir.h"
 #include "kit_secrets.h"
 #include "kit_slirp.h"
+#include "kit_sweep.h"
 #include "log.h"
 #include "mounts.h"
 #include "rootless.h"
@@ -41,6 +42,7 @@ struct run_ctx {
 	char ws[PATH_MAX];              /* the workspace, real path; "" for none */
 	struct kit_ws_plan ws_plan;
 	struct kit_placeholders placeholders;
+	struct kit_sweep sweep;         /* the workspace guard's end of the run */
 	struct kit_box box;             /* a named box; box.name[0] == 0 for none */
 	char home_source[PATH_MAX + 16];
 	char id[KIT_BOX_NAME_MAX + 8];  /* the container's: kit-HEX, or box-NAME */
@@ -210,6 +212,7 @@ static int prepare_workspace(struct run_ctx *rc, const char *ws, bool allow_sens
 	bool readonly = statvfs(rc->ws, &sv) == 0 && (sv.f_flag & ST_RDONLY);
 	if (kit_workspace_plan(rc->k, rc->ws, !readonly, &rc->arena, &rc->ws_plan, err) < 0)
 		return -1;
+	kit_sweep_begin(&rc->sweep, rc->k, rc->ws, &rc->ws_plan);
 	return kit_placeholders_make(&rc->placeholders, rc->ws, &rc->ws_plan, err);
 }
 
@@ -352,6 +355,8 @@ static int load_kit(struct global_opts *g, const struct kit_run_opts *o, struct 
 	}
 	if (check_rootless_rootfs(rc->k, err) < 0 || kit_resolve_image_cached(g, rc->k, err) < 0)
 		return -1;
+	if (o->ws_guard_set)
+		rc->k->ws_guard = o->ws_guard;
 	*ws = workspace ? workspace : rc->k->workspace;
 	run_user(rc->k, *ws, &rc->uid, &rc->gid);
 	if (o->name && box_prepare(rc, o->name, o->kit_path, *ws, err) < 0)
@@ -527,6 +532,8 @@ static __attribute__((noinline)) int prepare_run(struct global_opts *g, const st
 static void end_run(struct run_ctx *rc, const struct kit_run_opts *o, int ret)
 {
 	bool drop = ret < 0 && rc->box.name[0] && rc->box.fresh;
+	/* the box's processes are gone: what it left in the workspace */
+	kit_sweep_end(&rc->sweep, rc->id);
 	run_cleanup(rc);
 	struct ab_err e;
 	if (drop && kit_box_remove(o->name, &e) < 0)

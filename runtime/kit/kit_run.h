@@ -21,6 +21,8 @@ struct kit_run_opts {
 	bool tty;
 	bool allow_sensitive_workspace; /* --allow-sensitive-workspace */
 	const char *name;               /* --name: a box that persists (kit_box.h) */
+	bool ws_guard_set;              /* --workspace-guard: over the kit's workspace_guard */
+	enum kit_ws_guard ws_guard;
 };
 
 /* Build the kit into a temporary bundle and run it in the foreground: returns

@@ -271,6 +271,29 @@ assert_user_run_clean() {
 	assert_user_run_clean
 }
 
+# (tests/security/kit-workspace-setid.bats and kit-workspace-nested.bats: rootful)
+@test "rootless kit run: a set-user-ID program of the user's and a nested .envrc the box leaves, unless the workspace guard holds them back" {
+	chmod a+x "$WS"
+	local plant='cp /bin/sh x && chmod 4755 x; mkdir -p sub && echo "touch /tmp/x" >sub/.envrc; echo done'
+	kr kit run --workspace-guard off --workspace "$WS" -- sh -c "$plant"
+	assert_success
+	[ -u "$WS/x" ] && [ "$(stat -c %u "$WS/x")" = "$KR_UID" ] || fail "unprotected: no set-user-ID file of the user's (the probe proves nothing)"
+	# another host user runs it with the user's ids
+	[ "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$WS/x" -p -c 'id -u' 2>/dev/null)" = "$KR_UID" ] ||
+		fail "unprotected: nobody did not run as $KR_USER"
+	[ -f "$WS/sub/.envrc" ] || fail "unprotected: no nested .envrc"
+	rm -rf "${WS:?}"/*
+
+	kr kit run --workspace "$WS" -- sh -c "$plant"
+	assert_success
+	assert_output_contains "chmod: changing permissions of 'x': Operation not permitted"
+	[ ! -u "$WS/x" ] || fail "a set-user-ID file of the user's"
+	[ ! -e "$WS/sub/.envrc" ] || fail "the nested .envrc was left"
+	assert_output_contains "quarantined sub/.envrc as 1-.envrc"
+	[ "$(stat -c %U "$WS"/.agentbox-quarantine/*/1-.envrc)" = "$KR_USER" ] || fail "the quarantine is not the user's"
+	assert_user_run_clean
+}
+
 @test "rootless kit run: a rootfs directory of root's is refused in one line; the user's own runs" {
 	ensure_rootfs
 	cp -a "$TEST_ROOTFS" "$TEST_DIR/rootfs"

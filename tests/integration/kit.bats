@@ -147,7 +147,15 @@ assert_image_cache_count() {
 	runtime kit build "$TEST_DIR/img.yaml"
 	assert_failure 1
 	assert_one_error_line "-o BUNDLE is required"
+	kit guard.yaml <<<'workspace_guard: maybe'
+	runtime kit build "$TEST_DIR/guard.yaml" -o "$TEST_DIR/b"
+	assert_failure 1
+	assert_one_error_line 'guard.yaml:1:18: workspace_guard: "maybe": give quarantine or off'
+	runtime kit run --workspace-guard maybe -- true
+	assert_failure 1
+	assert_one_error_line '--workspace-guard "maybe": give quarantine or off'
 	[ ! -e "$TEST_DIR/b" ]
+	assert_kit_run_clean
 }
 
 # ---------------------------------------------------------------- show
@@ -202,7 +210,7 @@ assert_image_cache_count() {
 	assert_output_contains "#   egress allow: github.com:22"
 	runtime kit show "$REPO_ROOT/kits/no-network.yaml"
 	assert_output_contains "#   network:   none"
-	jq -e '.properties | keys | length == 18' "$REPO_ROOT/kits/kit.schema.json" >/dev/null
+	jq -e '.properties | keys | length == 19' "$REPO_ROOT/kits/kit.schema.json" >/dev/null
 }
 
 # ---------------------------------------------------------------- run
