@@ -350,7 +350,7 @@ static void test_field(void)
 	k = kit_with("name: t\nworkspace_guard: off\n");
 	ok(k->ws_guard == KIT_WS_GUARD_OFF, "off");
 	char *text = NULL;
-	ok(kit_show(k, &text, &err) == 0 && strstr(text, "\nworkspace_guard: off\n") && strstr(text, "#   workspace guard: off"),
+	ok(kit_show(k, NULL, &text, &err) == 0 && strstr(text, "\nworkspace_guard: off\n") && strstr(text, "#   workspace guard: off"),
 	   "kit show says off");
 	free(text);
 	struct kit_build_opts o = {.bundle = "/b", .root_path = "/merged"};
@@ -361,7 +361,7 @@ static void test_field(void)
 	kit_free(k);
 	k = kit_with("name: t\n");
 	ok(k->ws_guard == KIT_WS_GUARD_QUARANTINE, "the default is quarantine");
-	ok(kit_show(k, &text, &err) == 0 && !strstr(text, "\nworkspace_guard:") && strstr(text, "#   workspace guard: quarantine"),
+	ok(kit_show(k, NULL, &text, &err) == 0 && !strstr(text, "\nworkspace_guard:") && strstr(text, "#   workspace guard: quarantine"),
 	   "kit show: the default in the comment only");
 	free(text);
 	ok(kit_config_json(k, &o, &json, &err) == 0 && strstr(json, "\"agentbox.seccomp.file-privileges\": \"refuse\""),
