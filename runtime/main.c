@@ -50,6 +50,8 @@ static const struct command commands[] = {
 	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box); list, remove and fork named boxes", "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs",
 	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
+	{"setup", cmd_setup, "register agentbox with Docker, Podman or containerd, or take it back",
+	 "agentbox setup [--dry-run] [--undo] [--path PATH] [--config FILE] docker|podman|containerd"},
 };
 
 static const char global_usage[] =
