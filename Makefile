@@ -1,7 +1,9 @@
 # agentbox — build, test, install. Plain make + pkg-config.
 PREFIX   ?= /usr/local
 DESTDIR  ?=
-SBINDIR  ?= $(PREFIX)/sbin
+# bin, not sbin: a user's PATH has no sbin on Debian, and rootless users run
+# `agentbox kit run` themselves
+BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 DATADIR  ?= $(PREFIX)/share/agentbox
 
@@ -78,8 +80,9 @@ endif
 $(GW_OBJS): $(wildcard netfilter/gateway/*.h) netfilter/gateway_proto.h netfilter/credential.h
 # -no-pie: the static libraries' relocated data would be private dirty
 # pages in every gateway (~370 KiB); at fixed addresses they stay clean and shared.
+# (Linked dynamically, STATIC_DEPS=no, the libraries are PIC and shared anyway.)
 agentbox-gateway: $(GW_OBJS) $(GW_DEPS)
-	$(CC) -o $@ $(GW_OBJS) $(GW_DEPS) $(ALL_LDFLAGS) $(if $(SAN_FLAGS),,-no-pie) $(GW_LIBS)
+	$(CC) -o $@ $(GW_OBJS) $(GW_DEPS) $(ALL_LDFLAGS) $(if $(SAN_FLAGS)$(filter-out yes,$(STATIC_DEPS)),,-no-pie) $(GW_LIBS)
 
 agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
@@ -135,11 +138,40 @@ demo:
 	scripts/demo.sh
 
 install: agentbox agentbox-gateway
-	install -D -m 0755 agentbox $(DESTDIR)$(SBINDIR)/agentbox
-	install -D -m 0755 agentbox-gateway $(DESTDIR)$(SBINDIR)/agentbox-gateway
-	install -d $(DESTDIR)$(DATADIR)/seccomp
+	install -D -m 0755 agentbox $(DESTDIR)$(BINDIR)/agentbox
+	install -D -m 0755 agentbox-gateway $(DESTDIR)$(BINDIR)/agentbox-gateway
+	install -d $(DESTDIR)$(DATADIR)/seccomp $(DESTDIR)$(DATADIR)/kits
 	for p in $(PROFILES); do install -m 0644 $$p $(DESTDIR)$(DATADIR)/seccomp/; done
+	# the installed kits take no workspace of their own: the clone's is kits/..,
+	# which here would be $(DATADIR) (give one with --workspace DIR)
+	for k in kits/*.yaml; do sed 's|^workspace: \.\.$$|# workspace: none here; give one with kit run --workspace DIR|' $$k \
+		>$(DESTDIR)$(DATADIR)/kits/$${k##*/} && chmod 0644 $(DESTDIR)$(DATADIR)/kits/$${k##*/}; done
+	install -m 0644 kits/kit.schema.json $(DESTDIR)$(DATADIR)/kits/
 	for m in man/*.[0-9]; do sec=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$$(basename $$m); done
+
+# ---- the Debian package (debian/; README "Install") ----------------------------
+# dpkg-buildpackage runs `make clean` in the tree it builds and writes its
+# results beside it, so it builds a copy of the clone's files (tracked and
+# new, not ignored) in build/deb/: nothing is written outside the clone, and
+# the working tree's own build is left alone. The .deb is copied here and
+# checked with lintian when it is installed (LINTIAN=no skips that).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB      := agentbox_$(VERSION)_$(DEB_ARCH).deb
+LINTIAN  ?= yes
+.PHONY: deb
+deb:
+	@test "$$(dpkg-parsechangelog -l debian/changelog -SVersion)" = "$(VERSION)" || \
+		{ echo "make deb: debian/changelog's version is not $(VERSION) (the Makefile's VERSION)" >&2; exit 1; }
+	scripts/install-deps.sh deb
+	rm -rf build/deb && mkdir -p build/deb/agentbox-$(VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C build/deb/agentbox-$(VERSION)
+	cd build/deb/agentbox-$(VERSION) && dpkg-buildpackage -b -us -uc --no-sign >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; echo "make deb: dpkg-buildpackage failed (build/deb/build.log)" >&2; exit 1; }
+	cp build/deb/$(DEB) $(DEB)
+	if [ "$(LINTIAN)" = yes ] && command -v lintian >/dev/null; then \
+		lintian --fail-on error,warning $(DEB); fi
+	@echo "make deb: $(DEB)"
 
 clean:
 	rm -f agentbox agentbox-gateway $(OBJS) $(GW_OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe
