@@ -56,9 +56,19 @@ static bool line_blank(const char *s, size_t len)
 	return true;
 }
 
+/* yajl's pretty printer writes an empty object or array over lines of its
+ * own, "{\n\n  }": made "{}" (a raw newline is layout, never inside a string) */
 static char *text_with_newline(const char *s, size_t len)
 {
-	return len && s[len - 1] == '\n' ? xstrdup(s) : xasprintf("%s\n", s);
+	char *t = len && s[len - 1] == '\n' ? xstrdup(s) : xasprintf("%s\n", s), *w = t;
+	for (const char *r = t; *r; r++) {
+		*w++ = *r;
+		size_t sp = strspn(r + 1, " \n");
+		if ((*r == '{' || *r == '[') && r[1] == '\n' && r[1 + sp] == (*r == '{' ? '}' : ']'))
+			r += sp;
+	}
+	*w = 0;
+	return t;
 }
 
 /* ---- docker: daemon.json ---------------------------------------------------- */
@@ -106,38 +116,34 @@ static void docker_runtimes(struct json_out *o, yajl_val rt, const char *bin, en
 	json_obj_end(o);
 }
 
-/* The whole file; NULL when UNDO leaves an empty object. */
+/* The whole file. Undo leaves an empty runtimes object in place: dockerd's
+ * SIGHUP replaces its runtimes only when the file has the key (20.10), so
+ * without it the runtime would stay loaded until a restart. */
 static char *docker_render(yajl_val root, const char *bin, enum docker_op op)
 {
 	struct json_out *o = json_out_new(true);
-	size_t n = root ? root->u.object.len : 0, kept = 0;
+	size_t n = root ? root->u.object.len : 0;
 	bool seen = false;
 	json_obj_begin(o);
 	for (size_t i = 0; i < n; i++) {
 		const char *k = root->u.object.keys[i];
 		yajl_val v = root->u.object.values[i];
+		json_key(o, k);
 		if (streq(k, "runtimes") && YAJL_IS_OBJECT(v) && op != DOCKER_KEEP) {
 			seen = true;
-			/* undo: a runtimes object left empty goes too */
-			if (op == DOCKER_UNDO && v->u.object.len == 1 && json_get(v, "agentbox"))
-				continue;
-			json_key(o, k);
 			docker_runtimes(o, v, bin, op);
 		} else {
-			json_key(o, k);
 			json_value(o, v);
 		}
-		kept++;
 	}
 	if (op == DOCKER_ADD && !seen) {
 		json_key(o, "runtimes");
 		docker_runtimes(o, NULL, bin, op);
-		kept++;
 	}
 	json_obj_end(o);
 	size_t len;
 	const char *text = json_out_text(o, &len);
-	char *ret = kept || op != DOCKER_UNDO ? text_with_newline(text, len) : NULL;
+	char *ret = text_with_newline(text, len);
 	json_out_free(o);
 	return ret;
 }

@@ -57,11 +57,10 @@ static void docker_tests(void)
 
 	/* undo gives the keys back, without runtimes */
 	ok(edit(setup_edit_docker, out, true, back, sizeof back, &err) == 1, "docker: undo is a change");
-	ok(!strstr(back, "runtimes") && strstr(back, "\"z\": null") && strstr(back, "\"mtu\": 1500"),
-	   "docker: undo takes the empty runtimes out and keeps the rest");
+	ok(!strstr(back, "agentbox") && strstr(back, "\"z\": null") && strstr(back, "\"mtu\": 1500"),
+	   "docker: undo takes the entry out and keeps the rest");
+	has_substr(back, "\"runtimes\": {}", "docker: ... leaving runtimes empty, for dockerd's SIGHUP to drop the runtime");
 	ok(edit(setup_edit_docker, back, true, again, sizeof again, &err) == 0, "docker: undo twice: nothing to change");
-	ok(edit(setup_edit_docker, "{\"runtimes\": {\"agentbox\": {\"path\": \"" BIN "\"}}}", true, back, sizeof back, &err) == 1 &&
-	   streq(back, ""), "docker: undo of a file that held only our entry removes the file");
 
 	/* merge into an existing runtimes object; an entry of ours keeps its other keys */
 	const char *rt = "{\"runtimes\": {\"crun\": {\"path\": \"/usr/bin/crun\"}, "
