@@ -152,26 +152,33 @@ install: agentbox agentbox-gateway
 # ---- the Debian package (debian/; README "Install") ----------------------------
 # dpkg-buildpackage runs `make clean` in the tree it builds and writes its
 # results beside it, so it builds a copy of the clone's files (tracked and
-# new, not ignored) in build/deb/: nothing is written outside the clone, and
-# the working tree's own build is left alone. The .deb is copied here and
-# checked with lintian when it is installed (LINTIAN=no skips that).
-DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
-DEB      := agentbox_$(VERSION)_$(DEB_ARCH).deb
-LINTIAN  ?= yes
+# new, not ignored) in DEB_BUILD (build/deb): nothing is written outside the
+# clone, and the working tree's own build is left alone. The .deb goes to
+# DEB_OUT (here) and is checked with lintian when that is installed
+# (LINTIAN=no skips it). The outer make's variables and the test build's
+# (TEST_HOOKS, SANITIZE) do not reach the package's build.
+DEB_ARCH  := $(shell dpkg --print-architecture 2>/dev/null)
+DEB       := agentbox_$(VERSION)_$(DEB_ARCH).deb
+DEB_BUILD ?= build/deb
+DEB_OUT   ?= .
+LINTIAN   ?= yes
 .PHONY: deb
 deb:
 	@test "$$(dpkg-parsechangelog -l debian/changelog -SVersion)" = "$(VERSION)" || \
 		{ echo "make deb: debian/changelog's version is not $(VERSION) (the Makefile's VERSION)" >&2; exit 1; }
 	scripts/install-deps.sh deb
-	rm -rf build/deb && mkdir -p build/deb/agentbox-$(VERSION)
+	rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/agentbox-$(VERSION)
 	git ls-files -z --cached --others --exclude-standard | \
-		tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C build/deb/agentbox-$(VERSION)
-	cd build/deb/agentbox-$(VERSION) && dpkg-buildpackage -b -us -uc --no-sign >../build.log 2>&1 || \
-		{ tail -n 30 ../build.log >&2; echo "make deb: dpkg-buildpackage failed (build/deb/build.log)" >&2; exit 1; }
-	cp build/deb/$(DEB) $(DEB)
+		tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C $(DEB_BUILD)/agentbox-$(VERSION)
+	cd $(DEB_BUILD)/agentbox-$(VERSION) && \
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TEST_HOOKS -u SANITIZE AGENTBOX_COMMIT=$(COMMIT) \
+		DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-parallel=$$(nproc)}" \
+		dpkg-buildpackage -b -us -uc --no-sign >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; echo "make deb: dpkg-buildpackage failed ($(DEB_BUILD)/build.log)" >&2; exit 1; }
+	cp $(DEB_BUILD)/$(DEB) $(DEB_OUT)/$(DEB)
 	if [ "$(LINTIAN)" = yes ] && command -v lintian >/dev/null; then \
-		lintian --fail-on error,warning $(DEB); fi
-	@echo "make deb: $(DEB)"
+		lintian --fail-on error,warning $(DEB_OUT)/$(DEB); fi
+	@echo "make deb: $(DEB_OUT)/$(DEB)"
 
 clean:
 	rm -f agentbox agentbox-gateway $(OBJS) $(GW_OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe
