@@ -188,11 +188,16 @@ clean:
 # after a plain build (or the other way round) rebuilds them all.
 FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_DEPS) | $(TEST_HOOKS)
 FLAGS_STAMP := build/flags
+# (make deb builds elsewhere: this tree's stamps stay as its last build left them)
+ifneq ($(MAKECMDGOALS),deb)
 $(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
+endif
 $(OBJS) $(GW_OBJS) agentbox agentbox-gateway $(UNIT_BINS) tests/netfilter/egress-driver tests/netfilter/gateway-driver: $(FLAGS_STAMP)
 # `agentbox --version` names the commit it was built from: main.o follows HEAD.
 COMMIT_STAMP := build/commit
+ifneq ($(MAKECMDGOALS),deb)
 $(shell echo "$(COMMIT)" | cmp -s - $(COMMIT_STAMP) || echo "$(COMMIT)" > $(COMMIT_STAMP))
+endif
 runtime/main.o: $(COMMIT_STAMP)
 
 # Under sanitizers every run of the runtime also checks for leaks, and an
