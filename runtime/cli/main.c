@@ -60,6 +60,8 @@ static const struct command commands[] = {
 	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs",
 	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
+	{"setup", cmd_setup, "register agentbox with Docker, Podman or containerd, or take it back",
+	 "agentbox setup [--dry-run] [--undo] [--path PATH] [--config FILE] docker|podman|containerd"},
 };
 
 static const char global_usage[] =
