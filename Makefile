@@ -48,7 +48,7 @@ FOLDERS  := lib \
 	netfilter/wire netfilter/policy netfilter/ruleset netfilter/sentry netfilter/gateway \
 	oci/config oci/image oci/kit seccomp-profiles \
 	runtime/cgroups runtime/linux runtime/init runtime/state runtime/settings \
-	runtime/egress runtime/floor runtime/container runtime/kit runtime/cli
+	runtime/egress runtime/floor runtime/container runtime/kit runtime/setup runtime/cli
 USES_lib               :=
 USES_netfilter/wire    := lib
 USES_netfilter/policy  := lib
@@ -71,9 +71,10 @@ USES_runtime/container := lib netfilter/policy netfilter/ruleset oci/config secc
 	runtime/linux runtime/init runtime/state runtime/settings runtime/egress runtime/floor
 USES_runtime/kit       := lib netfilter/policy netfilter/ruleset oci/config oci/kit runtime/cgroups runtime/linux \
 	runtime/init runtime/state runtime/container
+USES_runtime/setup     := lib
 USES_runtime/cli       := lib netfilter/policy netfilter/sentry oci/config oci/kit seccomp-profiles \
 	runtime/cgroups runtime/linux runtime/state runtime/settings runtime/egress runtime/container \
-	runtime/kit
+	runtime/kit runtime/setup
 # a folder's include path: itself and, recursively, what it uses
 uses_all = $(sort $(1) $(foreach u,$(USES_$(1)),$(call uses_all,$(u))))
 $(foreach f,$(FOLDERS),$(eval INC_$(f) := $(foreach u,$(call uses_all,$(f)),-I$(u))))

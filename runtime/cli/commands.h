@@ -39,23 +39,6 @@ DECLARE_COMMAND(kit);
 DECLARE_COMMAND(egress);
 DECLARE_COMMAND(setup);
 
-/* setup's edits of an engine's file, text in and text out (cmd_setup.c;
- * tests/unit/test_setup.c). text NULL: no file. Returns 1 with *ret the
- * change (before/after NULL: no file before/after), 0 when there is nothing
- * to change, or a negative error naming `what`. */
-struct setup_change {
-	char *before;       /* what the preview shows as the old text */
-	char *after;
-	const char *note;   /* said before the preview, or NULL */
-};
-int setup_edit_docker(const char *text, const char *what, const char *bin, bool undo,
-		      struct setup_change *ret, struct ab_err *err);
-int setup_edit_podman(const char *text, const char *what, const char *bin, bool undo,
-		      struct setup_change *ret, struct ab_err *err);
-int setup_edit_containerd(const char *text, const char *what, const char *bin, bool undo,
-			  struct setup_change *ret, struct ab_err *err);
-void setup_change_free(struct setup_change *c);
-
 /* Shared by handlers: print usage of the current command and return 0. */
 int command_help(const char *name);
 /* "--help"/"-h" anywhere before "--"? */

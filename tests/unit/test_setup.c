@@ -1,11 +1,12 @@
-/* agentbox setup's edits (runtime/cmd_setup.c): daemon.json keeps every other
+/* agentbox setup's edits (runtime/setup/): daemon.json keeps every other
  * key and its order, merges into an existing runtimes object, is idempotent,
  * undoes only its own entry and refuses what is not JSON; the containerd block
  * and the Podman drop-in go in once and come out whole. */
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "setup.h"
+#include "util.h"
 #include "tap.h"
 
 #define BIN "/usr/bin/agentbox"
