@@ -2,6 +2,7 @@
 #include "rootless.h"
 #include "state.h"
 #include "userns.h"
+#include "log.h"
 #include "util.h"
 
 #include "config.h"
@@ -44,30 +45,60 @@ static int check_private_dir(const char *dir, struct ab_err *err)
 	return 0;
 }
 
-int rootless_user_runtime_dir(char *buf, size_t len, struct ab_err *err)
+/* $XDG_RUNTIME_DIR when it names a directory of the user's. `su USER` keeps
+ * the caller's (root's /run/user/0), `sudo -E` too: another user's directory
+ * is not ours to use, and the fallback is what the user gets without one. */
+static bool xdg_runtime_dir_usable(const char *xdg)
+{
+	struct stat st;
+	if (!xdg || xdg[0] != '/')
+		return false;
+	if (stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		return true;
+	log_debug("XDG_RUNTIME_DIR=%s is not a directory of uid %u: not used", xdg, (unsigned)geteuid());
+	return false;
+}
+
+/* pam_systemd's directory, when the session has one without saying so, else
+ * one of ours in /tmp. Not $TMPDIR: su, sudo and a login shell differ in it,
+ * and every command of the user must find the same state (Debian's package
+ * keeps systemd-tmpfiles' age cleaning away from /tmp/agentbox-*). */
+static int decide_runtime_dir(char *buf, size_t len, struct ab_err *err)
 {
 	const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
-	if (xdg && *xdg) {
+	if (xdg_runtime_dir_usable(xdg)) {
 		if (snprintf(buf, len, "%s", xdg) >= (int)len)
 			return ab_error(err, ENAMETOOLONG, "XDG_RUNTIME_DIR %s", xdg);
 		return 0;
 	}
-	/* pam_systemd's directory, when the session has one without saying so */
 	struct stat st;
 	snprintf(buf, len, "/run/user/%u", (unsigned)geteuid());
 	if (lstat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077))
 		return 0;
-	const char *tmp = secure_getenv("TMPDIR");
-	if (!tmp || tmp[0] != '/')
-		tmp = "/tmp";
-	if (snprintf(buf, len, "%s/agentbox-%u", tmp, (unsigned)geteuid()) >= (int)len)
-		return ab_error(err, ENAMETOOLONG, "TMPDIR %s", tmp);
+	snprintf(buf, len, "%s/agentbox-%u", ROOTLESS_FALLBACK_TMP, (unsigned)geteuid());
 	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return ab_error(err, errno, "create the runtime directory %s", buf);
 	return check_private_dir(buf, err);
 }
 
-const char *rootless_default_state_root(struct ab_err *err)
+/* Decided once: a kit command goes on as root of a user namespace of the
+ * user's (rootless_enter_userns decides first), where geteuid() is 0 and the
+ * environment unchanged, and must keep the user's paths there. */
+static char runtime_dir[PATH_MAX - 16];
+static const char *default_root;
+
+int rootless_user_runtime_dir(char *buf, size_t len, struct ab_err *err)
+{
+	if (!runtime_dir[0] && decide_runtime_dir(runtime_dir, sizeof runtime_dir, err) < 0) {
+		runtime_dir[0] = 0;
+		return -1;
+	}
+	if (snprintf(buf, len, "%s", runtime_dir) >= (int)len)
+		return ab_error(err, ENAMETOOLONG, "the runtime directory %s", runtime_dir);
+	return 0;
+}
+
+static const char *decide_state_root(struct ab_err *err)
 {
 	static char root[PATH_MAX];
 	if (!rootless_detect())
@@ -85,6 +116,13 @@ const char *rootless_default_state_root(struct ab_err *err)
 		return NULL;
 	snprintf(root, sizeof root, "%s/agentbox", dir);
 	return root;
+}
+
+const char *rootless_default_state_root(struct ab_err *err)
+{
+	if (!default_root)
+		default_root = decide_state_root(err);
+	return default_root;
 }
 
 /* A sysctl's value as a number, or -1 when the host has no such file. */
@@ -166,6 +204,9 @@ static void map_writer(pid_t target, int go, int report, const struct oci_id_map
 
 int rootless_enter_userns(bool need_range, struct ab_err *err)
 {
+	/* the user's paths, while we are still the user (see default_root) */
+	if (!rootless_default_state_root(err))
+		return -1;
 	const char *refused = rootless_userns_refused();
 	if (refused)
 		return ab_error(err, 0, "%s", refused);

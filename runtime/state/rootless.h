@@ -17,15 +17,23 @@
  * namespace of its own. Decided once. */
 bool rootless_detect(void);
 
-/* The user's runtime directory: $XDG_RUNTIME_DIR; without it /run/user/UID
- * when that is the user's own, else $TMPDIR (or /tmp)/agentbox-UID, made 0700
- * and refused unless it is a directory of the user's alone. */
+/* Where a rootless user's runtime directory is when the environment names
+ * none of the user's (agentbox(8), FILES). */
+#define ROOTLESS_FALLBACK_TMP "/tmp"
+
+/* The user's runtime directory: $XDG_RUNTIME_DIR when it is a directory of
+ * the user's; else /run/user/UID when that is the user's own (a login
+ * session's, named or not), else /tmp/agentbox-UID, made 0700 and refused
+ * unless it is a directory of the user's alone. Decided once per process,
+ * so that it stays the user's after rootless_enter_userns. */
 int rootless_user_runtime_dir(char *buf, size_t len, struct ab_err *err);
 
 /* The default --root: /run/agentbox for root of the host (and for root of a
  * container's user namespace whose $USER is root, or that has no
  * $XDG_RUNTIME_DIR: a runtime inside a container); else
- * USER_RUNTIME_DIR/agentbox. The returned string is static. */
+ * USER_RUNTIME_DIR/agentbox. Decided once, like the runtime directory; the
+ * durable egress log's place follows it (deny_log.h). The returned string
+ * is static. */
 const char *rootless_default_state_root(struct ab_err *err);
 
 /* Why this host refuses user namespaces to unprivileged users, as one

@@ -158,7 +158,8 @@ runtime_gone() { docker_runtimes | grep -q runc && ! docker_runtimes | grep -q a
 	dpkg-deb -c "$PKG_DEB" | awk '{print $6}' >"$PKG_DIR/contents"
 	for f in ./usr/bin/agentbox ./usr/bin/agentbox-gateway ./usr/share/man/man8/agentbox.8.gz \
 		./usr/share/man/man8/agentbox-setup.8.gz ./usr/share/man/man5/agentbox-config.5.gz \
-		./usr/share/agentbox/seccomp/agent.json ./usr/share/agentbox/kits/python-agent.yaml ./etc/agentbox/config.yaml; do
+		./usr/share/agentbox/seccomp/agent.json ./usr/share/agentbox/kits/python-agent.yaml ./etc/agentbox/config.yaml \
+		./usr/lib/tmpfiles.d/agentbox.conf; do
 		grep -qxF "$f" "$PKG_DIR/contents" || fail "$f is not in the package"
 	done
 	dpkg-deb -e "$PKG_DEB" "$PKG_DIR/control"

@@ -145,7 +145,7 @@ rl() {
 	[ ! -e "$ROOT/ct" ]
 }
 
-@test "rootless: the default state root is \$XDG_RUNTIME_DIR/agentbox, else /run/user/UID, else a private TMPDIR dir" {
+@test "rootless: the default state root is \$XDG_RUNTIME_DIR/agentbox, else /run/user/UID, else a private /tmp/agentbox-UID" {
 	RL_ARGS=(--egress-allow all)
 	RL_NO_ROOT=1
 	rl run ct1
@@ -160,28 +160,33 @@ rl() {
 	[ -d "$RL_XDG/agentbox/ct2" ] || fail "not under /run/user/$RL_UID: $(ls "$RL_XDG/agentbox")"
 	rl delete ct2
 	assert_success
-	# neither: TMPDIR/agentbox-UID, made 0700
-	local tmp=$TEST_DIR/tmp
+	# neither: /tmp/agentbox-UID, made 0700, whatever TMPDIR says (su, sudo
+	# and a login shell differ in it, and the user's commands must agree)
+	local tmp=$TEST_DIR/tmp dir=/tmp/agentbox-$RL_UID
 	mkdir -m 1777 "$tmp"
+	rm -rf "$dir"
 	chmod 000 "$RL_XDG"   # as if it were not the user's
 	chown root "$RL_XDG"
+	defer chmod 700 "$RL_XDG"
+	defer chown "$RL_USER" "$RL_XDG"
 	RL_TMPDIR=$tmp rl run --keep ct3
-	chown "$RL_USER" "$RL_XDG"
-	chmod 700 "$RL_XDG"
 	assert_success
-	[ "$(stat -c '%U %a' "$tmp/agentbox-$RL_UID")" = "$RL_USER 700" ]
-	[ -d "$tmp/agentbox-$RL_UID/agentbox/ct3" ]
-	RL_TMPDIR=$tmp RL_NO_ROOT=1 rl delete ct3
+	[ "$(stat -c '%U %a' "$dir")" = "$RL_USER 700" ]
+	[ -d "$dir/agentbox/ct3" ]
+	[ -z "$(ls -A "$tmp")" ] || fail "TMPDIR used: $(ls -A "$tmp")"
+	# an XDG_RUNTIME_DIR that is not the user's (su keeps root's) is passed over
+	RL_XDG_OVERRIDE="XDG_RUNTIME_DIR=$RL_XDG" rl list -q
+	assert_success
+	[ "$stdout" = ct3 ] || fail "list with root's XDG_RUNTIME_DIR: $output"
+	rl delete ct3
+	assert_success
 	# one that someone else made first is refused, in one line
-	rm -rf "$tmp/agentbox-$RL_UID"
-	mkdir -m 777 "$tmp/agentbox-$RL_UID"
-	chmod 000 "$RL_XDG"
-	chown root "$RL_XDG"
-	RL_TMPDIR=$tmp rl run ct4
-	chown "$RL_USER" "$RL_XDG"
-	chmod 700 "$RL_XDG"
+	rm -rf "$dir"
+	mkdir -m 777 "$dir"
+	rl run ct4
 	assert_failure 1
-	assert_one_error_line "the runtime directory $tmp/agentbox-$RL_UID is not the user's alone"
+	assert_one_error_line "the runtime directory $dir is not the user's alone"
+	rm -rf "$dir"
 }
 
 @test "rootless: a resource limit without a delegated cgroup is refused as runc refuses it; so is a cgroupsPath" {
