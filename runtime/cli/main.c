@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 	}
 	if (starts_containers(name) && sealed_exe_ensure(argv, &err) < 0) {
 		log_error("%s", err.msg);
-		return 1;
+		return cmd->fn == cmd_exec ? EXEC_RUNTIME_FAILURE : 1;
 	}
 	int sub_argc = argc - optind;
 	char **sub_argv = argv + optind;
@@ -299,7 +299,7 @@ int main(int argc, char **argv)
 	int r = cmd->fn(&g, sub_argc, sub_argv, &err);
 	if (r < 0) {
 		log_error("%s", err.msg[0] ? err.msg : "failed");
-		return 1;
+		return err.status ? err.status : 1;
 	}
 	return finish(r);
 }
