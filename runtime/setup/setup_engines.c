@@ -140,13 +140,24 @@ static int setup_apply(const char *path, const char *after, const struct stat *o
 	return 0;
 }
 
+/* a file of root's, and we are not: say how to run it */
+static int as_root_hint(const struct engine *e, bool undo, struct ab_err *err)
+{
+	if (geteuid() != 0 && (err->code == EACCES || err->code == EPERM)) {
+		size_t n = strlen(err->msg);
+		snprintf(err->msg + n, sizeof err->msg - n, " (as root: sudo agentbox setup%s %s)",
+			 undo ? " --undo" : "", e->name);
+	}
+	return -1;
+}
+
 static int setup_run(const struct engine *e, const char *path, const char *bin, bool undo, bool dry_run,
 		     struct ab_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	if (setup_read(path, &text, &st, err) < 0)
-		return -1;
+		return as_root_hint(e, undo, err);
 	struct setup_change c;
 	int r = e->edit(text, path, bin, undo, &c, err);
 	if (r < 0)
@@ -163,7 +174,9 @@ static int setup_run(const struct engine *e, const char *path, const char *bin, 
 	} else {
 		fflush(stdout);
 		r = setup_apply(path, c.after, text ? &st : NULL, err);
-		if (r >= 0)
+		if (r < 0)
+			as_root_hint(e, undo, err);
+		else
 			printf("%s %s\n%s\n", c.after ? "wrote" : "removed", path, undo ? e->removed : e->added);
 	}
 	setup_change_free(&c);

@@ -267,7 +267,7 @@ runtime_gone() { docker_runtimes | grep -q runc && ! docker_runtimes | grep -q a
 	assert_output_contains "still-working"
 }
 
-@test "package: setup --undo docker takes out only what setup added; remove is quiet after it" {
+@test "package: setup --undo docker takes out only what setup added; remove is quiet after it; purge takes the logs" {
 	pkg_ready
 	run in_root dpkg -i "/tmp/${PKG_DEB##*/}"
 	assert_success
@@ -286,4 +286,12 @@ sys.exit(0 if a == dict(b, runtimes={}) and list(a) == list(b) + ["runtimes"] el
 	run in_root apt-get remove -y agentbox
 	assert_success
 	refute_output_contains "still register"
+	# purge: root's durable logs go, a named box stays, said once
+	in_root sh -c 'mkdir -p /var/log/agentbox/ct1 /var/lib/agentbox/boxes/b1 && touch /var/log/agentbox/ct1/egress.log'
+	run in_root apt-get purge -y agentbox
+	assert_success
+	assert_output_contains "the named boxes in /var/lib/agentbox/boxes are kept"
+	run in_root test -e /var/log/agentbox
+	assert_status 1
+	in_root test -d /var/lib/agentbox/boxes/b1 || fail "purge removed a named box"
 }
