@@ -1,7 +1,9 @@
 # agentbox — build, test, install. Plain make + pkg-config.
 PREFIX   ?= /usr/local
 DESTDIR  ?=
-SBINDIR  ?= $(PREFIX)/sbin
+# bin, not sbin: a user's PATH has no sbin on Debian, and rootless users run
+# `agentbox kit run` themselves
+BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 DATADIR  ?= $(PREFIX)/share/agentbox
 # shell completion, where bash-completion and Debian's zsh look (a package's
@@ -50,7 +52,7 @@ FOLDERS  := lib \
 	netfilter/wire netfilter/policy netfilter/ruleset netfilter/sentry netfilter/gateway \
 	oci/config oci/image oci/kit seccomp-profiles \
 	runtime/cgroups runtime/linux runtime/init runtime/state runtime/settings \
-	runtime/egress runtime/floor runtime/container runtime/kit runtime/cli
+	runtime/egress runtime/floor runtime/container runtime/kit runtime/setup runtime/cli
 USES_lib               :=
 USES_netfilter/wire    := lib
 USES_netfilter/policy  := lib
@@ -73,9 +75,10 @@ USES_runtime/container := lib netfilter/policy netfilter/ruleset oci/config secc
 	runtime/linux runtime/init runtime/state runtime/settings runtime/egress runtime/floor
 USES_runtime/kit       := lib netfilter/policy netfilter/ruleset oci/config oci/kit runtime/cgroups runtime/linux \
 	runtime/init runtime/state runtime/container
+USES_runtime/setup     := lib
 USES_runtime/cli       := lib netfilter/policy netfilter/sentry oci/config oci/kit seccomp-profiles \
 	runtime/cgroups runtime/linux runtime/state runtime/settings runtime/egress runtime/container \
-	runtime/kit
+	runtime/kit runtime/setup
 # a folder's include path: itself and, recursively, what it uses
 uses_all = $(sort $(1) $(foreach u,$(USES_$(1)),$(call uses_all,$(u))))
 $(foreach f,$(FOLDERS),$(eval INC_$(f) := $(foreach u,$(call uses_all,$(f)),-I$(u))))
@@ -113,8 +116,9 @@ endif
 $(GW_OBJS): $(wildcard netfilter/gateway/*.h) netfilter/wire/gateway_proto.h netfilter/policy/credential.h
 # -no-pie: the static libraries' relocated data would be private dirty
 # pages in every gateway (~370 KiB); at fixed addresses they stay clean and shared.
+# (Linked dynamically, STATIC_DEPS=no, the libraries are PIC and shared anyway.)
 agentbox-gateway: $(GW_OBJS) $(GW_DEPS)
-	$(CC) -o $@ $(GW_OBJS) $(GW_DEPS) $(ALL_LDFLAGS) $(if $(SAN_FLAGS),,-no-pie) $(GW_LIBS)
+	$(CC) -o $@ $(GW_OBJS) $(GW_DEPS) $(ALL_LDFLAGS) $(if $(SAN_FLAGS)$(filter-out yes,$(STATIC_DEPS)),,-no-pie) $(GW_LIBS)
 
 agentbox: $(OBJS)
 	$(CC) -o $@ $(OBJS) $(ALL_LDFLAGS) $(BIN_LIBS)
@@ -170,13 +174,49 @@ demo:
 	scripts/demo.sh
 
 install: agentbox agentbox-gateway
-	install -D -m 0755 agentbox $(DESTDIR)$(SBINDIR)/agentbox
-	install -D -m 0755 agentbox-gateway $(DESTDIR)$(SBINDIR)/agentbox-gateway
-	install -d $(DESTDIR)$(DATADIR)/seccomp
+	install -D -m 0755 agentbox $(DESTDIR)$(BINDIR)/agentbox
+	install -D -m 0755 agentbox-gateway $(DESTDIR)$(BINDIR)/agentbox-gateway
+	install -d $(DESTDIR)$(DATADIR)/seccomp $(DESTDIR)$(DATADIR)/kits
 	for p in $(PROFILES); do install -m 0644 $$p $(DESTDIR)$(DATADIR)/seccomp/; done
+	# the installed kits take no workspace of their own: the clone's is kits/..,
+	# which here would be $(DATADIR) (give one with --workspace DIR)
+	for k in kits/*.yaml; do sed 's|^workspace: \.\.$$|# workspace: none here; give one with kit run --workspace DIR|' $$k \
+		>$(DESTDIR)$(DATADIR)/kits/$${k##*/} && chmod 0644 $(DESTDIR)$(DATADIR)/kits/$${k##*/}; done
+	install -m 0644 kits/kit.schema.json $(DESTDIR)$(DATADIR)/kits/
 	for m in man/*.[0-9]; do sec=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$sec/$$(basename $$m); done
 	install -D -m 0644 completions/agentbox.bash $(DESTDIR)$(BASHCOMPDIR)/agentbox
 	install -D -m 0644 completions/_agentbox $(DESTDIR)$(ZSHCOMPDIR)/_agentbox
+
+# ---- the Debian package (debian/; README "Install") ----------------------------
+# dpkg-buildpackage runs `make clean` in the tree it builds and writes its
+# results beside it, so it builds a copy of the clone's files (tracked and
+# new, not ignored) in DEB_BUILD (build/deb): nothing is written outside the
+# clone, and the working tree's own build is left alone. The .deb goes to
+# DEB_OUT (here) and is checked with lintian when that is installed
+# (LINTIAN=no skips it). The outer make's variables and the test build's
+# (TEST_HOOKS, SANITIZE) do not reach the package's build.
+DEB_ARCH  := $(shell dpkg --print-architecture 2>/dev/null)
+DEB       := agentbox_$(VERSION)_$(DEB_ARCH).deb
+DEB_BUILD ?= build/deb
+DEB_OUT   ?= .
+LINTIAN   ?= yes
+.PHONY: deb
+deb:
+	@test "$$(dpkg-parsechangelog -l debian/changelog -SVersion)" = "$(VERSION)" || \
+		{ echo "make deb: debian/changelog's version is not $(VERSION) (the Makefile's VERSION)" >&2; exit 1; }
+	scripts/install-deps.sh deb
+	rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/agentbox-$(VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C $(DEB_BUILD)/agentbox-$(VERSION)
+	cd $(DEB_BUILD)/agentbox-$(VERSION) && \
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u TEST_HOOKS -u SANITIZE AGENTBOX_COMMIT=$(COMMIT) \
+		DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-parallel=$$(nproc)}" \
+		dpkg-buildpackage -b -us -uc --no-sign >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; echo "make deb: dpkg-buildpackage failed ($(DEB_BUILD)/build.log)" >&2; exit 1; }
+	cp $(DEB_BUILD)/$(DEB) $(DEB_OUT)/$(DEB)
+	if [ "$(LINTIAN)" = yes ] && command -v lintian >/dev/null; then \
+		lintian --fail-on error,warning $(DEB_OUT)/$(DEB); fi
+	@echo "make deb: $(DEB_OUT)/$(DEB)"
 
 clean:
 	rm -f agentbox agentbox-gateway $(OBJS) $(GW_OBJS) $(UNIT_BINS) tests/helper/abtest tests/helper/prober tests/helper/netprobe
@@ -186,11 +226,16 @@ clean:
 # after a plain build (or the other way round) rebuilds them all.
 FLAGS_ID := $(CC) | $(SANITIZE) | $(CFLAGS) | $(LDFLAGS) | $(WERROR) | $(STATIC_DEPS) | $(TEST_HOOKS)
 FLAGS_STAMP := build/flags
+# (make deb builds elsewhere: this tree's stamps stay as its last build left them)
+ifneq ($(MAKECMDGOALS),deb)
 $(shell mkdir -p build; echo "$(FLAGS_ID)" | cmp -s - $(FLAGS_STAMP) || echo "$(FLAGS_ID)" > $(FLAGS_STAMP))
+endif
 $(OBJS) $(GW_OBJS) agentbox agentbox-gateway $(UNIT_BINS) tests/netfilter/egress-driver tests/netfilter/gateway-driver: $(FLAGS_STAMP)
 # `agentbox --version` names the commit it was built from: main.o follows HEAD.
 COMMIT_STAMP := build/commit
+ifneq ($(MAKECMDGOALS),deb)
 $(shell echo "$(COMMIT)" | cmp -s - $(COMMIT_STAMP) || echo "$(COMMIT)" > $(COMMIT_STAMP))
+endif
 runtime/cli/main.o: $(COMMIT_STAMP)
 
 # Under sanitizers every run of the runtime also checks for leaks, and an

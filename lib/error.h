@@ -13,6 +13,8 @@
 
 struct ab_err {
 	int code;                   /* errno of the root cause, 0 if none */
+	int status;                 /* the exit status main gives it, 0 = 1 (exec's
+				     * failures of the runtime: 255, docs/ERRORS.md) */
 	char msg[AB_ERR_MSG_MAX];
 };
 
@@ -29,7 +31,7 @@ int ab_wrap(struct ab_err *err, const char *fmt, ...)
  * status 1. Never abort(): no core file, nothing half-printed. */
 __attribute__((noreturn)) void ab_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ab_set_fatal_hook(void (*print)(const char *msg));
-static inline void ab_err_clear(struct ab_err *err) { err->code = 0; err->msg[0] = 0; }
+static inline void ab_err_clear(struct ab_err *err) { err->code = 0; err->status = 0; err->msg[0] = 0; }
 static inline int ab_err_is_set(const struct ab_err *err) { return err->msg[0] != 0; }
 
 #endif

@@ -465,6 +465,31 @@ void json_kv_strs(struct json_out *o, const char *key, const char *const *v, siz
 	json_arr_end(o);
 }
 
+void json_value(struct json_out *o, yajl_val v)
+{
+	if (YAJL_IS_OBJECT(v)) {
+		json_obj_begin(o);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			json_key(o, v->u.object.keys[i]);
+			json_value(o, v->u.object.values[i]);
+		}
+		json_obj_end(o);
+	} else if (YAJL_IS_ARRAY(v)) {
+		json_arr_begin(o);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			json_value(o, v->u.array.values[i]);
+		json_arr_end(o);
+	} else if (YAJL_IS_STRING(v)) {
+		json_str(o, v->u.string);
+	} else if (YAJL_IS_NUMBER(v)) {
+		check(yajl_gen_number(o->g, v->u.number.r, strlen(v->u.number.r)));
+	} else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+		json_bool(o, YAJL_IS_TRUE(v));
+	} else {
+		json_null(o);
+	}
+}
+
 const char *json_out_text(struct json_out *o, size_t *ret_len)
 {
 	const unsigned char *buf = NULL;

@@ -38,6 +38,8 @@ void json_kv_uint(struct json_out *o, const char *key, uint64_t v);
 void json_kv_bool(struct json_out *o, const char *key, bool v);
 /* "key": [v[0], ..., v[n-1]] */
 void json_kv_strs(struct json_out *o, const char *key, const char *const *v, size_t n);
+/* A parsed value as it was read: keys in their order, numbers by their text. */
+void json_value(struct json_out *o, yajl_val v);
 /* The generated text (valid until the next call on o). */
 const char *json_out_text(struct json_out *o, size_t *ret_len);
 

@@ -1,4 +1,6 @@
-/* exec: --process FILE or runc's individual flags, then one call into the lifecycle. */
+/* exec: --process FILE or runc's individual flags, then one call into the
+ * lifecycle. The program's status is exec's; a failure of the runtime is 255
+ * (EXEC_RUNTIME_FAILURE), one of the command line 1, as in runc. */
 #include "commands.h"
 #include "util.h"
 
@@ -90,7 +92,10 @@ int cmd_exec(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 	o.id = container_id_or_box(g, argv[optind], box, sizeof box);
 	o.args = argv + optind + 1;
 	o.n_args = (size_t)(argc - optind - 1);
-	if (o.process_path && o.n_args)
-		return ab_error(err, 0, "exec: give either --process FILE or a COMMAND, not both");
-	return container_exec(g, &o, err);
+	/* the command line is read: from here on a failure is the runtime's */
+	int r = o.process_path && o.n_args ? ab_error(err, 0, "exec: give either --process FILE or a COMMAND, not both")
+					   : container_exec(g, &o, err);
+	if (r < 0)
+		err->status = EXEC_RUNTIME_FAILURE;
+	return r;
 }

@@ -10,6 +10,11 @@
 #include "container.h"
 #include "error.h"
 
+/* exec's status when the runtime itself fails (no such container, no such
+ * program, a refused setting), as runc's: a caller tells it from the
+ * program's own status (docs/ERRORS.md). A mistake on its command line stays 1. */
+#define EXEC_RUNTIME_FAILURE 255
+
 typedef int (*command_fn)(struct global_opts *g, int argc, char **argv, struct ab_err *err);
 
 struct command {
@@ -37,6 +42,7 @@ DECLARE_COMMAND(ps);
 DECLARE_COMMAND(events);
 DECLARE_COMMAND(kit);
 DECLARE_COMMAND(egress);
+DECLARE_COMMAND(setup);
 
 /* Shared by handlers: print usage of the current command and return 0. */
 int command_help(const char *name);

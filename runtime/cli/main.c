@@ -61,6 +61,8 @@ static const struct command commands[] = {
 	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [--workspace-guard quarantine|off] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [--json] [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs",
 	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
+	{"setup", cmd_setup, "register agentbox with Docker, Podman or containerd, or take it back",
+	 "agentbox setup [--dry-run] [--undo] [--path PATH] [--config FILE] docker|podman|containerd"},
 };
 
 static const char global_usage[] =
@@ -304,7 +306,7 @@ int main(int argc, char **argv)
 	}
 	if (starts_containers(name) && sealed_exe_ensure(argv, &err) < 0) {
 		log_error("%s", err.msg);
-		return 1;
+		return cmd->fn == cmd_exec ? EXEC_RUNTIME_FAILURE : 1;
 	}
 	int sub_argc = argc - optind;
 	char **sub_argv = argv + optind;
@@ -314,7 +316,7 @@ int main(int argc, char **argv)
 	int r = cmd->fn(&g, sub_argc, sub_argv, &err);
 	if (r < 0) {
 		log_error("%s", err.msg[0] ? err.msg : "failed");
-		return 1;
+		return err.status ? err.status : 1;
 	}
 	return finish(r);
 }

@@ -1,6 +1,6 @@
 /* The floor's device rules. Every container gets a device cgroup (v1
  * devices.deny/allow, or the v2 BPF program), deny-all first, whatever its
- * config holds; with floor.refuse_host_devices (the default) a config may only
+ * config holds, then runc's default set and the config's rules in order; with floor.refuse_host_devices (the default) a config may only
  * reach character devices of the standard set an engine gives, and those the
  * admin adds with floor.allow_devices, and no block device. The config reaches
  * devices three ways, each checked here: linux.devices (nodes the runtime
@@ -17,18 +17,24 @@
 #include "floor_devices.h"
 #include "util.h"
 
-/* What every container gets: the standard set of runc, crun and Docker. */
-static const struct floor_device standard_chars[] = {
+/* What every container may open: runc's default set, but /dev/net/tun, which
+ * runc keeps for old Docker setups and the floor leaves to floor.allow_devices
+ * (an engine that wants it lists it, as for fuse). */
+static const struct floor_device granted_chars[] = {
 	{'c', 1, 3},      /* null */
 	{'c', 1, 5},      /* zero */
 	{'c', 1, 7},      /* full */
 	{'c', 1, 8},      /* random */
 	{'c', 1, 9},      /* urandom */
 	{'c', 5, 0},      /* tty */
-	{'c', 5, 1},      /* console */
 	{'c', 5, 2},      /* ptmx */
 	{'c', 136, -1},   /* pts */
 };
+
+/* What a config may ask for besides: the console, which Docker and containerd
+ * list. Not granted unasked: with CAP_MKNOD a node for c 5:1 would be the
+ * host's console (a container's /dev/console is a pts bind). */
+static const struct floor_device console_char = {'c', 5, 1};
 
 static bool covers(const struct floor_device *allow, char type, int64_t major, int64_t minor)
 {
@@ -44,9 +50,11 @@ static bool covers(const struct floor_device *allow, char type, int64_t major, i
 /* type 'c' or 'b'; major/minor -1 = every number (a rule's wildcard). */
 static bool device_allowed(const struct agent_config *cfg, char type, int64_t major, int64_t minor)
 {
-	for (size_t i = 0; type == 'c' && i < ARRAY_SIZE(standard_chars); i++)
-		if (covers(&standard_chars[i], type, major, minor))
+	for (size_t i = 0; type == 'c' && i < ARRAY_SIZE(granted_chars); i++)
+		if (covers(&granted_chars[i], type, major, minor))
 			return true;
+	if (covers(&console_char, type, major, minor))
+		return true;
 	for (size_t i = 0; i < cfg->n_allow_devices; i++)
 		if (covers(&cfg->allow_devices[i], type, major, minor))
 			return true;
@@ -149,20 +157,19 @@ int floor_devices(const struct agent_config *cfg, const struct oci_config *c, st
 	return 0;
 }
 
-/* Does a deny rule of the config (other than a deny-all) name this device? */
-static bool explicitly_denied(const struct oci_resources *r, char type, int64_t major, int64_t minor)
+/* Where the config's rules start to count: after its last deny-all, which
+ * resets what came before it (the v1 kernel clears its list; the granted set
+ * before it is the floor's, and stays). */
+static size_t rules_after_deny_all(const struct oci_resources *r)
 {
+	size_t from = 0;
 	for (size_t i = 0; i < r->n_devices; i++) {
 		const struct oci_device_rule *d = &r->devices[i];
-		if (d->allow || !strpbrk(d->access, "rw"))
-			continue;
-		if (d->type == 'a' && d->major < 0 && d->minor < 0)
-			continue;
-		if ((d->type == 'a' || d->type == type) && (d->major < 0 || d->major == major) &&
-		    (d->minor < 0 || d->minor == minor))
-			return true;
+		if (!d->allow && d->type == 'a' && d->major < 0 && d->minor < 0 && strchr(d->access, 'r') &&
+		    strchr(d->access, 'w') && strchr(d->access, 'm'))
+			from = i + 1;
 	}
-	return false;
+	return from;
 }
 
 int floor_device_rules(struct oci_config *c, struct ab_err *err)
@@ -177,42 +184,20 @@ int floor_device_rules(struct oci_config *c, struct ab_err *err)
 	struct oci_resources *r = &l->resources;
 	if (!l->has_resources)
 		r->n_devices = 0;
-	for (size_t i = 0; i < l->n_devices; i++) {
-		const struct oci_device *d = &l->devices[i];
-		char type = d->type == 'b' ? 'b' : 'c';
-		if (d->type != 'p' && explicitly_denied(r, type, d->major, d->minor))
-			return ab_error(err, 0, "linux.devices[%zu]: %s is denied by linux.resources.devices: a device the container may not open is not made (remove one of the two)",
-					i, d->path);
-	}
-	size_t n = ARRAY_SIZE(head) + ARRAY_SIZE(standard_chars) + r->n_devices + l->n_devices;
+	size_t from = rules_after_deny_all(r);
+	size_t n = ARRAY_SIZE(head) + ARRAY_SIZE(granted_chars) + r->n_devices - from;
 	struct oci_device_rule *rules = arena_alloc(&c->arena, sizeof *rules * n);
 	size_t k = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(head); i++)
 		rules[k++] = head[i];
-	/* the standard set before the config's rules, so that its own denials win */
-	for (size_t i = 0; i < ARRAY_SIZE(standard_chars); i++)
-		rules[k++] = (struct oci_device_rule){.allow = true, .type = 'c', .major = standard_chars[i].major,
-						      .minor = standard_chars[i].minor, .access = "rwm"};
-	/* a deny-all of the config resets what came before it (the v1 kernel
-	 * clears its list): keep what follows the last one */
-	size_t from = 0;
-	for (size_t i = 0; i < r->n_devices; i++) {
-		const struct oci_device_rule *d = &r->devices[i];
-		if (!d->allow && d->type == 'a' && d->major < 0 && d->minor < 0 && strchr(d->access, 'r') &&
-		    strchr(d->access, 'w') && strchr(d->access, 'm'))
-			from = i + 1;
-	}
+	/* the granted set before the config's rules, so that its own denials win */
+	for (size_t i = 0; i < ARRAY_SIZE(granted_chars); i++)
+		rules[k++] = (struct oci_device_rule){.allow = true, .type = 'c', .major = granted_chars[i].major,
+						      .minor = granted_chars[i].minor, .access = "rwm"};
+	/* then the config's, in order, as runc applies them; a device in
+	 * linux.devices is made, and opened only if a rule allows it (runc) */
 	for (size_t i = from; i < r->n_devices; i++)
 		rules[k++] = r->devices[i];
-	/* each device the config makes may be opened (runc does the same); the
-	 * floor allowed it before, and a config denying it was refused above */
-	for (size_t i = 0; i < l->n_devices; i++) {
-		const struct oci_device *d = &l->devices[i];
-		if (d->type == 'p')
-			continue;
-		rules[k++] = (struct oci_device_rule){.allow = true, .type = d->type == 'b' ? 'b' : 'c',
-						      .major = d->major, .minor = d->minor, .access = "rwm"};
-	}
 	r->devices = rules;
 	r->n_devices = k;
 	l->has_resources = true;

@@ -17,13 +17,16 @@
 int floor_devices(const struct agent_config *cfg, const struct oci_config *c, struct ab_err *err);
 
 /* The device cgroup rules a container gets, always (even with no
- * linux.resources.devices): deny-all first, the config's rules, the standard
- * set every container needs, then a rule for each device in linux.devices.
- * Called after floor_devices allowed what the config asks. */
+ * linux.resources.devices): deny-all and mknod of any node first, runc's
+ * default set (null, zero, full, random, urandom, tty, ptmx, pts), then the
+ * config's rules in order, as runc applies them (a deny-all among them
+ * resets the config's rules before it). A device of linux.devices is opened
+ * only if a rule allows it, as in runc. Called after floor_devices allowed
+ * what the config asks. */
 int floor_device_rules(struct oci_config *c, struct ab_err *err);
 
-/* Is the character device MAJOR:MINOR on the floor's allowlist (the standard
- * set, or the admin's floor.allow_devices)? */
+/* Is the character device MAJOR:MINOR on the floor's allowlist (runc's
+ * default set, the console, or the admin's floor.allow_devices)? */
 bool floor_char_device_allowed(const struct agent_config *cfg, int64_t major, int64_t minor);
 
 #endif

@@ -138,19 +138,19 @@ start_running() {
 	[ "$(tty_output)" = $'yes\nyes' ] || fail "tty output: $(tty_output)"
 }
 
-@test "exec into a stopped container: exit 1, 'container not running'" {
+@test "exec into a stopped container: exit 255, 'container not running'" {
 	set_args abtest true
 	run_container ct --detach
 	assert_success
 	wait_for_status ct stopped
 	runtime exec ct abtest true
-	assert_failure 1
+	assert_failure 255
 	assert_one_error_line 'container not running'
 }
 
-@test "exec into a missing container: exit 1, 'does not exist'" {
+@test "exec into a missing container: exit 255, 'does not exist'" {
 	runtime exec nosuch abtest true
-	assert_failure 1
+	assert_failure 255
 	assert_one_error_line 'container "nosuch" does not exist'
 }
 
@@ -158,7 +158,7 @@ start_running() {
 	start_running
 	echo '{"args": ["sh"], "cwd": 7}' >"$TEST_DIR/bad.json"
 	runtime exec --process "$TEST_DIR/bad.json" ct
-	assert_failure 1
+	assert_failure 255
 	assert_one_error_line 'bad\.json: cwd'
 	[ "$(state_field ct .status)" = running ]
 }
@@ -171,14 +171,14 @@ start_running() {
 	[ "$(stat -f -c %T /sys/fs/selinux 2>/dev/null)" != selinuxfs ] || skip "SELinux is enabled on this host"
 	start_running
 	runtime exec --apparmor my-profile ct abtest true
-	assert_failure 1
+	assert_failure 255
 	assert_one_error_line 'exec: process\.apparmorProfile "my-profile": AppArmor is not enabled on this host'
 	runtime exec --process-label system_u:system_r:container_t:s0 ct abtest true
-	assert_failure 1
+	assert_failure 255
 	assert_one_error_line 'exec: process\.selinuxLabel "system_u:system_r:container_t:s0": SELinux is not enabled'
 	echo '{"args": ["abtest", "true"], "cwd": "/", "apparmorProfile": "my-profile"}' >"$TEST_DIR/aa.json"
 	runtime exec --process "$TEST_DIR/aa.json" ct
-	assert_failure 1
+	assert_failure 255
 	assert_one_error_line 'process\.json: apparmorProfile "my-profile": AppArmor is not enabled'
 	# empty values are no profile at all
 	runtime exec --apparmor "" --process-label "" ct abtest echo ran
@@ -187,10 +187,43 @@ start_running() {
 	[ "$(state_field ct .status)" = running ]
 }
 
-@test "exec of a program that does not exist: exit status 127 and a clear message" {
+@test "exec of a program that does not exist: exit status 255 and a clear message" {
 	start_running
 	runtime exec ct no-such-program
-	[ "$status" -ne 0 ]
+	assert_failure 255
 	[[ "$output" == *'no-such-program'* ]]
+	[ "$(state_field ct .status)" = running ]
+}
+
+# runc 1.1.5 here: a mistake on exec's command line is 1, every failure after
+# it 255 ("exec failed: ..."), the program's status its own.
+@test "exec: the runtime's failures are 255, the program's status its own, a bad command line 1 (as runc)" {
+	start_running
+	local st
+	for st in 1 2 254; do
+		runtime exec ct sh -c "exit $st"
+		[ "$status" -eq "$st" ] || fail "the program's $st came back as $status"
+	done
+	runtime exec ct sh -c 'kill -KILL $$'
+	[ "$status" -eq 137 ] || fail "killed by SIGKILL: $status"
+	# the runtime's own failures: no such program, a bad --user, a cwd that is not there
+	runtime exec ct /no/such/program
+	assert_failure 255
+	runtime exec --user nobody ct abtest true
+	assert_failure 255
+	! is_agentbox || assert_one_error_line '--user "nobody"'
+	runtime exec --cwd /no/such/dir ct abtest true
+	assert_failure 255
+	runtime exec --process "$TEST_DIR/none.json" ct
+	assert_failure 255
+	runtime exec ct
+	assert_failure 255
+	# the command line
+	runtime exec
+	assert_failure 1
+	runtime exec --no-such-option ct abtest true
+	assert_failure 1
+	runtime exec --preserve-fds many ct abtest true
+	assert_failure 1
 	[ "$(state_field ct .status)" = running ]
 }

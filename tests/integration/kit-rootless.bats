@@ -751,3 +751,77 @@ for f in ("uid_map", "gid_map"):
 	grep -q "Read-only file system" "$out" || fail "the submount is writable: $(cat "$out")"
 	assert_user_run_clean
 }
+
+# as_way WAY CMD...: CMD as the user the way a host gives one a shell, with
+# no XDG_RUNTIME_DIR of the user's (no login manager): runuser -u and sudo -u
+# (environment reset), su (keeps ours: root's XDG_RUNTIME_DIR of a session,
+# a TMPDIR of its own), su - and runuser -l (login-like, in the user's home).
+as_way() {
+	local way=$1 cmd
+	shift
+	printf -v cmd '%q ' "$@"
+	case $way in
+	runuser) runuser -u "$KR_USER" -- env -i PATH=/usr/bin:/bin HOME="$KR_HOME" USER="$KR_USER" "$@" ;;
+	su) env -u AGENTBOX_LOG_DIR XDG_RUNTIME_DIR="$KR_ROOT_XDG" TMPDIR="$TEST_DIR/tmp" su "$KR_USER" -c "$cmd" ;;
+	su-l) su - "$KR_USER" -c "$cmd" ;;
+	runuser-l) runuser -l "$KR_USER" -c "$cmd" ;;
+	sudo) sudo -u "$KR_USER" -- "$@" ;;
+	esac </dev/null 3>&-
+}
+
+@test "rootless kit without XDG_RUNTIME_DIR: runuser, su, su -, runuser -l and sudo -u find one private directory, the same box and log" {
+	command -v sudo >/dev/null || skip "needs sudo (scripts/install-deps.sh test)"
+	# no login session: /run/user/UID is not the user's, root's own session
+	# directory is what su passes on
+	chown root "$KR_XDG"
+	defer chown "$KR_USER" "$KR_XDG"
+	export KR_ROOT_XDG=$TEST_DIR/root-xdg
+	mkdir -m 700 "$KR_ROOT_XDG" "$TEST_DIR/tmp"
+	chmod 1777 "$TEST_DIR/tmp"
+	local dir=/tmp/agentbox-$KR_UID
+	rm -rf "$dir"
+	defer rm -rf "$dir"
+	kkit n.yaml <<<'network: {allow: ["web.test:8080"]}'
+	local kit=$TEST_DIR/n.yaml way out
+	for way in runuser su sudo; do
+		out=$(as_way $way "$KR_BIN/agentbox" kit run --workspace "$WS" --name krx "$kit" -- \
+			sh -c "echo $way >>/root/ways; getent hosts refused-by-$way.test || true" 2>&1) ||
+			fail "kit run under $way: $out"
+	done
+	[ "$(stat -c '%U %a' "$dir")" = "$KR_USER 700" ] || fail "$dir: $(stat -c '%U %a' "$dir")"
+	out=$(as_way su-l "$KR_BIN/agentbox" kit ls -q 2>&1)
+	[ "$out" = krx ] || fail "kit ls under su -: $out"
+	out=$(as_way runuser-l "$KR_BIN/agentbox" egress log box-krx 2>&1) || fail "egress log under runuser -l: $out"
+	[[ "$out" == *refused-by-runuser.test*refused-by-su.test*refused-by-sudo.test* ]] || fail "egress log: $out"
+	out=$(as_way runuser "$KR_BIN/agentbox" kit run --workspace "$WS" --name krx "$kit" -- cat /root/ways 2>/dev/null)
+	[ "$out" = "runuser
+su
+sudo" ] || fail "the box's home: $out"
+	# the durable log is the user's own, where it is with XDG_RUNTIME_DIR
+	[ "$(stat -c %U "$KR_HOME/.local/state/agentbox/log/box-krx")" = "$KR_USER" ]
+	[ ! -e /var/log/agentbox/box-krx ]
+	out=$(as_way su-l "$KR_BIN/agentbox" kit rm krx 2>&1) || fail "kit rm under su -: $out"
+	out=$(as_way sudo "$KR_BIN/agentbox" kit ls -q 2>&1)
+	[ -z "$out" ] || fail "kit ls after rm: $out"
+	# nothing left: no state, no temporary kit dir, nothing in TMPDIR or root's directory
+	out=$(ls "$dir/agentbox" "$dir/agentbox-kits" "$TEST_DIR/tmp" "$KR_ROOT_XDG" 2>&1 | grep -v -e '^$' -e ':$' -e '\.lock$' -e '^\.' || true)
+	[ -z "$out" ] || fail "left behind: $out"
+	[ -d "$dir/agentbox" ] && [ -d "$dir/agentbox-kits" ] || fail "$dir not used: $(ls -A "$dir")"
+	out=$(ps -o pid=,stat=,args= -u "$KR_USER" 2>/dev/null | awk '$2 !~ /^Z/' | grep -v ' ps ' || true)
+	[ -z "$out" ] || fail "processes of the user left: $out"
+}
+
+@test "rootless kit without XDG_RUNTIME_DIR: a login session's /run/user/UID, so a box started in the session is found" {
+	kkit w.yaml <<<'command: [sh, -c, "touch /workspace/up; while [ ! -e /workspace/go ]; do sleep 0.05; done"]'
+	kr_cmd "$KR_BIN/agentbox" kit run --workspace "$WS" --name krs w.yaml >"$TEST_DIR/w.out" 2>&1 &
+	local pid=$! out
+	wait_for_path "$WS/up" || { kill "$pid"; fail "$(cat "$TEST_DIR/w.out")"; }
+	out=$(as_way su-l "$KR_BIN/agentbox" list -q 2>&1)
+	[ "$out" = box-krs ] || { touch "$WS/go"; fail "list under su -: $out"; }
+	out=$(as_way runuser "$KR_BIN/agentbox" kit ls 2>&1)
+	[[ "$out" == *krs*running* ]] || { touch "$WS/go"; fail "kit ls under runuser: $out"; }
+	touch "$WS/go"
+	wait "$pid" || fail "the box: $(cat "$TEST_DIR/w.out")"
+	as_way runuser "$KR_BIN/agentbox" kit rm krs
+	assert_user_run_clean
+}

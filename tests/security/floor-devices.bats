@@ -197,10 +197,17 @@ read_disk_args() {
 	dmesg | grep -q "$mark" || fail "an allowed device did not work"
 }
 
-@test "devices: fuse and net/tun are made when asked and the floor allows; allow_devices: [] refuses them" {
+@test "devices: fuse and net/tun are made when asked and opened when a rule allows them, as runc; allow_devices: [] refuses them" {
 	update_config '.linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229},
 		{path: "/dev/net/tun", type: "c", major: 10, minor: 200}]'
 	set_args sh -c 'abtest tryopen /dev/fuse rw; abtest tryopen /dev/net/tun rw'
+	# made, but no rule allows them: not opened (runc grants tun unasked; the floor does not)
+	run_container abfl-fuse-norule
+	assert_success
+	[ "$stdout" = $'EPERM\nEPERM' ] || fail "devices opened without a rule: $output"
+	# with the rules an engine adds beside each device (docker --device, podman, CDI)
+	update_config '.linux.resources.devices += [{allow: true, type: "c", major: 10, minor: 229, access: "rwm"},
+		{allow: true, type: "c", major: 10, minor: 200, access: "rwm"}]'
 	run_container abfl-fuse
 	assert_success
 	[ "$stdout" = $'ok\nok' ] || fail "asked-for devices not usable: $output"
@@ -211,21 +218,73 @@ read_disk_args() {
 	assert_nothing_left
 }
 
-@test "devices: a device in linux.devices that the config's own rules deny is refused, not silently allowed" {
-	# Docker's list denies fuse explicitly
+@test "devices: the config's rules in order, as runc's dev.bats 'device cgroup deny': a listed /dev/kmsg denied by them is not opened, after update too" {
+	local mark=abfl-kdeny-$RANDOM$RANDOM
+	update_config '.linux.resources.devices = [{allow: false, access: "rwm"}]
+		| .linux.devices = [{path: "/dev/kmsg", type: "c", major: 1, minor: 11}]
+		| .process.capabilities.bounding += ["CAP_SYSLOG"] | .process.capabilities.effective += ["CAP_SYSLOG"]
+		| .process.capabilities.permitted += ["CAP_SYSLOG"]'
+	# runc refuses the write
+	set_args sh -c "echo $mark >/dev/kmsg && echo written"
+	runc_run abfl-kdeny-runc
+	[[ "$output" == *"Operation not permitted"* ]] || fail "runc: $output"
+	! dmesg | grep -q "$mark" || fail "runc wrote the kernel log"
+	# the floor relaxed (a permissive config): a rule that allows it writes there
+	floor_config 'floor: {refuse_host_devices: false, allow_capabilities: [CAP_SYSLOG]}'
+	update_config '.linux.resources.devices += [{allow: true, type: "c", major: 1, minor: 11, access: "rw"}]'
+	run_container abfl-kallow
+	assert_success
+	[ "$stdout" = written ] || unprotected_failed "the allow rule: $output"
+	dmesg | grep -q "$mark" || unprotected_failed "no $mark in dmesg"
+	# its rules deny it: neither written nor read, as runc
+	mark=abfl-kdeny-$RANDOM$RANDOM
+	update_config 'del(.linux.resources.devices[-1])'
+	set_args sh -c "echo $mark >/dev/kmsg; head -n 1 /dev/kmsg >/dev/null; echo done; abtest pause ready"
+	run_container abfl-kdeny --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	local n
+	n=$(grep -c "Operation not permitted" "$RT_STDOUT" "$RT_STDERR" | awk -F: '{ s += $2 } END { print s }')
+	[ "$n" = 2 ] || fail "write and read not both refused: $(cat "$RT_STDOUT" "$RT_STDERR")"
+	! dmesg | grep -q "$mark" || fail "a listed device denied by the config's rules was written"
+	runtime update --pids-limit 42 abfl-kdeny
+	assert_success
+	runtime exec abfl-kdeny sh -c "echo $mark-after >/dev/kmsg"
+	assert_output_contains "Operation not permitted"
+	! dmesg | grep -q "$mark-after" || fail "written after update"
+	runtime delete --force abfl-kdeny
+}
+
+@test "devices: Docker's list denies fuse: a /dev/fuse listed beside it is made but not opened, as runc; the config may deny the granted set" {
 	update_config '.linux.resources.devices = $d[0].linux.resources.devices
 		| .linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229}]' \
 		--slurpfile d "$FIXTURES_DIR/docker-create-config.json"
+	set_args sh -c 'abtest stat /dev/fuse; abtest tryopen /dev/fuse rw'
 	run_container abfl-contra
-	assert_failure 1
-	assert_one_error_line "linux\.devices\[0\]: /dev/fuse is denied by linux\.resources\.devices"
-	assert_nothing_left
-	# and the standard set is not reopened over the config's own denial
+	assert_success
+	[[ "${lines[0]}" == "type=chr "*"rdev=10:229 "* ]] || fail "/dev/fuse not made: $output"
+	[ "${lines[1]}" = EPERM ] || fail "/dev/fuse opened against the config's denial: $output"
+	# and the granted set is not reopened over the config's own denial
 	update_config '.linux.devices = [] | .linux.resources.devices += [{allow: false, type: "c", major: 1, minor: 5, access: "rwm"}]'
 	set_args sh -c 'abtest tryopen /dev/zero; abtest tryopen /dev/null'
 	run_container abfl-deny-zero
 	assert_success
 	[ "$stdout" = $'EPERM\nok' ] || fail "the config's denial did not hold: $output"
+}
+
+@test "devices: the console (c 5:1) is opened only when the config allows it, as runc" {
+	# (a tty's open may wait for its line: bounded, though a console's does not)
+	set_args sh -c 'mknod /dev/abconsole c 5 1 && timeout 5 abtest tryopen /dev/abconsole r'
+	update_config '.linux.resources.devices = [{allow: false, access: "rwm"}]'
+	run_container abfl-console
+	assert_success
+	[ "$stdout" = EPERM ] || fail "the host's console opened without a rule: $output"
+	# Docker's list names it
+	update_config '.linux.resources.devices = $d[0].linux.resources.devices' \
+		--slurpfile d "$FIXTURES_DIR/docker-create-config.json"
+	run_container abfl-console-docker
+	assert_success
+	[[ "$stdout" =~ ^(ok|EIO|ENXIO)$ ]] || unprotected_failed "Docker's rule for the console did not apply: $output"
 }
 
 @test "devices: in a user namespace the standard devices are bind-mounted from the host (no mknod there)" {
@@ -235,7 +294,8 @@ read_disk_args() {
 		| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
 		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
 		| .mounts |= map(select(.destination != "/sys/fs/cgroup"))
-		| .linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229}]'
+		| .linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229}]
+		| .linux.resources.devices += [{allow: true, type: "c", major: 10, minor: 229, access: "rwm"}]'
 	set_args sh -c 'abtest stat /dev/null; abtest tryopen /dev/null rw; abtest tryopen /dev/fuse rw;
 		grep -c " /dev/null \| /dev/fuse " /proc/self/mountinfo; mknod /tmp/x c 1 3 2>&1 | grep -c "not permitted"; true'
 	run_container abfl-userns
@@ -247,6 +307,7 @@ read_disk_args() {
 	[ "${lines[4]}" = 1 ] || fail "mknod worked in the user namespace: $output"
 	# a device whose host node differs is one clear line, not a wrong device
 	update_config '.linux.devices = [{path: "/dev/fuse", type: "c", major: 1, minor: 11}]
+		| .linux.resources.devices[-1] = {allow: true, type: "c", major: 1, minor: 11, access: "rwm"}
 		| .process.args = ["true"]'
 	floor_config 'floor: {allow_devices: ["c 1:11"]}'
 	run_container abfl-userns-bad
