@@ -67,6 +67,11 @@ struct egress_sentry_params {
 	int sni_fd[2];
 	int gateway_fd;
 	const struct egress_list *cred_hosts;
+	/* the box's HTTP proxy (http_proxy.h) on 127.0.0.1 and ::1 port
+	 * EGRESS_HTTP_PROXY_PORT: its listeners from egress_sentry_sockets_open
+	 * when http_proxy is set (-1: the sentry binds them itself) */
+	bool http_proxy;
+	int http_fd[2];
 };
 
 #endif

@@ -29,7 +29,8 @@ static const char *clean(const char *name, char out[DNS_NAME_TEXT])
 	return out;
 }
 
-/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)" */
+/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)",
+ * "pypi.org port 443/tcp" */
 static void what(char *buf, size_t len, const char *raw, int family, const uint8_t *addr, uint8_t proto, int port)
 {
 	char cn[DNS_NAME_TEXT];
@@ -46,6 +47,8 @@ static void what(char *buf, size_t len, const char *raw, int family, const uint8
 	}
 	if (name && family)
 		snprintf(buf, len, "%s (%s)", name, where);
+	else if (name && port >= 0)   /* the HTTP proxy's: a name and the port asked for */
+		snprintf(buf, len, "%s port %d/%s", name, port, nflog_proto_name(proto, pbuf));
 	else
 		snprintf(buf, len, "%s", name ? name : where);
 }
@@ -123,9 +126,9 @@ void sentry_refused_note(struct sentry *s, const char *kind, const char *code, c
 		char dst[INET6_ADDRSTRLEN];
 		inet_ntop(family, addr, dst, sizeof dst);
 		o = put_str(line, o, max, "dst", dst);
-		if (port >= 0)
-			o += (size_t)snprintf(line + o, max - o, ",\"port\":%d", port);
 	}
+	if (port >= 0)
+		o += (size_t)snprintf(line + o, max - o, ",\"port\":%d", port);
 	o = put_str(line, o, max, "reason", code);
 	const char *why = strcmp(code, "denied") == 0 ? egress_deny_reason(s->p, name, family, addr, proto, port) : NULL;
 	if (why)
