@@ -88,6 +88,7 @@ struct kit {
 	char **allow, **deny;   /* egress entries, one per item */
 	char **deny_reasons;    /* n_deny of them, NULL where an entry has none */
 	size_t n_allow, n_deny;
+	bool proxy;             /* network.proxy: the box's HTTP proxy and its variables (default true) */
 	struct {
 		bool has_memory, has_cpus, has_pids, has_timeout;
 		int64_t memory;         /* bytes */

@@ -132,6 +132,7 @@ static struct yml_node *network_tree(struct arena *a, const struct kit *k)
 			deny->items[i] = e;
 		}
 	yml_map_add(a, net, "deny", deny);
+	yml_map_add(a, net, "proxy", yml_new_plain(a, k->proxy ? "true" : "false"));
 	return net;
 }
 
