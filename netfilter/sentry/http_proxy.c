@@ -48,7 +48,7 @@ struct conn {
 	enum conn_state st;
 	uint64_t deadline;
 	struct http_head h;
-	char *server_head;          /* HTTP_ABSOLUTE: what the server gets */
+	char *server_head;          /* HTTP_TARGET_ABSOLUTE: what the server gets */
 	size_t server_head_len;
 	uint16_t qid[2];            /* A, AAAA */
 	bool asking[2];
@@ -327,7 +327,7 @@ static bool send_all(int fd, const void *b, size_t n)
 static void hand_over(struct http_proxy *p, struct conn *k)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	bool tunnel = k->h.target == HTTP_CONNECT;
+	bool tunnel = k->h.target == HTTP_TARGET_CONNECT;
 	struct sni_proxy_adoptee a = {
 		.c = k->c,
 		.u = k->u,
@@ -470,7 +470,7 @@ static bool loopback(int family, const uint8_t *a)
 static void judge(struct http_proxy *p, struct conn *k)
 {
 	const struct http_head *h = &k->h;
-	if (h->target == HTTP_NOT_PROXY) {
+	if (h->target == HTTP_TARGET_NOT_PROXY) {
 		char words[] = "agentbox egress proxy: only CONNECT host:port and absolute http:// URLs are served here";
 		answer(p, k, 400, words, "https:// URLs go through CONNECT, as the usual proxy variables do", NULL);
 		return;
@@ -518,7 +518,7 @@ static void read_head(struct http_proxy *p, struct conn *k)
 		answer(p, k, s == HTTP_HEAD_TOO_BIG ? 431 : 400, words, NULL, NULL);
 		return;
 	}
-	if (k->h.target == HTTP_ABSOLUTE) {
+	if (k->h.target == HTTP_TARGET_ABSOLUTE) {
 		char out[HTTP_SERVER_HEAD_MAX];
 		size_t len = http_head_for_server(p->peek, &k->h, out, sizeof out);
 		k->server_head = len ? malloc(len) : NULL;

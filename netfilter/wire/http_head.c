@@ -86,7 +86,7 @@ static bool parse_name(const uint8_t *p, size_t n, char out[DNS_NAME_TEXT])
 		out[i] = (char)c;
 	}
 	out[n] = 0;
-	return true;
+	return label > 0;   /* no empty last label ("a..") */
 }
 
 /* host[:port] or [v6][:port], no user info, into h (port: default when
@@ -136,15 +136,15 @@ static bool parse_authority(const uint8_t *a, size_t n, uint16_t default_port, s
 static bool parse_target(const uint8_t *t, size_t n, struct http_head *h)
 {
 	if (strcmp(h->method, "CONNECT") == 0) {
-		h->target = HTTP_CONNECT;
+		h->target = HTTP_TARGET_CONNECT;
 		return parse_authority(t, n, 0, h);
 	}
 	static const char scheme[] = "http://";
 	if (n < sizeof scheme - 1 || !ieq(t, sizeof scheme - 1, scheme)) {
-		h->target = HTTP_NOT_PROXY;   /* origin form, "*", https://, ftp:// */
+		h->target = HTTP_TARGET_NOT_PROXY;   /* origin form, "*", https://, ftp:// */
 		return true;
 	}
-	h->target = HTTP_ABSOLUTE;
+	h->target = HTTP_TARGET_ABSOLUTE;
 	const uint8_t *a = t + sizeof scheme - 1, *end = t + n, *p = a;
 	while (p < end && *p != '/' && *p != '?')
 		p++;
@@ -178,7 +178,7 @@ static bool parse_request_line(const uint8_t *l, size_t n, struct http_head *h)
 	h->version[8] = 0;
 	if (!parse_target(t, tl, h))
 		return false;
-	if (h->target == HTTP_ABSOLUTE)
+	if (h->target == HTTP_TARGET_ABSOLUTE)
 		h->path_off += (size_t)(t - l);
 	return true;
 }
@@ -298,7 +298,7 @@ enum http_head_status http_head_parse(const uint8_t *buf, size_t len, struct htt
 	h->len = off + 2;
 	if (te_seen && h->has_length)
 		return HTTP_HEAD_BAD;   /* the classic request smuggling */
-	if (h->target == HTTP_CONNECT)
+	if (h->target == HTTP_TARGET_CONNECT)
 		h->chunked = h->has_length = false, h->length = 0;
 	return HTTP_HEAD_DONE;
 }
@@ -373,7 +373,7 @@ static bool hop_by_hop(const struct field *f)
 
 size_t http_head_for_server(const uint8_t *head, const struct http_head *h, char *out, size_t outlen)
 {
-	if (h->target != HTTP_ABSOLUTE)
+	if (h->target != HTTP_TARGET_ABSOLUTE)
 		return 0;
 	struct out o = { out, 0, outlen, false };
 	puts_(&o, h->method);

@@ -29,9 +29,9 @@ enum http_head_status {
 };
 
 enum http_target {
-	HTTP_CONNECT,    /* CONNECT host:port: a tunnel */
-	HTTP_ABSOLUTE,   /* METHOD http://host[:port]/path: a plain HTTP request to pass on */
-	HTTP_NOT_PROXY,  /* origin form, https:// or another scheme: nothing a forward proxy serves */
+	HTTP_TARGET_CONNECT,    /* CONNECT host:port: a tunnel */
+	HTTP_TARGET_ABSOLUTE,   /* METHOD http://host[:port]/path: a plain HTTP request to pass on */
+	HTTP_TARGET_NOT_PROXY,  /* origin form, https:// or another scheme: nothing a forward proxy serves */
 };
 
 struct http_head {
@@ -56,7 +56,7 @@ struct http_head {
 /* Parse what a client sent so far. Never reads outside buf[0..len). */
 enum http_head_status http_head_parse(const uint8_t *buf, size_t len, struct http_head *ret);
 
-/* The head the server gets for an HTTP_ABSOLUTE request h parsed from head:
+/* The head the server gets for an HTTP_TARGET_ABSOLUTE request h parsed from head:
  * the request line in origin form, the URL's authority as the only Host
  * (RFC 9112 3.2.2: a proxy replaces the client's), the hop-by-hop fields
  * dropped (Connection and those it names, Keep-Alive, Proxy-*, TE, Upgrade)

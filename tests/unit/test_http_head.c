@@ -19,7 +19,7 @@ static void real_clients(void)
 	struct http_head h;
 	/* Debian's pip (urllib3 1.26): HTTP/1.0 and no field at all */
 	const char *pip = "CONNECT registry.test:443 HTTP/1.0\r\n\r\n";
-	ok(parse(pip, &h) == HTTP_HEAD_DONE && h.target == HTTP_CONNECT && strcmp(h.host, "registry.test") == 0 &&
+	ok(parse(pip, &h) == HTTP_HEAD_DONE && h.target == HTTP_TARGET_CONNECT && strcmp(h.host, "registry.test") == 0 &&
 	   h.port == 443 && h.family == 0 && h.len == strlen(pip) && strcmp(h.version, "HTTP/1.0") == 0,
 	   "pip's CONNECT without fields");
 	/* npm: Host and Proxy-Connection */
@@ -37,7 +37,7 @@ static void real_clients(void)
 	/* curl's plain request through the proxy, with a body */
 	const char *post = "POST http://web.test:8080/up?x=1 HTTP/1.1\r\nHost: web.test:8080\r\nUser-Agent: curl/7.88.1\r\n"
 			   "Accept: */*\r\nProxy-Connection: Keep-Alive\r\nContent-Length: 5\r\n\r\nhello";
-	ok(parse(post, &h) == HTTP_HEAD_DONE && h.target == HTTP_ABSOLUTE && h.port == 8080 && h.has_length &&
+	ok(parse(post, &h) == HTTP_HEAD_DONE && h.target == HTTP_TARGET_ABSOLUTE && h.port == 8080 && h.has_length &&
 	   h.length == 5 && !h.chunked && h.len == strlen(post) - 5, "an absolute-form POST: its length, the head only");
 	char out[HTTP_SERVER_HEAD_MAX];
 	size_t n = http_head_for_server((const uint8_t *)post, &h, out, sizeof out);
@@ -80,6 +80,7 @@ static void refused(void)
 		"CONNECT registry.test:443  HTTP/1.1\r\n\r\n",          /* two spaces */
 		"CONNECT reg\x01stry.test:443 HTTP/1.1\r\n\r\n",
 		"CONNECT a..b:443 HTTP/1.1\r\n\r\n",
+		"CONNECT web..:443 HTTP/1.1\r\n\r\n",                 /* an empty last label */
 		"CONNECT [fe80::1%eth0]:443 HTTP/1.1\r\n\r\n",
 		"CONNECT registry.test:443 HTTP/1.1\n\n",               /* bare LF */
 		"CONNECT registry.test:443 HTTP/1.1\r\n folded\r\n\r\n", /* obs-fold */
@@ -95,9 +96,9 @@ static void refused(void)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
 		ok(parse(bad[i], &h) == HTTP_HEAD_BAD, "refused: %.*s", (int)strcspn(bad[i], "\r\n"), bad[i]);
-	ok(parse("GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n", &h) == HTTP_HEAD_DONE && h.target == HTTP_NOT_PROXY,
+	ok(parse("GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n", &h) == HTTP_HEAD_DONE && h.target == HTTP_TARGET_NOT_PROXY,
 	   "origin form: not for a forward proxy");
-	ok(parse("GET https://web.test/ HTTP/1.1\r\n\r\n", &h) == HTTP_HEAD_DONE && h.target == HTTP_NOT_PROXY,
+	ok(parse("GET https://web.test/ HTTP/1.1\r\n\r\n", &h) == HTTP_HEAD_DONE && h.target == HTTP_TARGET_NOT_PROXY,
 	   "https:// in absolute form: not served (CONNECT is)");
 	ok(parse("POST http://web.test/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", &h) ==
 	   HTTP_HEAD_DONE && h.length == 5, "the same length twice is one length");
