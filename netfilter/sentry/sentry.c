@@ -169,11 +169,13 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 		s->nflog_repeat = sp->nflog_repeat_fd;
 	} else if ((r = sentry_open_log_sockets(&s->nflog, &s->nflog_repeat, err)) < 0)
 		return r;
-	s->http_fd[0] = sp->http_fd[0];
-	s->http_fd[1] = sp->http_fd[1];
-	if (sp->http_proxy && s->http_fd[0] < 0 && s->http_fd[1] < 0 &&
-	    (r = sentry_bind_http(EGRESS_HTTP_PROXY_PORT, s->http_fd, err)) < 0)
-		return r;
+	if (sp->http_proxy) {   /* (http_fd means nothing without it) */
+		s->http_fd[0] = sp->http_fd[0];
+		s->http_fd[1] = sp->http_fd[1];
+		if (s->http_fd[0] < 0 && s->http_fd[1] < 0 &&
+		    (r = sentry_bind_http(EGRESS_HTTP_PROXY_PORT, s->http_fd, err)) < 0)
+			return r;
+	}
 	if (add_upstreams && (r = sentry_add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return sentry_empty_root(err);
@@ -296,7 +298,8 @@ static void close_inherited_fds(const struct sentry *s)
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
 		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
-		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd, sp->http_fd[0], sp->http_fd[1] };
+		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd, sp->http_proxy ? sp->http_fd[0] : -1,
+		       sp->http_proxy ? sp->http_fd[1] : -1 };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 }
 

@@ -68,8 +68,9 @@ struct egress_sentry_params {
 	int gateway_fd;
 	const struct egress_list *cred_hosts;
 	/* the box's HTTP proxy (http_proxy.h) on 127.0.0.1 and ::1 port
-	 * EGRESS_HTTP_PROXY_PORT: its listeners from egress_sentry_sockets_open
-	 * when http_proxy is set (-1: the sentry binds them itself) */
+	 * EGRESS_HTTP_PROXY_PORT, with http_proxy set: its listeners from
+	 * egress_sentry_sockets_open (-1: the sentry binds them itself); without
+	 * it, http_fd is not looked at */
 	bool http_proxy;
 	int http_fd[2];
 };

@@ -109,7 +109,7 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 			close(sp->sni_fd[i]);
 			sp->sni_fd[i] = -1;
 		}
-		if (sp->http_fd[i] >= 0) {
+		if (sp->http_proxy && sp->http_fd[i] >= 0) {
 			close(sp->http_fd[i]);
 			sp->http_fd[i] = -1;
 		}
