@@ -29,7 +29,8 @@ static int upstream_socket(void *ctx, int family)
 	return fd < 0 ? -errno : fd;
 }
 
-/* How the user allows it: the entry that would, on the running box */
+/* How the user allows it: the entry that would, on the running box; a box
+ * without network (no resolver to ask) only from its next run on */
 static void allow_hint(const struct sentry *s, const struct http_refusal *r, char *hint, size_t len)
 {
 	char host[INET6_ADDRSTRLEN + 2] = "";
@@ -39,8 +40,13 @@ static void allow_hint(const struct sentry *s, const struct http_refusal *r, cha
 		strcat(host, "]");
 	} else if (!r->name)
 		inet_ntop(AF_INET, r->addr, host, sizeof host);
-	snprintf(hint, len, "the user can allow it: agentbox egress allow %s %s:%u (or --allow, network.allow in a kit)",
-		 s->sp->container_id ? s->sp->container_id : "ID", r->name ? r->name : host, r->port);
+	const char *entry = r->name ? r->name : host;
+	if (!s->sp->dns || !s->sp->n_upstream)
+		snprintf(hint, len, "this box has no network: the user can allow it for the next run with --allow %s:%u "
+			 "(or network.allow in the kit)", entry, r->port);
+	else
+		snprintf(hint, len, "the user can allow it: agentbox egress allow %s %s:%u (or --allow, network.allow in a kit)",
+			 s->sp->container_id ? s->sp->container_id : "ID", entry, r->port);
 }
 
 static void refused(void *ctx, const struct http_refusal *r, char *phrase, size_t plen, char *hint, size_t hlen)

@@ -243,6 +243,8 @@ kit_with_ca() {
 		((CLIENT_MS < 5000)) && grep -q "npm error code E403" <<<"$CLIENT_OUT" || fail "$c ($CLIENT_MS ms): $CLIENT_OUT"
 	done
 	grep -q "registry.npmjs.org port 443/tcp is not on the allowlist" <<<"$CLIENT_OUT"
+	# (a live allow cannot give a box without network one)
+	grep -q "this box has no network: the user can allow it for the next run with --allow registry.npmjs.org:443" <<<"$CLIENT_OUT"
 	# a resolver that answers: "not found" (-2), not a temporary failure (-3)
 	client getaddrinfo
 	grep -q "^   -2$" <<<"$CLIENT_OUT" || fail "getaddrinfo: $CLIENT_OUT"
