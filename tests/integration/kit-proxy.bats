@@ -21,9 +21,11 @@ load kit_helpers
 setup_file() {
 	export KP_SKIP=
 	local t
-	for t in slirp4netns dnsmasq socat openssl npm node git curl; do
+	# (npm and node: not Debian's here, nodesource's, which CI's machines have)
+	for t in slirp4netns dnsmasq socat openssl npm node git curl go; do
 		command -v "$t" >/dev/null || { KP_SKIP="needs $t"; return 0; }
 	done
+	/usr/bin/python3 -m pip --version >/dev/null 2>&1 || { KP_SKIP="needs pip (python3-pip)"; return 0; }
 	[ "$(id -u)" = 0 ] || { KP_SKIP="needs root"; return 0; }
 	export KP_DIR KP_NS=abkp-inet-$$ KP_HV=abkp$(($$ % 100000))
 	KP_DIR=$(mktemp -d "$BATS_RUN_TMPDIR/kp.XXXXXX")
