@@ -29,26 +29,6 @@ static int upstream_socket(void *ctx, int family)
 	return fd < 0 ? -errno : fd;
 }
 
-/* How the user allows it: the entry that would, on the running box; a box
- * without network (no resolver to ask) only from its next run on */
-static void allow_hint(const struct sentry *s, const struct http_refusal *r, char *hint, size_t len)
-{
-	char host[INET6_ADDRSTRLEN + 2] = "";
-	if (!r->name && r->family == AF_INET6) {
-		host[0] = '[';
-		inet_ntop(AF_INET6, r->addr, host + 1, sizeof host - 2);
-		strcat(host, "]");
-	} else if (!r->name)
-		inet_ntop(AF_INET, r->addr, host, sizeof host);
-	const char *entry = r->name ? r->name : host;
-	if (!s->sp->dns || !s->sp->n_upstream)
-		snprintf(hint, len, "this box has no network: the user can allow it for the next run with --allow %s:%u "
-			 "(or network.allow in the kit)", entry, r->port);
-	else
-		snprintf(hint, len, "the user can allow it: agentbox egress allow %s %s:%u (or --allow, network.allow in a kit)",
-			 s->sp->container_id ? s->sp->container_id : "ID", entry, r->port);
-}
-
 static void refused(void *ctx, const struct http_refusal *r, char *phrase, size_t plen, char *hint, size_t hlen)
 {
 	struct sentry *s = ctx;
@@ -56,8 +36,11 @@ static void refused(void *ctx, const struct http_refusal *r, char *phrase, size_
 				 .name = r->name, .reason = r->code };
 	sentry_log_named(s, &e);
 	sentry_refusal_text(s, r->code, r->name, NULL, r->family, r->addr, IPPROTO_TCP, r->port, phrase, plen);
-	if (strcmp(r->code, "not-allowed") == 0)
-		allow_hint(s, r, hint, hlen);
+	if (strcmp(r->code, "not-allowed") == 0) {
+		char allow[DNS_NAME_TEXT + 128];
+		sentry_allow_hint(s, "proxy", r->name, r->family, r->addr, r->port, allow, sizeof allow);
+		snprintf(hint, hlen, "the user can allow it: %s (or network.allow in a kit)", allow);
+	}
 	else if (strcmp(r->code, "loopback") == 0)
 		snprintf(hint, hlen, "the box's own addresses are reached directly, not through the proxy (NO_PROXY)");
 	else if (strcmp(r->code, "dns-bypass") == 0)

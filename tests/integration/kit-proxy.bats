@@ -224,7 +224,9 @@ kit_with_ca() {
 	# the agent reads why in the refused file too
 	local lines
 	lines=$(grep '^{' <<<"$stdout")
-	jq -e -s 'any(.[]; .proto == "proxy" and .name == "registry.test" and .port == 443 and .reason == "not-allowed")' <<<"$lines"
+	jq -e -s 'any(.[]; .proto == "proxy" and .name == "registry.test" and .port == 443 and .reason == "not-allowed" and (.allow | test("^agentbox egress allow kit-[0-9a-f]+ registry.test:443$")))' <<<"$lines"
+	# (Node's lookup: the name, any port)
+	jq -e -s 'any(.[]; .proto == "dns" and .name == "registry.test" and (.allow | test("^agentbox egress allow kit-[0-9a-f]+ registry.test$")))' <<<"$lines"
 	jq -e -s 'any(.[]; .proto == "proxy" and .name == "registry.npmjs.org" and .port == 443)' <<<"$lines"
 	jq -e -s 'any(.[]; .proto == "proxy" and .name == "registry.test" and .port == 80)' <<<"$lines"
 	jq -e -s 'any(.[]; .proto == "dns" and .name == "inner.test" and .reason == "internal-address")' <<<"$lines"
@@ -246,7 +248,7 @@ kit_with_ca() {
 	done
 	grep -q "registry.npmjs.org port 443/tcp is not on the allowlist" <<<"$CLIENT_OUT"
 	# (a live allow cannot give a box without network one)
-	grep -q "this box has no network: the user can allow it for the next run with --allow registry.npmjs.org:443" <<<"$CLIENT_OUT"
+	grep -q "the user can allow it: kit run --allow registry.npmjs.org:443 (this box has no network: from its next run)" <<<"$CLIENT_OUT"
 	# a resolver that answers: "not found" (-2), not a temporary failure (-3)
 	client getaddrinfo
 	grep -q "^   -2$" <<<"$CLIENT_OUT" || fail "getaddrinfo: $CLIENT_OUT"
@@ -256,7 +258,7 @@ kit_with_ca() {
 	[ "$CLIENT_RC" = 56 ]
 	local lines
 	lines=$(grep '^{' <<<"$stdout")
-	jq -e -s 'any(.[]; .proto == "dns" and .name == "registry.test" and .reason == "not-allowed" and (.message | test("is not on the allowlist")))' <<<"$lines"
+	jq -e -s 'any(.[]; .proto == "dns" and .name == "registry.test" and .reason == "not-allowed" and (.message | test("is not on the allowlist")) and .allow == "kit run --allow registry.test (this box has no network: from its next run)")' <<<"$lines"
 	jq -e -s 'any(.[]; .proto == "proxy" and .name == "registry.npmjs.org")' <<<"$lines"
 	assert_kit_run_clean
 }
