@@ -13,7 +13,8 @@
 #   --no-docker     skip the end-to-end Docker comparison
 #   --out DIR       where latest.json / latest.md go (default bench/results)
 #   --keep          keep the work directory (bundles, raw files, runtime logs)
-#   --no-kit        skip kit run against srt and the machinery's memory
+#   --no-kit        skip kit run against srt, the machinery's memory, clients
+#                   against a refused registry and the HTTP proxy's cost (bench/proxy.sh)
 #   --no-gateway    skip the credential gateway's costs (bench/gateway.sh)
 #   --no-rootless   no rootless cases (they need a user, made for the run:
 #                   abbnbench, removed at the end)
@@ -33,7 +34,9 @@
 # its cases run beside this one's, so the difference is what changed since),
 # RUNC (/usr/sbin/runc), CRUN (/usr/bin/crun), BUSYBOX (/bin/busybox, must be
 # static), SRT (srt; installed with npm when missing, SRT= leaves it out),
-# KIT_ROUNDS (default 30; --quick 5), MACHINERY_SAMPLES (3; --quick 1).
+# KIT_ROUNDS (default 30; --quick 5), MACHINERY_SAMPLES (3; --quick 1),
+# REFUSED_ROUNDS (8; --quick 2) and PIP_ROUNDS (3; --quick 1) of the refused
+# section (clients against a refused registry, kit run against srt).
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -217,6 +220,52 @@ kits() {
 		json_add "machinery_$c" "$js"
 	done
 	say "kits: machinery done"
+	refused "${cases[@]}"
+}
+
+# refused_scripts DIR: the clients of the refused section, in a workspace.
+# Each succeeds when its client failed on the refusal (npm: E403; pip: the
+# proxy's 403 in its retries), so a quick failure for another reason (a cache
+# it may not write) is no result.
+refused_scripts() {
+	mkdir -p "$1/npm-refused"
+	echo '{}' >"$1/npm-refused/package.json"
+	cat >"$1/npm-refused.sh" <<-'EOF'
+		cd npm-refused || exit 1
+		npm install --cache ../.npm-cache --no-audit --no-fund --no-update-notifier left-pad is-odd >../npm-refused.out 2>&1
+		grep -q "code E403" ../npm-refused.out
+	EOF
+	cat >"$1/pip-refused.sh" <<-'EOF'
+		/usr/bin/python3 -m pip download -q --no-cache-dir -d pip-refused.d r35pkg >pip-refused.out 2>&1
+		grep -q "403 Forbidden" pip-refused.out
+	EOF
+	[ -z "${BENCH_USER:-}" ] || chown -R "$BENCH_USER:" "$1/npm-refused" "$1"/*-refused.sh
+}
+
+# refused CASE...: a client against a refused registry (issue 35), kit run
+# against srt: npm install of two packages from its default registry
+# (registry.npmjs.org, which neither allows: 141 s in a kit box before its
+# HTTP proxy, npm retrying every DNS error for 70 s a package; srt's proxy
+# answers 403 as the box's does now), with networking and without, rootful
+# and rootless; and pip download from pypi.org (pip retries a refused tunnel
+# ~8 s under both), with networking only
+refused() {
+	local c plan=$WORK/plan-refused
+	command -v npm >/dev/null || { say "refused: no npm, left out"; return 0; }
+	refused_scripts "$WORK/ws"
+	[ -z "${BENCH_USER:-}" ] || refused_scripts "$WORK/ws-user"
+	: >"$plan"
+	for c in "$@"; do
+		case $c in kit-base*) continue ;; esac   # an older kit box: 141 s a run
+		printf 'case %s\nstep npm-refused %s sh npm-refused.sh\n' "$c" "$(kit_cmd "$c")" >>"$plan"
+	done
+	(cd "$WORK/ws" && rounds refused "$plan" "$REFUSED_ROUNDS" 1)
+	: >"$plan-pip"
+	for c in "$@"; do
+		case $c in kit-net | srt-net) printf 'case %s\nstep pip-refused %s sh pip-refused.sh\n' "$c" "$(kit_cmd "$c")" >>"$plan-pip" ;; esac
+	done
+	[ -s "$plan-pip" ] && (cd "$WORK/ws" && rounds refused "$plan-pip" "$PIP_ROUNDS" 0)
+	say "refused: done"
 }
 
 # run_true_cmd CASE: the command line of CASE running /bin/true in the bundle
@@ -471,6 +520,9 @@ if [ -n "$QUICK" ]; then
 	AGENT_ROUNDS=${AGENT_ROUNDS:-10} KIT_ROUNDS=${KIT_ROUNDS:-5} MACHINERY_SAMPLES=${MACHINERY_SAMPLES:-1}
 fi
 KIT_ROUNDS=${KIT_ROUNDS:-30} MACHINERY_SAMPLES=${MACHINERY_SAMPLES:-3}
+# the refused section: npm ~1 s a run, pip ~9 s
+REFUSED_ROUNDS=${REFUSED_ROUNDS:-$([ -n "$QUICK" ] && echo 2 || echo 8)}
+PIP_ROUNDS=${PIP_ROUNDS:-$([ -n "$QUICK" ] && echo 1 || echo 3)}
 # the one name kit-net and srt-net allow (never asked: the program is true)
 KIT_ALLOW=api.example.test
 AGENT_ROUNDS=${AGENT_ROUNDS:-100}
@@ -558,7 +610,7 @@ fi
 SAMPLER=$!
 echo "$(cut -d' ' -f1-4 /proc/loadavg)" >"$WORK/load-start"
 
-export WORK AB AB_BASE RUNC CRUN FLOOR SAMEWORK SRT ABBENCH EGRESS20 AGENT_ROUNDS KIT_ROUNDS KIT_ALLOW \
+export WORK AB AB_BASE RUNC CRUN FLOOR SAMEWORK SRT ABBENCH EGRESS20 AGENT_ROUNDS KIT_ROUNDS KIT_ALLOW REFUSED_ROUNDS PIP_ROUNDS \
 	MACHINERY_SAMPLES BENCH_USER BENCH_NO_KIT=$NO_KIT BENCH_STATE_FS=${BENCH_STATE_FS:-tmpfs} BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_DENSITY=$DENSITY BENCH_MEM_SAMPLES=${BENCH_MEM_SAMPLES:-5}
 say "setup done in $SECONDS s; work directory $WORK; $ROUNDS rounds (+$WARMUP warm-up), density $DENSITY; load $(cut -d' ' -f1-3 /proc/loadavg)"
 T0=$SECONDS
@@ -619,5 +671,11 @@ if [ -z "$NO_GATEWAY" ]; then
 	"$HERE/gateway.sh" --rounds "$([ -n "$QUICK" ] && echo 10 || echo 50)" --out "$OUT" >/dev/null &&
 		{ echo; cat "$OUT/gateway.md"; } >>"$OUT/latest.md" && cat "$OUT/gateway.md" ||
 		say "gateway: failed (bench/gateway.sh)"
+fi
+# allowed traffic through the box's HTTP proxy against the same directly (its own network)
+if [ -z "$NO_KIT" ]; then
+	AGENTBOX=$AB "$HERE/proxy.sh" --rounds "$([ -n "$QUICK" ] && echo 5 || echo 20)" --out "$OUT" >/dev/null &&
+		{ echo; cat "$OUT/proxy.md"; } >>"$OUT/latest.md" && cat "$OUT/proxy.md" ||
+		say "proxy: failed (bench/proxy.sh)"
 fi
 say "raw figures: $OUT/latest.json; table: $OUT/latest.md; total $((SECONDS - T0)) s"

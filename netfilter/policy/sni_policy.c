@@ -45,15 +45,21 @@ static bool in_cidr(const struct egress_entry *e, int family, const uint8_t *add
 	return true;
 }
 
-bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port)
+enum egress_name_verdict sni_addr_verdict(const struct egress_policy *p, int family, const uint8_t *addr,
+					  uint16_t port)
 {
 	for (size_t i = 0; i < p->deny.n; i++)
 		if (covers(&p->deny.v[i], port) && in_cidr(&p->deny.v[i], family, addr))
-			return false;
+			return EGRESS_NAME_DENY;
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (covers(&p->allow.v[i], port) && in_cidr(&p->allow.v[i], family, addr))
-			return true;
-	return false;
+			return EGRESS_NAME_ALLOW;
+	return EGRESS_NAME_NONE;
+}
+
+bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port)
+{
+	return sni_addr_verdict(p, family, addr, port) == EGRESS_NAME_ALLOW;
 }
 
 bool sni_policy_needs_proxy(const struct egress_policy *p)

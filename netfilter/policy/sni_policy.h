@@ -17,7 +17,11 @@ static inline bool sni_name_allowed(const struct egress_policy *p, const char *n
 {
 	return sni_name_verdict(p, name, port) == EGRESS_NAME_ALLOW;
 }
-/* ... and on a connection without a name: its address allowed there by a CIDR entry */
+/* ... and on a connection without a name, by CIDR entries only: DENY when a
+ * deny entry covers the address on tcp/port, ALLOW when an allow entry does,
+ * else NONE */
+enum egress_name_verdict sni_addr_verdict(const struct egress_policy *p, int family, const uint8_t *addr,
+					  uint16_t port);
 bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
 /* Does the policy allow some TCP/443 (so the proxy and its redirect are needed)? */
 bool sni_policy_needs_proxy(const struct egress_policy *p);

@@ -32,6 +32,9 @@ enum egress_refusal {
  * every allowed TCP/443 connection (sni_proxy.h). Above the ephemeral range,
  * so no connection of the box ever has it as its own port. */
 #define EGRESS_SNI_PORT 61443
+/* The sentry's HTTP proxy on 127.0.0.1 and ::1 (netfilter/sentry/http_proxy.h):
+ * what HTTPS_PROXY and co. name in a box. Above the ephemeral range too. */
+#define EGRESS_HTTP_PROXY_PORT 61128
 
 /* TTL clamp of the set elements a DNS answer creates (seconds). */
 #define EGRESS_TTL_MIN 30

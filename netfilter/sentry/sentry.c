@@ -17,6 +17,7 @@
  * down (a part does its work and returns to the loop, never calls up):
  *   sentry.c          setup, the serving loop, egress_sentry_run
  *   sentry_sni.c      the SNI check (sni_proxy.c) in the sentry: its sockets, its log
+ *   sentry_http.c     the box's HTTP proxy (http_proxy.c): refusals a client stops on
  *   sentry_dns.c      queries from the container, answers judged and relayed
  *   sentry_upstream.c where each upstream is asked from, the exchange with it
  *   sentry_reload.c   live policy changes
@@ -41,12 +42,14 @@
 #include <unistd.h>
 
 #include "egress_internal.h"
+#include "http_proxy.h"
 #include "log.h"
 #include "netns.h"
 #include "nflog.h"
 #include "sentry.h"
 #include "sentry_dns.h"
 #include "sentry_helper.h"
+#include "sentry_http.h"
 #include "sentry_log.h"
 #include "sentry_mem.h"
 #include "sentry_privs.h"
@@ -127,15 +130,17 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 	if ((r = watch_init(s, err)) < 0)
 		return r;
 	if (sp->dns) {
-		if (sp->n_upstream == 0 || sp->n_upstream > EGRESS_MAX_UPSTREAMS)
-			return ab_error(err, 0, "no upstream resolver");
+		/* none: every name refused, with the reason (a box without network) */
+		if (sp->n_upstream > EGRESS_MAX_UPSTREAMS)
+			return ab_error(err, 0, "too many upstream resolvers");
 		for (size_t i = 0; i < sp->n_upstream; i++)
 			if (egress_upstream_is_sentry(&sp->upstream[i], sp->port))
 				return ab_error(err, 0, "the upstream resolver is the sentry's own address");
 	}
 	struct egress_upstream list[2 * EGRESS_MAX_UPSTREAMS];
 	size_t n_list = sp->dns ? sentry_upstreams_init(s, list) : 0;
-	if (need_netadmin || (sp->dns && !sp->upstreams_added))
+	bool add_upstreams = sp->dns && sp->n_upstream && !sp->upstreams_added;
+	if (need_netadmin || add_upstreams)
 		if ((r = eg_nl_open(sp->netns_fd, nl, err)) < 0)
 			return r;
 	if (need_net && n_list && (r = sentry_start_net_helper(s, list, n_list, err)) < 0)
@@ -164,14 +169,32 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 		s->nflog_repeat = sp->nflog_repeat_fd;
 	} else if ((r = sentry_open_log_sockets(&s->nflog, &s->nflog_repeat, err)) < 0)
 		return r;
-	if (sp->dns && !sp->upstreams_added && (r = sentry_add_upstreams(*nl, sp, err)) < 0)
+	if (sp->http_proxy) {   /* (http_fd means nothing without it) */
+		s->http_fd[0] = sp->http_fd[0];
+		s->http_fd[1] = sp->http_fd[1];
+		if (s->http_fd[0] < 0 && s->http_fd[1] < 0 &&
+		    (r = sentry_bind_http(EGRESS_HTTP_PROXY_PORT, s->http_fd, err)) < 0)
+			return r;
+	}
+	if (add_upstreams && (r = sentry_add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return sentry_empty_root(err);
 }
 
+/* The container ended: what it was refused just before, and all that is
+ * still to be written. */
+static void last_words(struct sentry *s)
+{
+	sentry_handle_nflog(s);
+	sentry_handle_nflog_repeats(s);
+	if (sentry_gateway_polled(s))
+		sentry_gateway_read(s, 4096);
+	sentry_log_tick(s, true);
+}
+
 IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 {
-	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_GATEWAY, P_RELOAD, P_FIXED };
+	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_HTTP, P_GATEWAY, P_RELOAD, P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
 		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
@@ -182,6 +205,8 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 			next = sentry_log_next(s);
 		if (s->sni_next < next)
 			next = s->sni_next;
+		if (s->http_next < next)
+			next = s->http_next;
 		pf[P_INIT] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pf[P_NFLOG] = (struct pollfd){ .fd = s->nflog, .events = POLLIN };
 		pf[P_REPEAT] = (struct pollfd){ .fd = s->nflog_repeat, .events = POLLIN };
@@ -190,6 +215,7 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 		pf[P_TCP4] = (struct pollfd){ .fd = s->tcp[0], .events = POLLIN };
 		pf[P_TCP6] = (struct pollfd){ .fd = s->tcp[1], .events = POLLIN };
 		pf[P_SNI] = (struct pollfd){ .fd = s->sni ? sni_proxy_fd(s->sni) : -1, .events = POLLIN };
+		pf[P_HTTP] = (struct pollfd){ .fd = s->http ? http_proxy_fd(s->http) : -1, .events = POLLIN };
 		pf[P_GATEWAY] = (struct pollfd){ .fd = sentry_gateway_polled(s) ? s->sp->gateway_fd : -1,
 						 .events = POLLIN };
 		pf[P_RELOAD] = (struct pollfd){ .fd = s->reload_fd, .events = POLLIN };
@@ -210,13 +236,7 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 		if (r < 0 && errno != EINTR)
 			return;
 		if (!init_alive(s)) {
-			/* what the container was refused just before it ended, and all
-			 * that is still to be written */
-			sentry_handle_nflog(s);
-			sentry_handle_nflog_repeats(s);
-			if (sentry_gateway_polled(s))
-				sentry_gateway_read(s, 4096);
-			sentry_log_tick(s, true);
+			last_words(s);
 			return;
 		}
 		if (r > 0) {
@@ -244,7 +264,10 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 					sentry_tcp_client(s, &s->tc[i]);
 		}
 		now = now_ms();
-		/* a connection, or a deadline: a ClientHello or a connect too slow */
+		/* a request for the HTTP proxy, or a deadline; then its flows join the
+		 * SNI check's (a connection, or a ClientHello or a connect too slow) */
+		if (s->http && ((r > 0 && pf[P_HTTP].revents) || now >= s->http_next))
+			sentry_http_run(s);
 		if (s->sni && ((r > 0 && pf[P_SNI].revents) || now >= s->sni_next))
 			sentry_sni_run(s);
 		for (size_t i = 0; i < MAX_QUERIES; i++)
@@ -275,7 +298,8 @@ static void close_inherited_fds(const struct sentry *s)
 	int keep[] = { sp->netns_fd, sp->init_pidfd, sp->ready_fd, log_fd(),
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
 		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
-		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd };
+		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd, sp->http_proxy ? sp->http_fd[0] : -1,
+		       sp->http_proxy ? sp->http_fd[1] : -1 };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 }
 
@@ -309,9 +333,22 @@ static int setup_with_helpers(struct sentry *s, struct ab_err *err)
 	return r;
 }
 
+/* The SNI check, and the HTTP proxy, whose connections become the SNI
+ * check's flows: it runs for them even without listeners of its own. */
+static int start_proxies(struct sentry *s, struct ab_err *err)
+{
+	bool http = s->http_fd[0] >= 0 || s->http_fd[1] >= 0;
+	int r = 0;
+	if (s->sni_fd[0] >= 0 || s->sni_fd[1] >= 0 || http)
+		r = sentry_sni_start(s, err);
+	if (r == 0 && http)
+		r = sentry_http_start(s, err);
+	return r;
+}
+
 /* Everything before serving: 1. the query buffers, 2. the parameters
  * checked, 3. set up with the helpers, 4. every capability dropped, 5. the
- * SNI check, 6. live changes, 7. the message buffer. */
+ * SNI check and the HTTP proxy, 6. live changes, 7. the message buffer. */
 static int prepare_to_serve(struct sentry *s, struct ab_err *err)
 {
 	const struct egress_sentry_params *sp = s->sp;
@@ -322,8 +359,7 @@ static int prepare_to_serve(struct sentry *s, struct ab_err *err)
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0))
 		return ab_error(err, 0, "egress sentry: bad parameters");
 	if ((r = setup_with_helpers(s, err)) < 0 || (r = sentry_drop_caps(none, 0, err)) < 0 ||
-	    ((s->sni_fd[0] >= 0 || s->sni_fd[1] >= 0) && (r = sentry_sni_start(s, err)) < 0) ||
-	    (r = sentry_reload_start(s, err)) < 0) {
+	    (r = start_proxies(s, err)) < 0 || (r = sentry_reload_start(s, err)) < 0) {
 		(void)ab_wrap(err, "egress sentry");
 		return r;
 	}
@@ -354,10 +390,14 @@ static void reap(int *sock, pid_t *pid)
 static void wind_down(struct sentry *s)
 {
 	const struct egress_sentry_params *sp = s->sp;
+	sentry_http_stop(s);
 	sentry_sni_stop(s);   /* its flows end with the box */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (s->sni_fd[i] >= 0)
 			close(s->sni_fd[i]);
+		if (s->http_fd[i] >= 0)
+			close(s->http_fd[i]);
+	}
 	if (sp->gateway_fd >= 0)
 		close(sp->gateway_fd);   /* EOF: the gateway exits */
 	reap(&s->helper, &s->helper_pid);

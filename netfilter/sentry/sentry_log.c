@@ -245,9 +245,15 @@ static const char *str_or(const char *v)
 	return v ? v : "";
 }
 
+/* a destination's port, or a proxy refusal's (a name and a port): -1 none */
+static int event_port(const struct named_event *e)
+{
+	return e->family || e->kind == NK_PROXY ? e->port : -1;
+}
+
 static bool named_same(const struct named *r, const struct named_event *e)
 {
-	if (!r->used || r->kind != e->kind || r->family != e->family || (e->family && r->port != e->port))
+	if (!r->used || r->kind != e->kind || r->family != e->family || r->port != event_port(e))
 		return false;
 	if (e->family && memcmp(r->addr, e->addr, e->family == AF_INET ? 4 : 16) != 0)
 		return false;
@@ -280,7 +286,7 @@ static struct named *named_slot(struct sentry *s, const struct named_event *e, b
 	victim->used = true;
 	victim->kind = (uint8_t)e->kind;
 	victim->family = (uint8_t)e->family;
-	victim->port = e->family ? e->port : -1;
+	victim->port = event_port(e);
 	if (e->family)
 		memcpy(victim->addr, e->addr, e->family == AF_INET ? 4 : 16);
 	snprintf(victim->name, sizeof victim->name, "%s", str_or(e->name));
@@ -294,7 +300,7 @@ static struct named *named_slot(struct sentry *s, const struct named_event *e, b
 static bool named_write(struct sentry *s, struct named *r)
 {
 	static const char *const proto[] = { [NK_DNS] = "dns", [NK_TLS] = "tls", [NK_HTTPS] = "https",
-					     [NK_CREDENTIAL] = "https" };
+					     [NK_CREDENTIAL] = "https", [NK_PROXY] = "proxy" };
 	if (!may_write(s))
 		return false;
 	struct line l;
@@ -304,9 +310,9 @@ static bool named_write(struct sentry *s, struct named *r)
 		char dst[INET6_ADDRSTRLEN];
 		inet_ntop(r->family, r->addr, dst, sizeof dst);
 		put_str(&l, "dst", dst);
-		if (r->port >= 0)
-			put_num(&l, "port", (uint64_t)r->port);
 	}
+	if (r->port >= 0)
+		put_num(&l, "port", (uint64_t)r->port);
 	if (r->name[0])
 		put_str(&l, "name", r->name);
 	if (r->kind == NK_CREDENTIAL)
@@ -335,8 +341,8 @@ void sentry_log_named(struct sentry *s, const struct named_event *e)
 		r->pending = true;
 		(void)named_write(s, r);
 		if (e->kind != NK_CREDENTIAL)
-			sentry_refused_note(s, e->kind == NK_DNS ? "dns" : e->kind == NK_TLS ? "tls" : "https", r->reason,
-					    e->name, e->family, e->addr, IPPROTO_TCP, e->family ? e->port : -1);
+			sentry_refused_note(s, e->kind == NK_DNS ? "dns" : e->kind == NK_TLS ? "tls" : e->kind == NK_PROXY ? "proxy" : "https",
+					    r->reason, e->name, e->family, e->addr, IPPROTO_TCP, event_port(e));
 	} else
 		r->repeats++;
 	s->log_due = true;

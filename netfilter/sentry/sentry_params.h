@@ -67,6 +67,12 @@ struct egress_sentry_params {
 	int sni_fd[2];
 	int gateway_fd;
 	const struct egress_list *cred_hosts;
+	/* the box's HTTP proxy (http_proxy.h) on 127.0.0.1 and ::1 port
+	 * EGRESS_HTTP_PROXY_PORT, with http_proxy set: its listeners from
+	 * egress_sentry_sockets_open (-1: the sentry binds them itself); without
+	 * it, http_fd is not looked at */
+	bool http_proxy;
+	int http_fd[2];
 };
 
 #endif

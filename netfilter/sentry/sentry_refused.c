@@ -29,7 +29,8 @@ static const char *clean(const char *name, char out[DNS_NAME_TEXT])
 	return out;
 }
 
-/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)" */
+/* "pypi.org", "198.18.41.5 port 80/tcp", "pypi.org (198.18.41.5 port 443/tcp)",
+ * "pypi.org port 443/tcp" */
 static void what(char *buf, size_t len, const char *raw, int family, const uint8_t *addr, uint8_t proto, int port)
 {
 	char cn[DNS_NAME_TEXT];
@@ -46,6 +47,8 @@ static void what(char *buf, size_t len, const char *raw, int family, const uint8
 	}
 	if (name && family)
 		snprintf(buf, len, "%s (%s)", name, where);
+	else if (name && port >= 0)   /* the HTTP proxy's: a name and the port asked for */
+		snprintf(buf, len, "%s port %d/%s", name, port, nflog_proto_name(proto, pbuf));
 	else
 		snprintf(buf, len, "%s", name ? name : where);
 }
@@ -72,6 +75,29 @@ void sentry_refusal_text(const struct sentry *s, const char *code, const char *n
 		snprintf(buf, len, "agentbox egress policy: %s: DNS goes through the box's resolver only", w);
 	else
 		snprintf(buf, len, "agentbox egress policy: %s is refused (%s)", w, code);
+}
+
+void sentry_allow_hint(const struct sentry *s, const char *kind, const char *name, int family, const uint8_t *addr,
+		       int port, char *buf, size_t len)
+{
+	char entry[DNS_NAME_TEXT + 64], cn[DNS_NAME_TEXT], dst[INET6_ADDRSTRLEN] = "";
+	/* a packet's protocol narrows the entry; a name's port is any protocol's */
+	const char *proto = strcmp(kind, "tcp") == 0 ? "/tcp" : strcmp(kind, "udp") == 0 ? "/udp" : "";
+	if (family)
+		inet_ntop(family, addr, dst, sizeof dst);
+	if (name && port >= 0)
+		snprintf(entry, sizeof entry, "%s:%d%s", clean(name, cn), port, proto);
+	else if (name)
+		snprintf(entry, sizeof entry, "%s", clean(name, cn));
+	else if (port >= 0)
+		snprintf(entry, sizeof entry, family == AF_INET6 ? "[%s]:%d%s" : "%s:%d%s", dst, port, proto);
+	else
+		snprintf(entry, sizeof entry, "%s", dst);
+	/* a box without a resolver to ask has no network: a live allow cannot give it one */
+	if (!s->sp->dns || !s->sp->n_upstream)
+		snprintf(buf, len, "kit run --allow %s (this box has no network: from its next run)", entry);
+	else
+		snprintf(buf, len, "agentbox egress allow %s %s", s->sp->container_id ? s->sp->container_id : "ID", entry);
 }
 
 /* "key":"value" with JSON escapes; bytes >= 0x80 pass (reasons may be UTF-8) */
@@ -110,7 +136,7 @@ void sentry_refused_note(struct sentry *s, const char *kind, const char *code, c
 {
 	if (s->refusedfd < 0 || s->refused_full)
 		return;
-	char line[1024], ts[64], text[600];
+	char line[2048], ts[64], text[600];
 	size_t o = 1, max = sizeof line - 2;
 	line[0] = '{';
 	format_rfc3339(ts, sizeof ts);
@@ -123,15 +149,19 @@ void sentry_refused_note(struct sentry *s, const char *kind, const char *code, c
 		char dst[INET6_ADDRSTRLEN];
 		inet_ntop(family, addr, dst, sizeof dst);
 		o = put_str(line, o, max, "dst", dst);
-		if (port >= 0)
-			o += (size_t)snprintf(line + o, max - o, ",\"port\":%d", port);
 	}
+	if (port >= 0)
+		o += (size_t)snprintf(line + o, max - o, ",\"port\":%d", port);
 	o = put_str(line, o, max, "reason", code);
 	const char *why = strcmp(code, "denied") == 0 ? egress_deny_reason(s->p, name, family, addr, proto, port) : NULL;
 	if (why)
 		o = put_str(line, o, max, "note", why);
 	sentry_refusal_text(s, code, name, NULL, family, addr, proto, port, text, sizeof text);
 	o = put_str(line, o, max, "message", text);
+	if (strcmp(code, "not-allowed") == 0) {
+		sentry_allow_hint(s, kind, name, family, addr, port, text, sizeof text);
+		o = put_str(line, o, max, "allow", text);
+	}
 	line[o++] = '}';
 	line[o++] = '\n';
 	if (refused_write(s, line, o, false))

@@ -73,10 +73,11 @@ void sentry_reload(struct sentry *s)
 	const char *why = NULL;
 	if (egress_policy_from_string(text + off, "the changed policy", &np, &e) < 0)
 		why = e.msg;
-	else if (egress_policy_allows_names(&np) && (!s->sp->dns || s->net < 0 || s->helper < 0))
-		why = s->sp->dns ? "the sentry was started for a policy that allowed no name: it has no helpers to resolve one"
-				 : "the box has no upstream resolver: a name cannot be resolved";
-	else if (sni_policy_needs_proxy(&np) && !s->sni)
+	else if (egress_policy_allows_names(&np) && (!s->sp->dns || !s->sp->n_upstream || s->net < 0 || s->helper < 0))
+		why = s->sp->dns && s->sp->n_upstream
+			      ? "the sentry was started for a policy that allowed no name: it has no helpers to resolve one"
+			      : "the box has no upstream resolver: a name cannot be resolved";
+	else if (sni_policy_needs_proxy(&np) && s->sni_fd[0] < 0 && s->sni_fd[1] < 0)
 		why = "the sentry was started without the SNI check (its policy allowed no TCP/443)";
 	if (why) {
 		say(s, "refused", n, why);

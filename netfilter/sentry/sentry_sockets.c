@@ -92,13 +92,28 @@ int sentry_bind_sni(uint16_t port, int fd[2], struct ab_err *err)
 	return 0;
 }
 
+int sentry_bind_http(uint16_t port, int fd[2], struct ab_err *err)
+{
+	int r = sentry_bind_sni(port, fd, err);
+	/* npm opens a connection a package at once: a deeper queue than DNS's */
+	for (int i = 0; r == 0 && i < 2; i++)
+		if (fd[i] >= 0)
+			(void)listen(fd[i], 128);
+	return r;
+}
+
 void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (sp->sni_fd[i] >= 0) {
 			close(sp->sni_fd[i]);
 			sp->sni_fd[i] = -1;
 		}
+		if (sp->http_proxy && sp->http_fd[i] >= 0) {
+			close(sp->http_fd[i]);
+			sp->http_fd[i] = -1;
+		}
+	}
 	for (int i = 0; i < 4; i++)
 		if (sp->listen_fd[i] >= 0) {
 			close(sp->listen_fd[i]);
@@ -134,6 +149,9 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 	/* the SNI check's listeners, before the program can connect anywhere */
 	if (r == 0 && sp->policy && (sni_policy_needs_proxy(sp->policy) || sp->live))
 		r = sentry_bind_sni(EGRESS_SNI_PORT, sp->sni_fd, err);
+	/* and the HTTP proxy's, before the program can read HTTPS_PROXY */
+	if (r == 0 && sp->http_proxy)
+		r = sentry_bind_http(EGRESS_HTTP_PROXY_PORT, sp->http_fd, err);
 	/* A loopback resolver (Docker's 127.0.0.11) is guarded before the program
 	 * runs, not once the sentry (which may start later) gets to it. Other
 	 * upstreams only open a way for the sentry's own sockets: it adds them

@@ -15,8 +15,8 @@
 bool egress_upstream_is_sentry(const struct egress_upstream *u, uint16_t port);
 
 /* The sentry's sockets, made in the netns NETNS_FD for the caller to hand to
- * the sentry (sp->listen_fd, sp->nflog_fd, sp->nflog_repeat_fd, and sp->sni_fd
- * when sp->policy allows some TCP/443): with DNS, its listeners (UDP and TCP
+ * the sentry (sp->listen_fd, sp->nflog_fd, sp->nflog_repeat_fd, sp->sni_fd
+ * when sp->policy allows some TCP/443, sp->http_fd with sp->http_proxy): with DNS, its listeners (UDP and TCP
  * on 127.0.0.1 and ::1, port PORT; loopback brought up first; udp4, tcp4,
  * udp6, tcp6, the IPv6 pair -1 when the netns has IPv6 disabled), and always
  * its sockets on the ruleset's two log groups. Made before the container's program
@@ -38,5 +38,8 @@ int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_param
 /* In the current netns: the SNI check's listeners on 127.0.0.1 and ::1 at
  * port (EGRESS_SNI_PORT; [1] -1 when IPv6 is disabled). */
 int sentry_bind_sni(uint16_t port, int fd[2], struct ab_err *err);
+/* In the current netns: the HTTP proxy's listeners on 127.0.0.1 and ::1 at
+ * port (EGRESS_HTTP_PROXY_PORT; [1] -1 when IPv6 is disabled). */
+int sentry_bind_http(uint16_t port, int fd[2], struct ab_err *err);
 
 #endif

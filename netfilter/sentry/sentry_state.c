@@ -21,6 +21,8 @@ struct sentry *sentry_state_new(const struct egress_sentry_params *sp)
 	s->udp[0] = s->udp[1] = s->tcp[0] = s->tcp[1] = -1;
 	s->sni_fd[0] = s->sni_fd[1] = -1;
 	s->sni_next = UINT64_MAX;
+	s->http_fd[0] = s->http_fd[1] = -1;
+	s->http_next = UINT64_MAX;
 	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
 	s->durable.fd = s->durable.dirfd = -1;
 	s->policy_fd = s->reload_fd = -1;

@@ -126,6 +126,7 @@ enum named_kind {
 	NK_TLS,        /* a connection the SNI check refused */
 	NK_HTTPS,      /* a connection or request the credential gateway refused */
 	NK_CREDENTIAL, /* a credential's use (verdict "credential") */
+	NK_PROXY,      /* a request the box's HTTP proxy refused (a name or address and a port) */
 };
 
 /* A record by name, and what is still to be written about it. The same
@@ -209,6 +210,9 @@ struct sentry {
 	int sni_fd[2];          /* its listeners (the caller's, or bound in setup) */
 	uint64_t sni_next;      /* when it wants to run next (monotonic ms), UINT64_MAX: on input only */
 	bool gateway_gone;      /* the credential gateway's socket (sp->gateway_fd) hung up */
+	struct http_proxy *http;   /* the box's HTTP proxy (sentry_http.c), when it has one */
+	int http_fd[2];         /* its listeners (the caller's, or bound in setup) */
+	uint64_t http_next;     /* when it wants to run next, UINT64_MAX: on input only */
 };
 
 static inline uint64_t now_ms(void)

@@ -34,6 +34,7 @@ struct flow {
 	int cu[2], uc[2];              /* pipes: box -> server, server -> box */
 	size_t in_cu, in_uc;           /* bytes in them */
 	bool c_eof, u_eof, c_shut, u_shut;
+	uint64_t c_left;               /* bytes from the box still to pass on (UINT64_MAX: all) */
 	enum flow_state st;
 	struct sockaddr_storage dst;
 	socklen_t dst_len;
@@ -158,6 +159,7 @@ static void accept_all(struct sni_proxy *p, int lfd, int family)
 		}
 		f->c = c;
 		f->u = -1;
+		f->c_left = UINT64_MAX;
 		/* bytes go on as they come: with Nagle, a spliced small write waits
 		 * for the peer's delayed ACK (40 ms a request, measured) */
 		int one = 1;
@@ -230,6 +232,8 @@ static void start_upstream(struct sni_proxy *p, struct flow *f)
 	f->deadline = now_ms() + SNI_PROXY_CONNECT_MS;
 }
 
+static void splice_from_now(struct sni_proxy *p, struct flow *f);
+
 /* The ClientHello, peeked: wait for all of it, then the verdict. */
 static void step_hello(struct sni_proxy *p, struct flow *f)
 {
@@ -287,19 +291,28 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 		refuse(p, f, "no-name", h.has_sni ? h.sni : NULL);
 		return;
 	}
-	start_upstream(p, f);
+	if (f->u >= 0)
+		splice_from_now(p, f);   /* adopted: connected already */
+	else
+		start_upstream(p, f);
 }
 
-/* one direction: src -> pipe -> dst; <0 error, else whether bytes moved */
-static int move(int src, int pipe[2], int dst, size_t *in_pipe, bool *src_eof, bool *dst_shut)
+/* one direction: src -> pipe -> dst, at most *left bytes from src
+ * (UINT64_MAX: all); <0 error, else whether bytes moved */
+static int move(int src, int pipe[2], int dst, size_t *in_pipe, bool *src_eof, bool *dst_shut, uint64_t *left)
 {
 	int moved = 0;
 	for (;;) {
 		bool any = false;
-		if (!*src_eof && *in_pipe < PIPE_BYTES) {
-			ssize_t n = splice(src, NULL, pipe[1], NULL, PIPE_BYTES - *in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		size_t room = PIPE_BYTES - *in_pipe;
+		if (*left < room)
+			room = (size_t)*left;
+		if (!*src_eof && room) {
+			ssize_t n = splice(src, NULL, pipe[1], NULL, room, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 			if (n > 0) {
 				*in_pipe += (size_t)n;
+				if (*left != UINT64_MAX)
+					*left -= (uint64_t)n;
 				any = true;
 			} else if (n == 0) {
 				*src_eof = true;
@@ -328,16 +341,49 @@ static int move(int src, int pipe[2], int dst, size_t *in_pipe, bool *src_eof, b
 	}
 }
 
+/* What the box sends past its limit (a second request after a plain HTTP
+ * one, http_proxy.c) is read and dropped: it must reach no server, and a
+ * close with unread bytes would reset the answer it waits for. */
+static int drain(int fd, bool *eof)
+{
+	char sink[4096];
+	for (int i = 0; i < 64 && !*eof; i++) {
+		ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+		if (n == 0)
+			*eof = true;
+		else if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	}
+	return 0;
+}
+
 static void step_splice(struct sni_proxy *p, struct flow *f)
 {
-	int a = move(f->c, f->cu, f->u, &f->in_cu, &f->c_eof, &f->u_shut);
-	int b = move(f->u, f->uc, f->c, &f->in_uc, &f->u_eof, &f->c_shut);
+	int a = move(f->c, f->cu, f->u, &f->in_cu, &f->c_eof, &f->u_shut, &f->c_left);
+	uint64_t all = UINT64_MAX;
+	int b = move(f->u, f->uc, f->c, &f->in_uc, &f->u_eof, &f->c_shut, &all);
+	bool capped = f->c_left == 0 && !f->in_cu;
+	if (a >= 0 && capped)
+		a = drain(f->c, &f->c_eof);
 	if (a < 0 || b < 0) {
 		flow_end(p, f, true);
 		return;
 	}
-	if (f->c_shut && f->u_shut)
+	/* a capped box's side is done once its bytes are sent: the server's
+	 * answer, whole, ends the flow */
+	if (f->c_shut && (f->u_shut || capped))
 		flow_end(p, f, false);
+}
+
+/* pipes, and bytes flow from now on */
+static void splice_from_now(struct sni_proxy *p, struct flow *f)
+{
+	if (pipe2(f->cu, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(f->uc, O_NONBLOCK | O_CLOEXEC) < 0) {
+		flow_end(p, f, true);
+		return;
+	}
+	f->st = F_SPLICE;
+	step_splice(p, f);
 }
 
 static void step(struct sni_proxy *p, struct flow *f)
@@ -357,13 +403,43 @@ static void step(struct sni_proxy *p, struct flow *f)
 		socklen_t sl = sizeof ss;
 		if (e == EINPROGRESS || getpeername(f->u, (struct sockaddr *)&ss, &sl) < 0)
 			return;
-		if (pipe2(f->cu, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(f->uc, O_NONBLOCK | O_CLOEXEC) < 0) {
-			flow_end(p, f, true);
-			return;
-		}
-		f->st = F_SPLICE;
+		splice_from_now(p, f);
+		return;
 	}
 	step_splice(p, f);
+}
+
+int sni_proxy_adopt(struct sni_proxy *p, const struct sni_proxy_adoptee *a)
+{
+	struct flow *f = p->n_flows < SNI_PROXY_MAX_FLOWS ? calloc(1, sizeof *f) : NULL;
+	if (!f) {
+		reset_fd(a->c);
+		close(a->c);
+		close(a->u);
+		if (p->prm.log)
+			p->prm.log(p->prm.ctx, 0, NULL, -1, NULL, "too-many-connections");
+		return -1;
+	}
+	f->c = a->c;
+	f->u = a->u;
+	f->c_left = a->c_limit;
+	f->cu[0] = f->cu[1] = f->uc[0] = f->uc[1] = -1;
+	memcpy(&f->dst, &a->dst, a->dst_len);
+	f->dst_len = a->dst_len;
+	f->next = p->flows;
+	if (p->flows)
+		p->flows->prev = f;
+	p->flows = f;
+	p->n_flows++;
+	f->deadline = now_ms() + SNI_PROXY_HELLO_MS;
+	f->st = a->hello ? F_HELLO : F_SPLICE;
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = f};
+	if (epoll_ctl(p->ep, EPOLL_CTL_ADD, f->c, &ev) < 0 || epoll_ctl(p->ep, EPOLL_CTL_ADD, f->u, &ev) < 0 ||
+	    (!a->hello && (pipe2(f->cu, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(f->uc, O_NONBLOCK | O_CLOEXEC) < 0))) {
+		flow_end(p, f, true);
+		return -1;
+	}
+	return 0;
 }
 
 int sni_proxy_run(struct sni_proxy *p)

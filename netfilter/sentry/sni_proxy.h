@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "egress.h"
 #include "error.h"
@@ -38,6 +39,22 @@ struct sni_proxy_params {
 
 struct sni_proxy;
 int sni_proxy_new(const struct sni_proxy_params *prm, struct sni_proxy **ret, struct ab_err *err);
+/* A connection the box's HTTP proxy judged and connected on (http_proxy.h),
+ * handed over with both its sockets: c the box's, u the server's (connected,
+ * carrying EGRESS_PROXY_MARK), dst where u goes. With hello, the TLS
+ * ClientHello that comes first is judged as a redirected connection's is
+ * (its name for dst's port; a credential host's flow goes to the gateway)
+ * before a byte passes; without, bytes flow at once. At most c_limit bytes
+ * go from c to u (UINT64_MAX: all); what the box sends after them is read and
+ * dropped. 0, or -1 when the flows are full (both closed, logged). */
+struct sni_proxy_adoptee {
+	int c, u;
+	struct sockaddr_storage dst;
+	socklen_t dst_len;
+	bool hello;
+	uint64_t c_limit;
+};
+int sni_proxy_adopt(struct sni_proxy *p, const struct sni_proxy_adoptee *a);
 /* The fd to poll for POLLIN: something to do for sni_proxy_run */
 int sni_proxy_fd(const struct sni_proxy *p);
 /* Do what is ready (never blocks); returns the ms until the next deadline, -1 none */

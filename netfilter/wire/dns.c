@@ -380,3 +380,65 @@ size_t dns_build_refusal(const uint8_t *query, size_t qlen, const struct dns_que
 	put16(out + 10, 1);
 	return n + 17 + tlen;
 }
+
+size_t dns_build_query_edns(uint16_t id, const char *name, uint16_t type, uint16_t udp_size, uint8_t *out,
+			    size_t outlen)
+{
+	size_t n = dns_build_query(id, name, type, out, outlen);
+	if (!n || n + 11 > outlen)
+		return 0;
+	uint8_t *o = out + n;
+	o[0] = 0;
+	put16(o + 1, DNS_TYPE_OPT);
+	put16(o + 3, udp_size);
+	put32(o + 5, 0);
+	put16(o + 9, 0);
+	put16(out + 10, 1);
+	return n + 11;
+}
+
+/* the first extended error among the options of an OPT record's rdata */
+static int opt_ede(const uint8_t *rd, size_t rdlen, uint16_t *code, char *text, size_t tlen)
+{
+	for (size_t o = 0; o + 4 <= rdlen;) {
+		uint16_t opt = get16(rd + o), olen = get16(rd + o + 2);
+		if (o + 4 + olen > rdlen)
+			return -EBADMSG;
+		if (opt == DNS_OPT_EDE && olen >= 2) {
+			*code = get16(rd + o + 4);
+			size_t n = olen - 2u < tlen - 1 ? olen - 2u : tlen - 1;
+			memcpy(text, rd + o + 6, n);
+			text[n] = 0;
+			return 0;
+		}
+		o += 4u + olen;
+	}
+	return -ENOENT;
+}
+
+int dns_answer_ede(const uint8_t *msg, size_t len, uint16_t *code, char *text, size_t tlen)
+{
+	struct dns_header h;
+	if (tlen == 0 || dns_parse_header(msg, len, &h) < 0)
+		return -EBADMSG;
+	size_t off = DNS_HEADER_LEN;
+	char name[DNS_NAME_TEXT];
+	for (unsigned i = 0; i < h.qdcount; i++) {
+		int r = dns_parse_name(msg, len, &off, name);
+		if (r < 0 && r != -EINVAL)
+			return r;
+		if (off + 4 > len)
+			return -EBADMSG;
+		off += 4;
+	}
+	unsigned rrs = (unsigned)h.ancount + h.nscount + h.arcount;
+	for (unsigned i = 0; i < rrs; i++) {
+		struct dns_rr rr;
+		int r = dns_parse_rr(msg, len, &off, &rr);
+		if (r < 0)
+			return r;
+		if (i >= (unsigned)h.ancount + h.nscount && rr.type == DNS_TYPE_OPT)
+			return opt_ede(msg + rr.rdata_off, rr.rdlen, code, text, tlen);
+	}
+	return -ENOENT;
+}

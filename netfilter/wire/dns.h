@@ -114,5 +114,13 @@ size_t dns_build_refusal(const uint8_t *query, size_t qlen, const struct dns_que
 			 uint16_t info_code, const char *text, uint8_t *out, size_t outlen);
 /* Build a one-question query (tests and the driver). Returns the length or 0. */
 size_t dns_build_query(uint16_t id, const char *name, uint16_t type, uint8_t *out, size_t outlen);
+/* ... with an OPT record advertising udp_size (EDNS: a refusal then says why,
+ * RFC 8914): the box's HTTP proxy asks the sentry so. */
+size_t dns_build_query_edns(uint16_t id, const char *name, uint16_t type, uint16_t udp_size, uint8_t *out,
+			    size_t outlen);
+/* A response's first RFC 8914 extended error (in its OPT record): INFO-CODE
+ * and EXTRA-TEXT (cut to tlen - 1 bytes, NUL-terminated, as sent: not
+ * checked). 0, -ENOENT when there is none, -EBADMSG when malformed. */
+int dns_answer_ede(const uint8_t *msg, size_t len, uint16_t *code, char *text, size_t tlen);
 
 #endif

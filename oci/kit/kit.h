@@ -98,6 +98,7 @@ struct kit {
 	size_t n_allow, n_deny;
 	char **internal;        /* address ranges allowed names may resolve into (kit run) */
 	size_t n_internal;
+	bool proxy;             /* network.proxy: the box's HTTP proxy and its variables (default true) */
 	struct {
 		bool has_memory, has_cpus, has_pids, has_timeout;
 		int64_t memory;         /* bytes */

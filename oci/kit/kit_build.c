@@ -586,6 +586,8 @@ static void annotations_obj(struct json_out *j, const struct kit *k, const struc
 	if (o->egress_annotations)
 		egress_annotations(j, k, a);
 	reasons_annotation(j, k, a);
+	/* the box's HTTP proxy: agentbox's to act on, nothing for another runtime */
+	json_kv_str(j, "agentbox.egress.proxy", k->proxy ? "true" : "false");
 	json_obj_end(j);
 }
 

@@ -522,11 +522,13 @@ static int read_internal(struct kit *k, const struct yml_node *n, struct ab_err 
 
 static int read_network(struct kit *k, const struct yml_node *n, struct ab_err *err)
 {
-	static const char *const fields[] = {"allow", "deny", "internal", NULL};
+	static const char *const fields[] = {"allow", "deny", "internal", "proxy", NULL};
 	if (yml_check_map(n, "network", fields, err) < 0)
 		return -1;
 	const struct yml_node *v;
 	if ((v = yml_map_get(n, "internal")) && !yml_is_null(v) && read_internal(k, v, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "proxy")) && !yml_is_null(v) && yml_get_bool(v, "network.proxy", &k->proxy, err) < 0)
 		return -1;
 	if ((v = yml_map_get(n, "allow")) && !yml_is_null(v) && read_egress_list(k, v, false, err) < 0)
 		return -1;

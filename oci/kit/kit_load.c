@@ -126,6 +126,7 @@ struct kit *kit_new(void)
 	struct kit *k = xcalloc(1, sizeof *k);
 	k->rootfs = KIT_ROOTFS_HOST;
 	k->readonly_rootfs = true;
+	k->proxy = true;
 	k->seccomp = arena_strdup(&k->arena, "agent");
 	return k;
 }

@@ -138,6 +138,7 @@ static struct yml_node *network_tree(struct arena *a, const struct kit *k)
 	yml_map_add(a, net, "deny", deny);
 	if (k->n_internal)
 		yml_map_add(a, net, "internal", str_list(a, k->internal, k->n_internal));
+	yml_map_add(a, net, "proxy", yml_new_plain(a, k->proxy ? "true" : "false"));
 	return net;
 }
 

@@ -385,6 +385,7 @@ static int resolve_policy(struct create_ctx *cc, struct ab_err *err)
 		return -1;
 	if (policy_floor_config(&cc->policy, c, err) < 0 || policy_floor_create(&cc->policy, c, cc->o->no_pivot, err) < 0)
 		return -1;
+	policy_proxy_env(&cc->policy, c->process, &c->arena);
 	if (policy_seccomp_programs(&cc->policy, c, c->process, cc->g->root, cc->seccomp, &cc->n_seccomp, err) < 0)
 		return -1;
 	return 0;

@@ -404,6 +404,9 @@ static int exec_policy(struct exec_run *e, const struct global_opts *g, struct a
 	    policy_seccomp_programs(&e->policy, e->c, e->x.p, g->root, e->progs, &e->n_progs, err) < 0)
 		return -1;
 	e->policy.egress_enforced = e->s.egress_policy != NULL;
+	/* the container's proxy, as create gave it (not the config's today) */
+	e->policy.http_proxy = e->s.egress_proxy;
+	policy_proxy_env(&e->policy, (struct oci_process *)e->x.p, &e->a);
 	if (policy_floor_process(&e->policy, (struct oci_process *)e->x.p, e->o->process_path ? "process.json" : "exec",
 				 err) < 0)
 		return -1;

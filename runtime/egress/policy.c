@@ -32,6 +32,7 @@ static bool profile_name_valid(const char *n)
 #define ANNOTATION_EGRESS_ALLOW "agentbox.egress.allow"
 #define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
 #define ANNOTATION_EGRESS_REASONS "agentbox.egress.reasons"
+#define ANNOTATION_EGRESS_PROXY "agentbox.egress.proxy"
 
 static int resolve_egress(const struct global_opts *g, const struct oci_config *c,
 			  struct agent_policy *ret, struct ab_err *err)
@@ -117,6 +118,56 @@ deny:;
 		return ab_error(err, 0, "egress policy: the container has no network namespace of its own, so its egress cannot be policed: refused (give it a network namespace, or turn the firewall off with --egress-allow all or egress.enforce: false in %s)",
 				cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
 	return 0;
+}
+
+/* The box's HTTP proxy (agentbox-egress(7), REFUSALS): the admin's
+ * egress.proxy, or the annotation either way (it grants nothing the policy
+ * does not); only where the firewall is in force. */
+static int resolve_proxy(const struct oci_config *c, struct agent_policy *ret, struct ab_err *err)
+{
+	ret->http_proxy = ret->config.egress_proxy;
+	const char *ann = oci_annotation(c, ANNOTATION_EGRESS_PROXY);
+	if (ann && streq(ann, "true"))
+		ret->http_proxy = true;
+	else if (ann && streq(ann, "false"))
+		ret->http_proxy = false;
+	else if (ann)
+		return ab_error(err, 0, "annotation %s: \"%s\" is neither true nor false", ANNOTATION_EGRESS_PROXY, ann);
+	ret->http_proxy = ret->http_proxy && ret->egress_enforced;
+	return 0;
+}
+
+/* What a program's environment must not already name for the proxy's to go
+ * in: a kit, an image or an engine with a proxy of its own keeps it. */
+static const char *const proxy_vars[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+					  "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy" };
+
+void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, struct arena *a)
+{
+	if (!p->http_proxy || !proc)
+		return;
+	for (size_t i = 0; i < proc->n_env; i++)
+		for (size_t k = 0; k < ARRAY_SIZE(proxy_vars); k++) {
+			size_t n = strlen(proxy_vars[k]);
+			if (strncmp(proc->env[i], proxy_vars[k], n) == 0 && proc->env[i][n] == '=')
+				return;
+		}
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", EGRESS_HTTP_PROXY_PORT);
+	/* libcurl (curl, git, cargo) reads only the lower-case http_proxy, npm
+	 * never HTTP_PROXY for https: both cases; the box's loopback stays
+	 * direct; Node from 22.21 and 24 uses them with NODE_USE_ENV_PROXY */
+	const char *add[] = { "HTTPS_PROXY", url, "https_proxy", url, "HTTP_PROXY", url, "http_proxy", url,
+			      "NO_PROXY", "localhost,127.0.0.1,::1", "no_proxy", "localhost,127.0.0.1,::1",
+			      "NODE_USE_ENV_PROXY", "1" };
+	size_t n_add = ARRAY_SIZE(add) / 2;
+	char **env = arena_alloc(a, (proc->n_env + n_add + 1) * sizeof *env);
+	memcpy(env, proc->env, proc->n_env * sizeof *env);
+	for (size_t i = 0; i < n_add; i++)
+		env[proc->n_env + i] = arena_printf(a, "%s=%s", add[2 * i], add[2 * i + 1]);
+	proc->n_env += n_add;
+	env[proc->n_env] = NULL;
+	proc->env = env;
 }
 
 /* The path of the container's state directory (ROOT/ID), from its fd. */
@@ -288,6 +339,7 @@ static void record_policy(struct agent_policy *p, struct container_state *st)
 	st->egress_policy = arena_strdup(&st->arena, policy_egress_text(p));
 	st->egress_ceiling = p->egress_ceiling ? arena_strdup(&st->arena, p->egress_ceiling) : NULL;
 	st->egress_may_widen = p->egress_live;
+	st->egress_proxy = p->http_proxy;
 }
 
 int policy_install(struct agent_policy *p, const struct oci_config *c, struct container_state *st,
@@ -393,7 +445,7 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 	if (fp && !streq(fp, "refuse"))
 		return ab_error(err, 0, "annotation %s: unknown value \"%s\" (refuse)", ANNOTATION_FILE_PRIVILEGES, fp);
 	ret->refuse_file_privileges = fp != NULL;
-	if (resolve_egress(g, c, ret, err) < 0)
+	if (resolve_egress(g, c, ret, err) < 0 || resolve_proxy(c, ret, err) < 0)
 		return -1;
 	ret->seccomp_profile = profile;
 	return 0;

@@ -41,6 +41,7 @@ struct agent_policy {
 	char *egress_text;                  /* policy_egress_text's answer, cached */
 	char *egress_ceiling;               /* the admin's policy, before annotations narrowed it */
 	bool egress_live;                   /* a live allow may widen it: the sentry starts able to */
+	bool http_proxy;                    /* the sentry runs the box's HTTP proxy (agentbox.egress.proxy) */
 	bool durable_made;                  /* this create began the container's durable log */
 	struct gateway_child gateway;       /* the credential gateway (policy_gateway.c) */
 	bool gateway_started;

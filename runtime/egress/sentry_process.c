@@ -80,7 +80,7 @@ static int sentry_child(void *arg)
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
 		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd,
 		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd, a->sp.policy_fd,
-		      a->sp.refused_fd};
+		      a->sp.refused_fd, a->sp.http_fd[0], a->sp.http_fd[1]};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -157,6 +157,7 @@ static struct sentry_child *sentry_child_new(void)
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
 	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = a->sp.policy_fd = -1;
+	a->sp.http_fd[0] = a->sp.http_fd[1] = -1;
 	return a;
 }
 
@@ -172,6 +173,7 @@ static void sentry_params(struct sentry_child *a, struct agent_policy *p, const 
 	sp->port = EGRESS_SENTRY_PORT;
 	sp->init_pid = st->pid;
 	sp->ready_fd = -1;
+	sp->http_proxy = p->http_proxy;
 	if (p->gateway_started && p->gateway.handoff_fd >= 0) {
 		/* the sentry hands the gateway its connections; ours is closed now,
 		 * so the gateway ends when the sentry does */
@@ -196,11 +198,11 @@ static int sentry_upstreams(struct egress_sentry_params *sp, const struct agent_
 		if (egress_upstream_is_sentry(&sp->upstream[i], EGRESS_SENTRY_PORT))
 			return ab_error(err, 0, "egress: DNS sentry: the upstream resolver is the sentry's own address (%s)",
 					resolv);
-	if (sp->n_upstream == 0) {
-		/* nothing to forward to: the sentry only logs, and lookups fail closed */
-		log_debug("egress: no upstream resolver in %s: DNS is unavailable in the container", resolv);
-		sp->dns = false;
-	}
+	/* nothing to forward to (a box without network): the sentry still
+	 * answers, every name refused with the reason, rather than a missing
+	 * resolver that clients read as a temporary failure */
+	if (sp->n_upstream == 0)
+		log_debug("egress: no upstream resolver in %s: the sentry refuses every name", resolv);
 	/* A loopback upstream (Docker's embedded resolver) forwards what it does
 	 * not serve from the box's netns, back to the sentry, which asks the
 	 * runtime's own resolvers for it. Read only then: one file fewer at every
@@ -405,9 +407,12 @@ size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[POLICY_SENTR
 	/* (a repeat always follows a first packet: that one wakes it) */
 	if (a->sp.nflog_fd >= 0)
 		fds[n++] = a->sp.nflog_fd;
-	for (int i = 0; i < 2; i++)   /* a TLS connection waits for the SNI check */
+	for (int i = 0; i < 2; i++) {   /* a TLS connection waits for the SNI check, a request for the proxy */
 		if (a->sp.sni_fd[i] >= 0)
 			fds[n++] = a->sp.sni_fd[i];
+		if (a->sp.http_fd[i] >= 0)
+			fds[n++] = a->sp.http_fd[i];
+	}
 	return n;
 }
 

@@ -106,7 +106,7 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		       struct ab_err *err)
 {
 	static const char *const keys[] = {"enforce", "allow", "deny", "internal", "annotations_may_widen", "hook_anchor",
-					   "live_may_widen", NULL};
+					   "live_may_widen", "proxy", NULL};
 	if (yml_check_map(n, "egress", keys, err) < 0)
 		return -1;
 	const struct yml_node *v;
@@ -126,6 +126,8 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		return -1;
 	if ((v = yml_map_get(n, "hook_anchor")) &&
 	    yml_get_bool(v, "egress.hook_anchor", &c->egress_hook_anchor, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "proxy")) && yml_get_bool(v, "egress.proxy", &c->egress_proxy, err) < 0)
 		return -1;
 	return 0;
 }

@@ -173,6 +173,8 @@ int state_write(int dirfd, const struct container_state *s, struct ab_err *err)
 		json_kv_str(o, "egressCeiling", s->egress_ceiling);
 	if (s->egress_may_widen)
 		json_kv_bool(o, "egressMayWiden", true);
+	if (s->egress_proxy)
+		json_kv_bool(o, "egressProxy", true);
 	if (s->seccomp_profile)
 		json_kv_str(o, "seccompProfile", s->seccomp_profile);
 	put_annotations(o, s);
@@ -247,6 +249,7 @@ static int state_from_json(yajl_val v, const char *id, const char *path, struct 
 	ret->egress_token = arena_strdup(a, get_str(v, "egressToken"));
 	ret->egress_ceiling = arena_strdup(a, get_str(v, "egressCeiling"));
 	ret->egress_may_widen = YAJL_IS_TRUE(json_get(v, "egressMayWiden"));
+	ret->egress_proxy = YAJL_IS_TRUE(json_get(v, "egressProxy"));
 	ret->seccomp_profile = arena_strdup(a, get_str(v, "seccompProfile"));
 	yajl_val ann = json_get(v, "annotations");
 	if (YAJL_IS_OBJECT(ann) && ann->u.object.len) {

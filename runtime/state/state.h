@@ -48,6 +48,7 @@ struct container_state {
 	char *egress_token;           /* the pool token its ruleset's table names (netns_pool.h) */
 	char *egress_ceiling;         /* the admin's policy (config, flags) a live allow must stay within */
 	bool egress_may_widen;        /* a live allow may go beyond it (kit run, egress.live_may_widen) */
+	bool egress_proxy;            /* its sentry runs the HTTP proxy (exec gets its variables too) */
 	char *seccomp_profile;        /* agent profile in force ("agent", "default", "none") */
 	bool systemd_cgroup;
 	bool own_pidns;               /* a new pid namespace: killing init kills all */

@@ -56,6 +56,12 @@ static void fz_dns_query_side(const uint8_t *data, size_t size)
 	FUZZ_CHECK(dns_parse_header(out, rn, &rh) == 0 && rh.ancount == 0 && rh.nscount == 0 && rh.arcount <= 1 &&
 		   DNS_RCODE(rh.flags) == DNS_RCODE_NXDOMAIN, "refusal header");
 	FUZZ_CHECK(rh.arcount == 0 || rn <= DNS_REFUSAL_MAX, "refusal with OPT of %zu bytes", rn);
+	uint16_t code;
+	char text[64];
+	FUZZ_CHECK(dns_answer_ede(out, rn, &code, text, sizeof text) == (rh.arcount ? 0 : -ENOENT) &&
+		   (!rh.arcount || (code == DNS_EDE_BLOCKED && strcmp(text, "agentbox egress policy: denied") == 0)),
+		   "the refusal's extended error read back");
+	(void)dns_answer_ede(data, size, &code, text, sizeof text);   /* any message: within bounds */
 	size_t udp = dns_query_udp_size(data, size);
 	FUZZ_CHECK(udp >= 512 && udp <= 65535, "udp size %zu", udp);
 

@@ -29,6 +29,7 @@
 #include "fuzz_egress.c"
 #include "fuzz_gateway_h1.c"
 #include "fuzz_gitmeta.c"
+#include "fuzz_http_head.c"
 #include "fuzz_kit.c"
 #include "fuzz_nflog.c"
 #include "fuzz_process.c"
@@ -53,6 +54,7 @@ static const struct replay_target {
 	{"gateway_h1", fuzz_one_gateway_h1, fuzz_init_gateway_h1},
 #endif
 	{"gitmeta", fuzz_one_gitmeta, fuzz_init_gitmeta},
+	{"http_head", fuzz_one_http_head, replay_no_init},
 #if __has_include("kit.h")
 	{"kit", fuzz_one_kit, fuzz_init_kit},
 #endif

@@ -56,3 +56,39 @@ teardown() {
 	assert_success
 	[ "$stdout" = absent ]
 }
+
+@test "egress: an engine container gets the box's HTTP proxy and its variables only when an annotation asks" {
+	RUNTIME_ARGS=(--egress-allow allowed.test)
+	set_args sh -c 'env | grep -i _proxy= | sort; wget -q -O /dev/null http://registry.test/x 2>&1; true'
+	run_container px1
+	assert_success
+	# off by default: it changes what clients do
+	refute_output_contains "_proxy="
+	refute_output_contains "agentbox egress policy"
+	update_config '.annotations["agentbox.egress.proxy"] = "true"'
+	run_container px2
+	assert_success
+	assert_output_contains "http_proxy=http://127.0.0.1:61128"
+	assert_output_contains "HTTPS_PROXY=http://127.0.0.1:61128"
+	assert_output_contains "no_proxy=localhost,127.0.0.1,::1"
+	# busybox wget through it: the refusal's words
+	assert_output_contains "403 Forbidden (agentbox egress policy: registry.test port 80/tcp is not on the allowlist)"
+	# exec's processes get them too (the state says so, not today's config)
+	set_args sleep 60
+	run_container px-exec --detach
+	assert_success
+	runtime exec px-exec sh -c 'env | grep -ci _proxy='
+	[ "$stdout" = 7 ] || fail "exec's proxy variables: $output"
+	runtime delete --force px-exec
+	# an engine's own proxy is kept
+	update_config '.process.env += ["http_proxy=http://corp.test:3128"]'
+	set_args sh -c 'env | grep -ci _proxy='
+	run_container px3
+	assert_success
+	[ "$stdout" = 1 ]
+	update_config '.annotations["agentbox.egress.proxy"] = "yes"'
+	run_container px4
+	assert_failure 1
+	assert_one_error_line 'annotation agentbox\.egress\.proxy: "yes" is neither true nor false'
+	assert_nothing_left
+}

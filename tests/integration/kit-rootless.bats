@@ -433,6 +433,44 @@ setup_inet() {
 	assert_user_run_clean
 }
 
+@test "rootless kit run: npm stops at once on a refused registry, with network and without; a name is NXDOMAIN without network" {
+	command -v npm >/dev/null || skip "needs npm"
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	# (the box's HTTP proxy answers 403: npm retried ENOTFOUND for 70 s a package)
+	kkit npm.yaml <<-'EOF'
+		rootfs: host
+		command:
+		  - sh
+		  - -c
+		  - |
+		    cd /tmp && echo '{}' >package.json
+		    for r in https://registry.test/ https://registry.npmjs.org/; do
+		      s=$(date +%s%N)
+		      npm install --no-audit --no-fund --registry $r left-pad is-odd >/tmp/o 2>&1
+		      echo "npm rc=$? ms=$((($(date +%s%N) - s) / 1000000))"
+		      grep -m1 "403 Forbidden" /tmp/o
+		    done
+		    python3 -c 'import socket
+		    try: socket.getaddrinfo("registry.test", 443)
+		    except socket.gaierror as e: print("getaddrinfo", e.errno)'
+	EOF
+	local net
+	for net in "--allow web.test:8080" ""; do
+		kr kit run --workspace "$WS" $net npm.yaml
+		assert_success
+		local ms
+		for ms in $(sed -n 's/^npm rc=[1-9][0-9]* ms=//p' <<<"$stdout"); do
+			# the issue's bound is 2 s; 5 s leaves room for a loaded machine
+			((ms < 5000)) || fail "npm took $ms ms ($net): $output"
+		done
+		[ "$(grep -c '^npm rc=[1-9]' <<<"$stdout")" = 2 ] || fail "npm did not fail twice ($net): $output"
+		assert_output_contains "403 Forbidden (agentbox egress policy: registry.test port 443/tcp is not on the allowlist)"
+		assert_output_contains "403 Forbidden (agentbox egress policy: registry.npmjs.org port 443/tcp is not on the allowlist)"
+		assert_output_contains "getaddrinfo -2"
+		assert_user_run_clean
+	done
+}
+
 @test "rootless kit run: credentials reach the box as env and file and are never on disk" {
 	local secret="KRSECRET-$RANDOM$RANDOM$RANDOM"
 	printf '%s' "$secret" >"$TEST_DIR/token"

@@ -400,6 +400,19 @@ static void queries_and_replies(void)
 	   "EDE option 15: INFO-CODE 15");
 	ok(memcmp(out + at + 17, "pypi.org is denied: use the mirror", 34) == 0, "EXTRA-TEXT");
 	ok(dns_parse_answer(out, olen, &ans) == 0 && ans.n_addrs == 0, "the refusal parses as an answer, no address");
+	/* what the box's HTTP proxy reads of it */
+	uint16_t code = 0;
+	char text[64];
+	ok(dns_answer_ede(out, olen, &code, text, sizeof text) == 0 && code == DNS_EDE_BLOCKED &&
+	   strcmp(text, "pypi.org is denied: use the mirror") == 0, "the extended error read back");
+	ok(dns_answer_ede(out, olen, &code, text, 9) == 0 && strcmp(text, "pypi.org") == 0, "... cut to the room given");
+	uint8_t plain[512];
+	size_t pn = dns_build_refusal(q, qlen, &qq, DNS_RCODE_NXDOMAIN, DNS_EDE_BLOCKED, "why", plain, sizeof plain);
+	ok(dns_answer_ede(plain, pn, &code, text, sizeof text) == -ENOENT, "no OPT: no extended error");
+	ok(dns_answer_ede(out, qlen, &code, text, sizeof text) == -EBADMSG, "an OPT announced, not there: malformed");
+	uint8_t eq[DNS_HEADER_LEN + 64];
+	size_t eqn = dns_build_query_edns(7, "pypi.org", DNS_TYPE_AAAA, 4096, eq, sizeof eq);
+	ok(eqn && dns_query_has_opt(eq, eqn) && dns_query_udp_size(eq, eqn) == 4096, "an EDNS query: OPT, its UDP size");
 	/* a long text is cut to fit 512 bytes, never in the middle of a character */
 	char longtext[700];
 	memset(longtext, 'x', sizeof longtext - 1);

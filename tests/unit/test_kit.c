@@ -286,6 +286,7 @@ static void test_fields(void)
 		"network:\n"
 		"  allow: [pypi.org, \"*.pythonhosted.org\", \"github.com:22\", 198.18.0.0/15, \"[2001:db8::1]:22\", \"dns.example:53/udp\"]\n"
 		"  deny: [169.254.169.254]\n"
+		"  proxy: false\n"
 		"resources:\n"
 		"  memory: 256m\n"
 		"  cpus: 1.5\n"
@@ -330,6 +331,7 @@ static void test_fields(void)
 	ok(k->n_allow == 6 && streq(k->allow[1], "*.pythonhosted.org"), "network.allow: 6 entries");
 	ok(k->n_deny == 1 && streq(k->deny[0], "169.254.169.254"), "network.deny");
 	ok(!k->deny_reasons[0], "network.deny: a plain entry has no reason");
+	ok(!k->proxy, "network.proxy: false");
 	ok(k->resources.has_memory && k->resources.memory == 256 << 20, "resources.memory");
 	ok(k->resources.has_cpus && k->resources.cpus_milli == 1500, "resources.cpus");
 	ok(k->resources.has_pids && k->resources.pids == 128, "resources.pids");
@@ -377,6 +379,7 @@ static void test_fields(void)
 		       "pypi.org,*.pythonhosted.org,github.com:22,198.18.0.0/15,[2001:db8::1]:22,dns.example:53/udp",
 		       "config: egress allow annotation");
 		is_str(oci_annotation(c, "agentbox.egress.deny"), "169.254.169.254", "config: egress deny annotation");
+		is_str(oci_annotation(c, "agentbox.egress.proxy"), "false", "config: network.proxy false: no proxy");
 		has_substr(oci_annotation(c, "agentbox.kit.credentials"), "\"from\":\"env:HOST_GH_TOKEN\"",
 			   "config: credentials as references");
 		ok(c->linux_.n_masked_paths > 5 && c->linux_.n_readonly_paths >= 5, "config: masked and read-only paths");
@@ -434,6 +437,11 @@ static void test_defaults(void)
 		ok(c->root_readonly, "defaults: read-only root");
 		ok(c->process->caps.bounding == 0 && c->process->caps.effective == 0, "defaults: no capabilities");
 		is_str(c->hostname, "tiny", "defaults: hostname is the kit's name");
+		is_str(oci_annotation(c, "agentbox.egress.proxy"), "true", "defaults: the box's HTTP proxy (agentbox's to act on)");
+		bool proxy_env = false;
+		for (size_t i = 0; i < c->process->n_env; i++)
+			proxy_env |= strcasestr(c->process->env[i], "_proxy=") != NULL;
+		ok(!proxy_env, "defaults: no proxy variable in the bundle (the runtime adds them)");
 		oci_config_free(c);
 	}
 	free(json);
@@ -526,7 +534,7 @@ static void test_errors(void)
 		{"files:\n  - path: /a\n    content: x\n    owner: me\n", "kit.yaml:4:12: files[0].owner: \"me\" is not UID:GID"},
 		{"files:\n  - path: /a\n    content: x\n  - path: /a\n    content: y\n", "kit.yaml:4:11: files[1].path: /a is given twice"},
 		{"network: [a]\n", "kit.yaml:1:10: network: expected a mapping, got a sequence"},
-		{"network:\n  allowed: [a]\n", "kit.yaml:2:3: network.allowed: unknown field (expected one of: allow, deny, internal)"},
+		{"network:\n  allowed: [a]\n", "kit.yaml:2:3: network.allowed: unknown field (expected one of: allow, deny, internal, proxy)"},
 		{"network:\n  internal: [pypi.org]\n", "kit.yaml:2:14: network.internal[0]: entry \"pypi.org\": an internal entry is an address range with no port or protocol (10.0.0.0/8, fd00::/8)"},
 		{"network:\n  internal: [\"10.0.0.0/8,fd00::/8\"]\n", "kit.yaml:2:14: network.internal[0]: one range per item (\"10.0.0.0/8,fd00::/8\" has a comma)"},
 		{"network:\n  deny:\n    - {entry: a.test}\n", "kit.yaml:3:7: network.deny[0]: \"reason\" is missing"},
@@ -644,6 +652,7 @@ static void test_extends(void)
 		has_substr(text, "#   egress allow: registry.npmjs.org", "show: the egress allowlist");
 		has_substr(text, "#   egress deny:  169.254.169.254", "show: the egress denylist");
 		has_substr(text, "#   seccomp profile: agent", "show: the seccomp profile");
+		has_substr(text, "  proxy: true\n", "show: network.proxy, true by default");
 		ok(text && !strstr(text, "extends:"), "show: no extends in the effective kit");
 		/* the output is a kit, equal to the effective one */
 		write_file("shown.yaml", text ? text : "");
