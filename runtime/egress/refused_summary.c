@@ -22,7 +22,7 @@ static const char *str_field(yajl_val v, const char *key)
 	return YAJL_IS_STRING(x) ? YAJL_GET_STRING(x) : NULL;
 }
 
-/* What was refused: "name", "name -> address", "address:port (name)". */
+/* What was refused: "name", "name -> address", "name:port", "address:port (name)". */
 static void what_refused(const struct record *r, char *buf, size_t len)
 {
 	char dst[160] = "";
@@ -31,6 +31,8 @@ static void what_refused(const struct record *r, char *buf, size_t len)
 			 r->port);
 	if (streq(r->proto, "dns"))
 		snprintf(buf, len, "%s%s%s", r->name ? r->name : "?", *dst ? " -> " : "", dst);
+	else if (r->name && !dst[0])    /* the proxy's, refused before any address */
+		snprintf(buf, len, r->port < 0 ? "%s" : "%s:%lld", r->name, r->port);
 	else if (r->name)
 		snprintf(buf, len, "%s (%s)", dst[0] ? dst : "-", r->name);
 	else

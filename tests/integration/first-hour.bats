@@ -253,14 +253,15 @@ run_block() {
 	seen=$(wc -l <"$FH_DIR/dnsmasq.log")
 	run_block "$1"
 	assert_failure
-	assert_output_contains "Could not resolve host: example.org"
-	assert_output_contains "  dns  example.org  not-allowed: not on the allowlist; allow it with --allow example.org:PORT or the kit's network.allow"
+	assert_output_contains "The requested URL returned error: 403"
+	assert_output_contains "  proxy example.org:80  not-allowed: not on the allowlist; allow it with --allow example.org:80 or the kit's network.allow"
 	# the name never reached the resolver
 	! tail -n +$((seen + 1)) "$FH_DIR/dnsmasq.log" | grep -q 'query\[A\] example.org' || fail "example.org reached the upstream"
 	run_block "$2"
 	assert_success
-	assert_output_contains '"name":"example.org","reason":"not-allowed"'
-	assert_output_contains "agentbox egress policy: example.org is not on the allowlist"
+	assert_output_contains '"error":"agentbox egress policy: example.org port 80/tcp is not on the allowlist; the user can allow it: agentbox egress allow kit-'
+	assert_output_contains '"proto":"proxy","name":"example.org","port":80,"reason":"not-allowed"'
+	assert_output_contains '"allow":"agentbox egress allow kit-'
 }
 
 @test "first hour 4: the box's name is enough to read its log and allow a name while it runs; the box reaches it at once" {
@@ -272,10 +273,10 @@ run_block() {
 	nsenter -t "$FH_HOLDER" -m -- timeout -k 5 120 su - "$FH_USER" -c "$script" >"$FH_DIR/t1.out" 2>&1 </dev/null 3>&- &
 	local t1=$! i
 	for ((i = 0; i < 300; i++)); do
-		grep -q "Could not resolve host: example.org" "$FH_DIR/t1.out" && break
+		grep -q "returned error: 403" "$FH_DIR/t1.out" && break
 		sleep 0.1
 	done
-	grep -q "Could not resolve host: example.org" "$FH_DIR/t1.out" || { kill $t1; fail "terminal 1: $(cat "$FH_DIR/t1.out")"; }
+	grep -q "returned error: 403" "$FH_DIR/t1.out" || { kill $t1; fail "terminal 1: $(cat "$FH_DIR/t1.out")"; }
 	# terminal 2
 	run_block "$2"
 	assert_success

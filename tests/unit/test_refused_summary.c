@@ -40,6 +40,8 @@ int main(void)
 		  "  tls  198.18.0.7:443 (paste.test)  not-allowed: its TLS name is not on the allowlist; allow it with --allow paste.test:443 or the kit's network.allow" },
 		{ "{\"verdict\":\"deny\",\"proto\":\"https\",\"dst\":\"198.18.0.7\",\"port\":443,\"reason\":\"host-mismatch\",\"detail\":\"other.test\"}",
 		  "  https 198.18.0.7:443  host-mismatch (other.test); see NAMES ON THE WIRE in agentbox-egress(7)" },
+		{ "{\"verdict\":\"deny\",\"proto\":\"proxy\",\"name\":\"example.org\",\"port\":80,\"reason\":\"not-allowed\"}",
+		  "  proxy example.org:80  not-allowed: not on the allowlist; allow it with --allow example.org:80 or the kit's network.allow" },
 		/* no refusals: a repeat, a credential's use, a policy change, a summary, garbage */
 		{ "{\"verdict\":\"deny\",\"proto\":\"tcp\",\"dst\":\"198.51.100.7\",\"port\":1,\"reason\":\"not-allowed\",\"repeats\":4}", "(none)" },
 		{ "{\"verdict\":\"credential\",\"proto\":\"https\",\"dst\":\"198.18.0.20\",\"port\":443,\"credential\":\"T\"}", "(none)" },
