@@ -145,6 +145,9 @@ tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 # the replay of the fuzz targets runs the gateway's HTTP/1.1 code too
 UNIT_EXTRA_LIBS = $(if $(filter tests/unit/test_fuzz_regressions,$@),-lhttp_parser)
 tests/unit/test_fuzz_regressions: netfilter/gateway/h1.c netfilter/gateway/buf.c $(wildcard netfilter/gateway/*.h)
+# the gateway's response scan, with the buffers and locked memory it uses
+tests/unit/test_gateway_scan: netfilter/gateway/scan.c netfilter/gateway/ctl.c netfilter/gateway/buf.c \
+	$(wildcard netfilter/gateway/*.h)
 
 unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done

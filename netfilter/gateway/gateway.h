@@ -40,6 +40,8 @@ struct gw_cred {
 	struct cred_header header;
 	char *value;           /* the rendered header value: in locked memory */
 	size_t value_len;
+	char *secret;          /* the secret itself, looked for in responses: locked too */
+	size_t secret_len;
 };
 
 struct gw_config {
@@ -48,6 +50,7 @@ struct gw_config {
 	size_t n_creds;
 	char *upstream_ca_pem; /* extra trust for upstream servers, or NULL */
 	size_t upstream_ca_len;
+	bool unprotected;      /* a test build's reference: requests and responses unguarded */
 };
 
 #endif
