@@ -132,6 +132,13 @@ static int end_read(struct gw_end *e)
 		}
 		return -1;
 	default:
+		/* OpenSSL 3 says the same close this way: what the response scan
+		 * holds back must still go on, not die with a reset */
+		if (ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			ERR_clear_error();
+			e->eof = true;
+			return 1;
+		}
 		ERR_clear_error();
 		return -1;
 	}
