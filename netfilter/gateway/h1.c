@@ -327,6 +327,11 @@ static bool emit_head(struct h1 *h)
 	}
 	if (!method_allowed(h))
 		return false;
+	if (p->up_failed) {
+		/* the server is out of reach: the box hears why, and what to do */
+		refuse_saying(p, 502, NULL, NULL, p->up_failure);
+		return false;
+	}
 	struct gw_buf *o = &p->u.out;
 	bool guard = !gw_cfg->unprotected;
 	bool ok = gw_buf_printf(o, "%s ", http_method_str((enum http_method)h->req.method)) &&
