@@ -47,6 +47,7 @@ struct gw_matcher {
 	size_t block_len;
 	uint32_t *root;                 /* [256]: the root's edges; 0 = stay at the root */
 	uint8_t *slow;                  /* [256]: bytes that start a pattern or an escape */
+	uint8_t *pair;                  /* [65536 bits]: two bytes that may begin a copy or an escape */
 	struct ac_state *st;
 	uint32_t n_st;
 	uint8_t *label;
@@ -381,11 +382,47 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+static void pair_set(uint8_t *pair, uint8_t c, uint8_t n)
+{
+	pair[c << 5 | n >> 3] |= (uint8_t)(1u << (n & 7));
+}
+
+static bool pair_has(const uint8_t *pair, uint8_t c, uint8_t n)
+{
+	return pair[c << 5 | n >> 3] & (1u << (n & 7));
+}
+
+/* What the fast path of a stream looks at: the root's edges, the bytes that
+ * start a pattern or an escape, and the pairs of bytes that may begin a
+ * copy (a pattern's first two, or its first and what the decoder reads
+ * again or drops: an escape, a line break). Most bytes that start a
+ * pattern are followed by one that does not continue it. */
+static void fill_filters(struct gw_matcher *m)
+{
+	for (uint32_t k = 0; k < m->st[0].n_edges; k++)
+		m->root[m->label[k]] = m->target[k];
+	for (unsigned c = 0; c < 256; c++) {
+		m->slow[c] = m->root[c] || tok_start_byte((uint8_t)c);
+		for (unsigned n = 0; tok_start_byte((uint8_t)c) && n < 256; n++)
+			pair_set(m->pair, (uint8_t)c, (uint8_t)n);
+	}
+	static const uint8_t again[] = {'\r', '\n', '%', '\\', '&'};
+	for (size_t i = 0; i < m->n_pats; i++) {
+		const uint8_t *p = m->pats[i].b;
+		for (unsigned n = 0; m->pats[i].len == 1 && n < 256; n++)
+			pair_set(m->pair, p[0], (uint8_t)n);
+		if (m->pats[i].len > 1)
+			pair_set(m->pair, p[0], p[1]);
+		for (size_t k = 0; k < sizeof again; k++)
+			pair_set(m->pair, p[0], again[k]);
+	}
+}
+
 /* the trie in its final form, in one block of locked memory */
 static int flatten(struct gw_matcher *m, const struct bnode *t, uint32_t n)
 {
 	size_t edges = n - 1, np = m->n_pats ? m->n_pats : 1;
-	size_t o_root = 0, o_slow = o_root + 256 * sizeof(uint32_t), o_st = align8(o_slow + 256),
+	size_t o_root = 0, o_slow = o_root + 256 * sizeof(uint32_t), o_pair = o_slow + 256, o_st = align8(o_pair + 8192),
 	       o_target = align8(o_st + n * sizeof(struct ac_state)), o_label = o_target + edges * sizeof(uint32_t) + 4,
 	       o_plen = align8(o_label + edges + 1), o_pid = o_plen + np * sizeof(uint16_t),
 	       len = o_pid + np * sizeof(uint16_t);
@@ -396,6 +433,7 @@ static int flatten(struct gw_matcher *m, const struct bnode *t, uint32_t n)
 	m->block_len = len;
 	m->root = (uint32_t *)(b + o_root);
 	m->slow = b + o_slow;
+	m->pair = b + o_pair;
 	m->st = (struct ac_state *)(b + o_st);
 	m->target = (uint32_t *)(b + o_target);
 	m->label = b + o_label;
@@ -419,10 +457,7 @@ static int flatten(struct gw_matcher *m, const struct bnode *t, uint32_t n)
 		}
 		m->st[u].n_edges = (uint16_t)(e - first);
 	}
-	for (uint32_t k = 0; k < m->st[0].n_edges; k++)
-		m->root[m->label[k]] = m->target[k];
-	for (unsigned c = 0; c < 256; c++)
-		m->slow[c] = m->root[c] || tok_start_byte((uint8_t)c);
+	fill_filters(m);
 	for (size_t i = 0; i < m->n_pats; i++) {
 		m->pat_len[i] = (uint16_t)m->pats[i].len;
 		m->pat_id[i] = (uint16_t)m->pats[i].id;
@@ -482,7 +517,13 @@ static inline uint32_t ac_step(const struct gw_matcher *m, uint32_t s, uint8_t c
 	return m->root[c];
 }
 
-/* ---- a stream ---- */
+/* ---- a stream ----
+ *
+ * The bytes not yet passed on live in a window: during gw_scan_feed, the end
+ * of the output buffer (what was held, then the new bytes, copied in at
+ * once), so the common case is one copy and a table lookup a byte; between
+ * calls, s->held. Byte o of the stream is win[o - released]. At the end of
+ * a feed what may still become a copy moves back to s->held. */
 
 void gw_scan_init(struct gw_scan *s, const struct gw_matcher *m)
 {
@@ -513,19 +554,36 @@ static uint32_t raw_depth(const struct gw_scan *s)
 	return s->raw_state ? s->m->st[s->raw_state].depth : 0;
 }
 
-/* Stream bytes [from, to) masked; false when some had gone already (the
- * stream must be cut), *fresh when any was not masked before. */
+static struct gw_canon_pos *canon_at(const struct gw_scan *s, uint64_t i)
+{
+	return &s->ring[i % s->m->max_len];
+}
+
+/* Stream bytes [from, to) masked; those gone already cut the stream;
+ * *fresh when any was not masked before. */
 static void mask_raw(struct gw_scan *s, uint64_t from, uint64_t to, bool *fresh)
 {
 	if (from < s->released) {
-		s->cut = true;
+		s->cut = true;   /* gone already: only cutting the stream keeps the rest */
 		from = s->released;
 	}
 	for (uint64_t i = from; i < to; i++) {
-		uint8_t *b = &s->held[i - s->released];
+		uint8_t *b = &s->win[i - s->released];
 		*fresh |= *b != GW_SCAN_MASK;
 		*b = GW_SCAN_MASK;
 	}
+}
+
+/* the last n decoded bytes masked where they were written */
+static void mask_last(struct gw_scan *s, uint32_t n, unsigned id)
+{
+	bool fresh = false;
+	for (uint32_t k = 1; k <= n; k++) {
+		const struct gw_canon_pos *c = canon_at(s, s->n_canon - k);
+		mask_raw(s, c->start, c->start + c->len, &fresh);
+	}
+	s->hits++;
+	s->hit_ids |= 1ull << (id % 64);
 }
 
 /* the raw byte at `at` through the automaton too: a copy written as it is,
@@ -543,25 +601,6 @@ static void raw_step(struct gw_scan *s, uint8_t c, uint64_t at)
 		s->hits++;
 		s->hit_ids |= 1ull << (s->m->pat_id[o] % 64);
 	}
-}
-
-static struct gw_canon_pos *canon_at(const struct gw_scan *s, uint64_t i)
-{
-	return &s->ring[i % s->m->max_len];
-}
-
-/* the last n decoded bytes masked where they were written */
-static void mask_last(struct gw_scan *s, uint32_t n, unsigned id)
-{
-	for (uint32_t k = 1; k <= n; k++) {
-		const struct gw_canon_pos *c = canon_at(s, s->n_canon - k);
-		if (c->start < s->released)
-			s->cut = true;   /* gone already: only cutting the stream keeps the rest */
-		else
-			memset(s->held + (c->start - s->released), GW_SCAN_MASK, c->len);
-	}
-	s->hits++;
-	s->hit_ids |= 1ull << (id % 64);
 }
 
 /* a decoded byte, written as len raw bytes from start */
@@ -620,6 +659,100 @@ static void decode(struct gw_scan *s, uint8_t c, uint64_t at)
 	}
 }
 
+/* where what may still become a copy begins */
+static uint64_t hold_from(const struct gw_scan *s)
+{
+	uint32_t d = depth(s);
+	uint64_t from = d ? canon_at(s, s->n_canon - d)->start : s->tok_len ? s->tok_start : s->pos;
+	uint64_t raw = s->pos - raw_depth(s);
+	return raw < from ? raw : from;
+}
+
+/* The window's bytes before upto stay in out (they go on); the rest moves
+ * back to s->held. win_len: the window's bytes at the end of out. */
+static void keep_back(struct gw_scan *s, struct gw_buf *out, size_t win_len, uint64_t upto)
+{
+	size_t n = (size_t)(s->pos - upto);
+	if (n > s->held_cap) {
+		uint8_t *b = xmalloc(n < 256 ? 256 : n);
+		if (s->held) {
+			explicit_bzero(s->held, s->held_cap);
+			free(s->held);
+		}
+		s->held = b;
+		s->held_cap = n < 256 ? 256 : n;
+	}
+	if (n)
+		memcpy(s->held, s->win + (win_len - n), n);
+	out->len -= n;
+	s->released = upto;
+	s->win = s->held;
+}
+
+/* one byte the slow way: decoded and matched, both ways */
+static void slow_byte(struct gw_scan *s, uint8_t c, uint64_t at)
+{
+	if (!s->ring)
+		s->ring = xcalloc(s->m->max_len, sizeof *s->ring);
+	if (s->tok_len || s->state != s->raw_state || tok_start_byte(c) || c == '\r' || c == '\n') {
+		decode(s, c, at);
+		raw_step(s, c, at);
+		return;
+	}
+	/* the same byte both ways from the same state: one step for both */
+	*canon_at(s, s->n_canon++) = (struct gw_canon_pos){.start = at, .len = 1};
+	s->state = s->raw_state = ac_step(s->m, s->state, c);
+	int16_t o = s->m->st[s->state].out;
+	if (o >= 0) {
+		bool fresh = false;
+		mask_last(s, s->m->pat_len[o], s->m->pat_id[o]);
+		mask_raw(s, at + 1 - s->m->pat_len[o], at + 1, &fresh);
+	}
+}
+
+int gw_scan_feed(struct gw_scan *s, const uint8_t *data, size_t len, struct gw_buf *out)
+{
+	if (!s->m) {
+		s->pos += len;
+		s->released = s->pos;
+		return gw_buf_put(out, data, len) ? 0 : -1;
+	}
+	size_t held = gw_scan_held(s), base = out->len;
+	if (!gw_buf_put(out, s->held, held) || !gw_buf_put(out, data, len)) {
+		out->len = base;
+		return -1;
+	}
+	s->win = gw_buf_data(out) + base;
+	const uint8_t *slow = s->m->slow, *pair = s->m->pair, *w = s->win;
+	for (size_t i = held, end = held + len; i < end; i++) {
+		if (!s->state && !s->raw_state && !s->tok_len) {
+			/* four at a time while none may start anything */
+			while (i + 4 < end && !(slow[w[i]] | slow[w[i + 1]] | slow[w[i + 2]] | slow[w[i + 3]]))
+				i += 4;
+			while (i + 1 < end && (!slow[w[i]] || !pair_has(pair, w[i], w[i + 1])))
+				i++;
+			if (i + 1 == end && !slow[w[i]])
+				break;   /* the last byte, whose next is not here yet: by itself */
+		}
+		slow_byte(s, w[i], s->released + i);
+	}
+	s->pos += len;
+	if (s->cut) {
+		/* nothing more of this stream goes on */
+		out->len = base;
+		s->released = s->pos;
+		s->win = s->held;
+		return -1;
+	}
+	/* what may still become a copy stays; a partial match padded out with
+	 * line breaks past the bound goes, oldest first */
+	uint64_t from = hold_from(s);
+	if (s->pos - from > s->m->hold_max)
+		from = s->pos - s->m->hold_max;
+	keep_back(s, out, held + len, from < s->released ? s->released : from);
+	return 0;
+}
+
 /* held bytes before upto go on */
 static int release(struct gw_scan *s, struct gw_buf *out, uint64_t upto)
 {
@@ -630,80 +763,6 @@ static int release(struct gw_scan *s, struct gw_buf *out, uint64_t upto)
 		return -1;
 	memmove(s->held, s->held + n, held - n);
 	s->released = upto;
-	return 0;
-}
-
-/* where what may still become a copy begins */
-static uint64_t hold_from(const struct gw_scan *s)
-{
-	uint32_t d = depth(s);
-	uint64_t from = d ? canon_at(s, s->n_canon - d)->start : s->tok_len ? s->tok_start : s->pos;
-	uint64_t raw = s->pos - raw_depth(s);
-	return raw < from ? raw : from;
-}
-
-static int hold(struct gw_scan *s, uint8_t c)
-{
-	size_t n = gw_scan_held(s);
-	if (n == s->held_cap) {
-		size_t cap = s->held_cap ? 2 * s->held_cap : 256;
-		uint8_t *b = xmalloc(cap);
-		if (s->held) {
-			memcpy(b, s->held, n);
-			explicit_bzero(s->held, s->held_cap);
-			free(s->held);
-		}
-		s->held = b;
-		s->held_cap = cap;
-	}
-	if (!s->ring)
-		s->ring = xcalloc(s->m->max_len, sizeof *s->ring);
-	s->held[n] = c;
-	return 0;
-}
-
-/* one byte the slow way: held, decoded, matched; what cannot be a copy goes on */
-static int slow_byte(struct gw_scan *s, uint8_t c, struct gw_buf *out)
-{
-	hold(s, c);
-	uint64_t at = s->pos++;
-	decode(s, c, at);
-	raw_step(s, c, at);
-	if (s->cut)
-		return -1;
-	if (release(s, out, hold_from(s)) < 0)
-		return -1;
-	/* a partial match padded out with line breaks: what is oldest goes */
-	if (gw_scan_held(s) > s->m->hold_max)
-		return release(s, out, s->pos - s->m->hold_max);
-	return 0;
-}
-
-int gw_scan_feed(struct gw_scan *s, const uint8_t *data, size_t len, struct gw_buf *out)
-{
-	if (!s->m) {
-		s->pos += len;
-		s->released = s->pos;
-		return gw_buf_put(out, data, len) ? 0 : -1;
-	}
-	const uint8_t *slow = s->m->slow;
-	for (size_t i = 0; i < len;) {
-		if (!s->state && !s->raw_state && !s->tok_len && s->released == s->pos) {
-			size_t j = i;
-			while (j < len && !slow[data[j]])
-				j++;
-			if (j > i) {
-				if (!gw_buf_put(out, data + i, j - i))
-					return -1;
-				s->pos += j - i;
-				s->released = s->pos;
-				i = j;
-				continue;
-			}
-		}
-		if (slow_byte(s, data[i++], out) < 0)
-			return -1;
-	}
 	return 0;
 }
 
@@ -718,6 +777,7 @@ int gw_scan_flush(struct gw_scan *s, struct gw_buf *out)
 {
 	if (!s->m)
 		return 0;
+	s->win = s->held;
 	/* an escape that did not end is its bytes */
 	while (s->tok_len)
 		tok_fail(s);

@@ -57,8 +57,9 @@ struct gw_scan {
 	uint32_t raw_state;             /* ... over the bytes as they are (an escape may end in a copy's first byte) */
 	uint64_t pos;                   /* stream offset of the next byte fed */
 	uint64_t released;              /* ... of the first byte not yet passed on */
-	uint8_t *held;                  /* bytes [released, pos) */
+	uint8_t *held;                  /* bytes [released, pos), between calls */
 	size_t held_cap;
+	uint8_t *win;                   /* where byte `released` is now: held, or in the output */
 	uint8_t tok[12];                /* an escape being read */
 	uint8_t tok_len;
 	uint64_t tok_start;
