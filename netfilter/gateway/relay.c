@@ -441,7 +441,8 @@ static void pump(struct gw_pair *p)
 			end_shutdown(&p->u);
 			progress = true;
 		}
-		if (p->u.eof && !p->u.in.len && !p->c.out.len && !p->c.shut) {
+		/* (a server out of reach has said nothing: the box hears why first) */
+		if (p->u.eof && !p->u.in.len && !p->c.out.len && !p->c.shut && !(p->up_failed && !p->c.eof)) {
 			end_shutdown(&p->c);
 			progress = true;
 		}
