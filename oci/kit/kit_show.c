@@ -253,6 +253,7 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		"#   rootfs: %s, %s; workspace: %s\n"
 		"#   workspace protections: git's hooks and config, .envrc, editors' and agents' settings%s%s%s%s%s\n"
 		"#   credentials: %zu, read at start and never written to the bundle\n"
+		"%s"
 		"#   timeout: %s\n"
 		"%s",
 		k->n_chain ? chain : "built-in default kit",
@@ -268,7 +269,7 @@ int kit_show(const struct kit *k, char **ret_text, struct ab_err *err)
 		k->n_ws_protect ? ", and " : "", comment_safe(&a, protect),
 		k->n_ws_writable ? "; opened: " : "", comment_safe(&a, opened),
 		k->ws_allow_sensitive ? "; a home directory, / or one with credentials allowed" : "",
-		k->n_credentials, comment_safe(&a, timeout), yaml);
+		k->n_credentials, kit_unreachable_credentials(&a, k), comment_safe(&a, timeout), yaml);
 	arena_free(&a);
 	*ret_text = text;
 	return 0;

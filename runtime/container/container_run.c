@@ -301,9 +301,15 @@ static void report_refused_egress(const char *root, const char *id)
 		/* the SNI check's and the gateway's refusals say why: not-tls, host-mismatch, ... */
 		const char *ps = YAJL_IS_STRING(proto) ? YAJL_GET_STRING(proto) : "?";
 		bool why = YAJL_IS_STRING(reason) && (streq(ps, "tls") || streq(ps, "https"));
-		fprintf(stderr, "  %s %s%s%s%s%s%s\n", ps, where, !YAJL_IS_STRING(name) ? "" : *where ? " name " : "name ",
+		/* and a server the gateway could not reach or verify, what to do
+		 * (the detail is the gateway's words there, not the box's) */
+		yajl_val detail = json_get(v, "detail");
+		const char *rs = why ? YAJL_GET_STRING(reason) : NULL;
+		bool how = rs && YAJL_IS_STRING(detail) && strncmp(rs, "upstream-", 9) == 0;
+		fprintf(stderr, "  %s %s%s%s%s%s%s%s%s\n", ps, where, !YAJL_IS_STRING(name) ? "" : *where ? " name " : "name ",
 			YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : "", why ? " (" : "",
-			why ? YAJL_GET_STRING(reason) : "", why ? ")" : "");
+			why ? YAJL_GET_STRING(reason) : "", how ? ": " : "", how ? YAJL_GET_STRING(detail) : "",
+			why ? ")" : "");
 		json_free(v);
 	}
 }
