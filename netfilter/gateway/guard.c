@@ -28,21 +28,31 @@ bool gw_guard_drops(const char *name, size_t len, const char *value, size_t vlen
 	       word_eq("if-range", name, len) || word_eq("sec-websocket-extensions", name, len);
 }
 
-/* each comma-separated item is one of the readable ones */
-bool gw_guard_coding_readable(const char *v, size_t len, bool transfer)
+/* every comma-separated item of v (parameters aside) is one of `ok` */
+static bool items_are(const char *v, size_t len, const char *ok, const char *also)
 {
 	size_t i = 0;
 	while (i < len) {
 		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
 			i++;
 		size_t start = i;
-		while (i < len && v[i] != ',' && v[i] != ' ' && v[i] != '\t' && v[i] != ';')
+		while (i < len && v[i] != ',' && v[i] != ' ' && v[i] != '\t' && v[i] != ';' && v[i] != '/')
 			i++;
 		size_t n = i - start;
-		if (n && !word_eq("identity", v + start, n) && !(transfer && word_eq("chunked", v + start, n)))
+		if (n && !word_eq(ok, v + start, n) && !(also && word_eq(also, v + start, n)))
 			return false;
 		while (i < len && v[i] != ',')
-			i++;   /* parameters */
+			i++;   /* parameters, a version */
 	}
 	return true;
+}
+
+bool gw_guard_upgrade_ok(const char *value, size_t len)
+{
+	return items_are(value, len, "websocket", NULL);
+}
+
+bool gw_guard_coding_readable(const char *v, size_t len, bool transfer)
+{
+	return items_are(v, len, "identity", transfer ? "chunked" : NULL);
 }

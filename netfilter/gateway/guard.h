@@ -20,6 +20,10 @@ const char *gw_guard_method(const char *method, size_t len, bool max_forwards);
  * (compressed transfer codings), Range and If-Range (a copy in pieces, one
  * per response), Sec-WebSocket-Extensions (compressed WebSocket frames). */
 bool gw_guard_drops(const char *name, size_t len, const char *value, size_t vlen);
+/* An Upgrade the gateway passes on: WebSocket only. Another protocol (h2c:
+ * HTTP/2's headers go HPACK-coded) would carry the server's answer past the
+ * response scan in a form it cannot read. */
+bool gw_guard_upgrade_ok(const char *value, size_t len);
 /* A Content-Encoding or Transfer-Encoding whose body the gateway can read:
  * none, or identity (and chunked, for Transfer-Encoding). */
 bool gw_guard_coding_readable(const char *value, size_t len, bool transfer);

@@ -246,14 +246,26 @@ static const char *safe(const char *s, size_t n, char *out, size_t cap)
 	return out;
 }
 
-/* TRACE and its kin would give the request back, credential and all */
+/* TRACE and its kin would give the request back, credential and all; an
+ * upgrade to another protocol than WebSocket would hide the answer */
 static bool method_allowed(struct h1 *h)
 {
 	if (gw_cfg->unprotected)
 		return true;
 	bool max_forwards = false;
-	for (size_t i = 0; i < h->n_f; i++)
-		max_forwards |= cred_header_name_eq("max-forwards", h->text + h->f[i].name, h->f[i].name_len);
+	for (size_t i = 0; i < h->n_f; i++) {
+		const struct field *f = &h->f[i];
+		max_forwards |= cred_header_name_eq("max-forwards", h->text + f->name, f->name_len);
+		if (cred_header_name_eq("upgrade", h->text + f->name, f->name_len) &&
+		    !gw_guard_upgrade_ok(h->text + f->value, f->value_len)) {
+			char text[600], v[64];
+			snprintf(text, sizeof text, "Upgrade: %s to %s: only WebSocket upgrades are passed on (another "
+				 "protocol would carry the answer past the gateway's check for the credential)",
+				 safe(h->text + f->value, f->value_len, v, sizeof v), h->p->host);
+			refuse_saying(h->p, 400, "upgrade", v, text);
+			return false;
+		}
+	}
 	const char *m = http_method_str((enum http_method)h->req.method);
 	const char *why = gw_guard_method(m, strlen(m), max_forwards);
 	if (!why)

@@ -126,6 +126,11 @@ static enum tok_verdict tok_entity(const uint8_t *t, size_t n, uint8_t *out)
 {
 	static const struct { const char *name; uint8_t c; } named[] = {
 		{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
+		/* HTML5's names for the characters of tokens and base64 */
+		{"sol", '/'}, {"plus", '+'}, {"equals", '='}, {"lowbar", '_'}, {"colon", ':'}, {"percnt", '%'},
+		{"period", '.'}, {"comma", ','}, {"num", '#'}, {"excl", '!'}, {"quest", '?'}, {"dollar", '$'},
+		{"commat", '@'}, {"ast", '*'}, {"lpar", '('}, {"rpar", ')'}, {"lsqb", '['}, {"rsqb", ']'},
+		{"tilde", '~'}, {"Hat", '^'}, {"grave", '`'}, {"verbar", '|'}, {"bsol", '\\'}, {"semi", ';'},
 	};
 	if (n < 2)
 		return TOK_MORE;
@@ -248,6 +253,8 @@ static void add_base64(struct gw_matcher *m, const uint8_t *s, size_t len, unsig
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
 	};
+	if (len < GW_SCAN_MIN_DERIVED)
+		return;
 	uint8_t *enc = xmalloc(len * 4 / 3 + 8);
 	for (size_t a = 0; a < 2; a++)
 		for (size_t k = 0; k < 3; k++) {
@@ -294,11 +301,45 @@ static void add_basic_password(struct gw_matcher *m, const char *value, unsigned
 	free(dec);
 }
 
+/* The secret in hex (both cases), and percent-encoded (both cases): the
+ * stream decodes one level of escapes, so this catches a second one
+ * ("%252F" in a URL inside a URL) */
+static void add_hex_forms(struct gw_matcher *m, const uint8_t *s, size_t len, unsigned id)
+{
+	static const char *const digits[] = {"0123456789abcdef", "0123456789ABCDEF"};
+	if (len < GW_SCAN_MIN_DERIVED)
+		return;
+	uint8_t *b = xmalloc(3 * len + 1);
+	for (size_t c = 0; c < 2; c++) {
+		for (size_t i = 0; i < len; i++) {
+			b[2 * i] = (uint8_t)digits[c][s[i] >> 4];
+			b[2 * i + 1] = (uint8_t)digits[c][s[i] & 15];
+		}
+		add_pattern(m, b, 2 * len, id, true);
+		size_t n = 0;
+		for (size_t i = 0; i < len; i++) {
+			bool plain = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+				     (s[i] >= '0' && s[i] <= '9') || (s[i] && strchr("-._~", s[i]));
+			if (plain) {
+				b[n++] = s[i];
+			} else {
+				b[n++] = '%';
+				b[n++] = (uint8_t)digits[c][s[i] >> 4];
+				b[n++] = (uint8_t)digits[c][s[i] & 15];
+			}
+		}
+		add_pattern(m, b, n, id, true);
+	}
+	explicit_bzero(b, 3 * len + 1);
+	free(b);
+}
+
 void gw_matcher_add_secret(struct gw_matcher *m, const uint8_t *secret, size_t len, const char *header_value,
 			   unsigned id)
 {
 	add_plain(m, secret, len, id, false);
 	add_base64(m, secret, len, id);
+	add_hex_forms(m, secret, len, id);
 	add_basic_password(m, header_value, id);
 }
 

@@ -7,8 +7,8 @@
  * A matcher (an Aho-Corasick automaton, built once, in locked memory) holds
  * the patterns: each secret, its base64 in the standard and URL-safe
  * alphabets at the three alignments a secret can have inside a longer
- * base64 text, and for a "user:password" secret (Basic authentication) the
- * password alone. A stream (struct gw_scan, one per response stream) reads
+ * base64 text, its hex and percent-encoded forms (either case), and for a
+ * "user:password" secret (Basic authentication) the password alone. A stream (struct gw_scan, one per response stream) reads
  * bytes through a decoder that undoes the escapes an echo would add
  * (percent-encoding, JSON's \/ \uXXXX \xXX, HTML's &#NN; &#xHH; &amp; ...,
  * and line breaks, as in wrapped base64), and masks every copy it finds
@@ -32,8 +32,9 @@
 /* A partial match this long left at the end of a message is masked too: a
  * server that cut the secret itself gives no more than a few bytes of it. */
 #define GW_SCAN_TAIL_MASK 8
-/* Derived patterns (encodings, a password) shorter than this are not looked
- * for: they would mask too much that is no secret. */
+/* Encodings of a secret shorter than this, and derived patterns (a
+ * password, a decoded form) shorter than this, are not looked for: they
+ * would mask too much that is no secret. */
 #define GW_SCAN_MIN_DERIVED 6
 
 struct gw_matcher;

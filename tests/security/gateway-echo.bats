@@ -11,10 +11,10 @@
 # gateway as shipped, where it must not. The test host is leaky-https.py
 # (HTTP/1.1, and HTTP/2 when python3-h2 is installed).
 #
-# Network: namespaces abech-b$R (the box, 198.18.43.2) and abech-h$R (the
-# hosts: 198.18.43.10 api.test, the credential's host; 198.18.43.11
-# other.test, allowed without a credential); addresses from 198.18.43.0/24
-# only. Needs root, python3, openssl, curl, jq, nft and
+# Network: two network namespaces held by processes of ours, the box's
+# (198.18.43.2) and the hosts' (198.18.43.10 api.test, the credential's
+# host; 198.18.43.11 other.test, allowed without a credential), joined by
+# the veth abech$R; addresses from 198.18.43.0/24 only. Needs root, python3, openssl, curl, jq, nft and
 # `make tests/netfilter/gateway-driver TEST_HOOKS=yes`.
 
 load helpers
@@ -39,30 +39,39 @@ setup_file() {
 		if "$p" -c 'import h2' 2>/dev/null; then PY=$p; break; fi
 	done
 	export R=$(printf '%04x' $((RANDOM % 65536)))
-	export NB=abech-b$R NH=abech-h$R
-	ip netns add "$NB"
-	ip netns add "$NH"
-	ip link add "abech${R}b" netns "$NB" type veth peer name "abech${R}h" netns "$NH"
-	ip -n "$NB" link set lo up
-	ip -n "$NH" link set lo up
-	ip -n "$NB" addr add 198.18.43.2/24 dev "abech${R}b"
-	ip -n "$NB" link set "abech${R}b" up
-	for a in 1 10 11; do ip -n "$NH" addr add "198.18.43.$a/24" dev "abech${R}h"; done
-	ip -n "$NH" link set "abech${R}h" up
-	mkdir -p "/etc/netns/$NB"
-	printf '198.18.43.10 api.test\n198.18.43.11 other.test\n' >"/etc/netns/$NB/hosts"
-	: >"$E/records.jsonl"
+	# the namespaces are held by processes of ours, not pinned under
+	# /run/netns (where a concurrent `ip netns add` may stack a mount over
+	# the pins): the box's and the hosts'
 	: >"$E/pids"
+	unshare --net sleep 100000 </dev/null >/dev/null 2>&1 3>&- &
+	export BPID=$!
+	unshare --net sleep 100000 </dev/null >/dev/null 2>&1 3>&- &
+	export HPID=$!
+	echo "$BPID $HPID" >>"$E/pids"
+	local i
+	for i in $(seq 50); do
+		[ "$(readlink /proc/$BPID/ns/net)" != "$(readlink /proc/self/ns/net)" ] &&
+			[ "$(readlink /proc/$HPID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.02
+	done
+	ip link add "abech${R}b" netns "$BPID" type veth peer name "abech${R}h" netns "$HPID"
+	in_box ip link set lo up
+	in_hosts ip link set lo up
+	in_box ip addr add 198.18.43.2/24 dev "abech${R}b"
+	in_box ip link set "abech${R}b" up
+	for a in 1 10 11; do in_hosts ip addr add "198.18.43.$a/24" dev "abech${R}h"; done
+	in_hosts ip link set "abech${R}h" up
+	: >"$E/records.jsonl"
 	local s
 	for s in api:10 other:11; do
-		# ip netns exec execs the server: $! is the server itself
-		ip netns exec "$NH" "$PY" "$BATS_TEST_DIRNAME/leaky-https.py" --bind "198.18.43.${s#*:}" \
+		# nsenter execs the server: $! is the server itself
+		in_hosts "$PY" "$BATS_TEST_DIRNAME/leaky-https.py" --bind "198.18.43.${s#*:}" \
 			--cert "$E/${s%%:*}.pem" --key "$E/${s%%:*}.key" --record "$E/records.jsonl" \
 			--ready "$E/ready.${s%%:*}" >/dev/null 2>&1 &
 		echo $! >>"$E/pids"
 	done
 	# TCP/443 to the drivers: uid 4242's to the unguarded one
-	ip netns exec "$NB" nft -f - <<EOF
+	in_box nft -f - <<EOF
 table inet abech {
 	chain out {
 		type nat hook output priority -100;
@@ -79,7 +88,7 @@ EOF
 		d=${d%%:*}
 		mkdir -p "$E/$d"
 		# shellcheck disable=SC2046
-		ip netns exec "$NB" env $([ "$d" = unguarded ] && echo AGENTBOX_GATEWAY_UNPROTECTED=1) \
+		in_box env $([ "$d" = unguarded ] && echo AGENTBOX_GATEWAY_UNPROTECTED=1) \
 			"$GW_DRIVER" "$port" "allow=api.test,other.test;deny=" "$E/$d/log.jsonl" --ca-out "$E/$d/boxca.pem" \
 			--upstream-ca "$E/ca.pem" --cred GITHUB_TOKEN api.test "Authorization: Bearer {}" GH_SECRET \
 			>"$E/$d/driver.out" 2>"$E/$d/driver.err" &
@@ -104,25 +113,40 @@ EOF
 
 teardown_file() {
 	[ -n "${R:-}" ] || return 0
-	local pid
-	for pid in $(cat "$E/pids" 2>/dev/null) $(ip netns pids "$NH" 2>/dev/null) $(ip netns pids "$NB" 2>/dev/null); do
+	local pid ns nss=""
+	# everything in the two namespaces (the drivers' gateways among them),
+	# then their holders: the namespaces and the veth go with them
+	for pid in "$BPID" "$HPID"; do
+		nss+=" $(readlink "/proc/$pid/ns/net" 2>/dev/null)"
+	done
+	for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+		ns=$(readlink "/proc/$pid/ns/net" 2>/dev/null) || continue
+		[[ " $nss " == *" $ns "* ]] && [ "$pid" != "$BPID" ] && [ "$pid" != "$HPID" ] && kill -9 "$pid" 2>/dev/null
+	done
+	for pid in $(cat "$E/pids" 2>/dev/null); do
 		kill -9 "$pid" 2>/dev/null || true
 	done
-	ip netns del "$NB" 2>/dev/null || true
-	ip netns del "$NH" 2>/dev/null || true
-	rm -rf "/etc/netns/$NB" "${PUB:-/nonexistent}"
+	rm -rf "${PUB:-/nonexistent}"
 }
 
+# CMD in the box's namespace, in the hosts'
+in_box() { nsenter -t "$BPID" -n "$@"; }
+in_hosts() { nsenter -t "$HPID" -n "$@"; }
+
 # curl from the box: through the gateway as shipped, or unguarded (uid 4242)
-guarded() { ip netns exec "$NB" curl -sS --max-time 20 --cacert "$PUB/bundle.pem" -H "Authorization: Bearer placeholder" "$@" 2>&1; }
+RESOLVE=(--resolve api.test:443:198.18.43.10 --resolve other.test:443:198.18.43.11)
+guarded() {
+	in_box curl -sS --max-time 20 "${RESOLVE[@]}" --cacert "$PUB/bundle.pem" -H "Authorization: Bearer placeholder" \
+		"$@" 2>&1
+}
 unguarded() {
-	ip netns exec "$NB" setpriv --reuid 4242 --regid 4242 --clear-groups \
-		curl -sS --max-time 20 --cacert "$PUB/bundle.pem" -H "Authorization: Bearer placeholder" "$@" 2>&1
+	in_box setpriv --reuid 4242 --regid 4242 --clear-groups curl -sS --max-time 20 "${RESOLVE[@]}" \
+		--cacert "$PUB/bundle.pem" -H "Authorization: Bearer placeholder" "$@" 2>&1
 }
 # python from the box, the same two ways
 BOXPY=/usr/bin/python3
-py_guarded() { ip netns exec "$NB" "$BOXPY" - "$PUB/bundle.pem" "$@"; }
-py_unguarded() { ip netns exec "$NB" setpriv --reuid 4242 --regid 4242 --clear-groups "$BOXPY" - "$PUB/bundle.pem" "$@"; }
+py_guarded() { in_box "$BOXPY" - "$PUB/bundle.pem" "$@"; }
+py_unguarded() { in_box setpriv --reuid 4242 --regid 4242 --clear-groups "$BOXPY" - "$PUB/bundle.pem" "$@"; }
 
 # Whatever an attacker would undo: the text itself and its decodings (JSON,
 # HTML, percent, base64 in both alphabets, of every base64-looking run and
@@ -280,7 +304,7 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 	# four bytes at a time, one connection: no piece is the secret, all of them are
 	local ranges=(-r "$off-$((off + 3))" https://api.test/headers)
 	for ((i = off + 4; i < off + n; i += 4)); do
-		ranges+=(--next --http1.1 --cacert "$PUB/bundle.pem" -r "$i-$((i + 3))" https://api.test/headers)
+		ranges+=(--next --http1.1 "${RESOLVE[@]}" --cacert "$PUB/bundle.pem" -r "$i-$((i + 3))" https://api.test/headers)
 	done
 	pieces=$(unguarded --http1.1 "${ranges[@]}")
 	[[ "$pieces" == "$GH_SECRET"* ]] || unprotected_failed "Range pieces: $pieces"
@@ -293,7 +317,7 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 	local client='
 import socket, ssl, sys
 ctx = ssl.create_default_context(cafile=sys.argv[1])
-s = ctx.wrap_socket(socket.create_connection(("api.test", 443), timeout=10), server_hostname="api.test")
+s = ctx.wrap_socket(socket.create_connection(("198.18.43.10", 443), timeout=10), server_hostname="api.test")
 extra = b"Upgrade: websocket\r\nConnection: Upgrade\r\n" if sys.argv[2] == "/ws" else b""
 s.sendall(b"GET " + sys.argv[2].encode() + b" HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer placeholder\r\n" + extra + b"\r\n")
 data = b""
@@ -316,6 +340,39 @@ sys.stdout.write(data.decode("latin-1"))'
 	done
 }
 
+@test "an upgrade to another protocol (h2c: HPACK-coded headers the scan cannot read) is refused" {
+	"$BOXPY" -c 'import hpack' 2>/dev/null || skip "needs python3-hpack (python3-h2) for the h2c host"
+	local client='
+import hpack, socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+s = ctx.wrap_socket(socket.create_connection(("198.18.43.10", 443), timeout=10), server_hostname="api.test")
+s.sendall(b"GET /h2c-" + sys.argv[2].encode() + b" HTTP/1.1\r\nHost: api.test\r\nUpgrade: h2c\r\n"
+          b"Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n")
+data = b""
+while True:
+    try:
+        d = s.recv(65536)
+    except Exception:
+        break
+    if not d:
+        break
+    data += d
+head, _, rest = data.partition(b"\r\n\r\n")
+print(head.decode("latin-1"))
+if head.startswith(b"HTTP/1.1 101"):
+    print(hpack.Decoder().decode(rest))
+else:
+    print(rest.decode("latin-1"))'
+	run py_unguarded u <<<"$client"
+	leaks "$output" || unprotected_failed "h2c: $output"
+	run py_guarded g <<<"$client"
+	[[ "$output" == "HTTP/1.1 400 Bad Request"* ]]
+	[[ "$output" == *"Upgrade: h2c to api.test: only WebSocket upgrades are passed on"* ]]
+	! leaks "$output"
+	! grep -q '"/h2c-g"' "$E/records.jsonl"
+	log_has '.reason == "upgrade" and .detail == "h2c"'
+}
+
 @test "what an API legitimately echoes stays usable (masked, valid JSON), and a streaming answer is not held back" {
 	run guarded --http1.1 https://api.test/introspect
 	[ "$(jq -r '.active, .scope' <<<"$output" | paste -sd' ')" = "true repo" ]
@@ -324,7 +381,7 @@ sys.stdout.write(data.decode("latin-1"))'
 	local v gate pid i
 	for v in --http1.1 ${H2:+--http2}; do
 		gate=$E/gate.$RANDOM
-		ip netns exec "$NB" curl -sS -N "$v" --max-time 20 --cacert "$PUB/bundle.pem" "https://api.test/sse?gate=$gate" \
+		in_box curl -sS -N "$v" --max-time 20 "${RESOLVE[@]}" --cacert "$PUB/bundle.pem" "https://api.test/sse?gate=$gate" \
 			>"$E/sse.out" 2>&1 &
 		pid=$!
 		for i in $(seq 200); do

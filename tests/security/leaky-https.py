@@ -23,6 +23,7 @@ request). HTTP/1.1, and HTTP/2 by ALPN when the python3-h2 module is there.
   GET /introspect      {"active": true, "token": <the token>, "scope": "repo"}
   GET /sse?gate=FILE   two events; the second once FILE exists
   GET /ws              (Upgrade) 101, then the request head into the tunnel
+  Upgrade: h2c         101, then the request's headers HPACK-coded (as HTTP/2 would send them)
   any path, with Range: bytes=A-B   206 with those bytes of /headers
   POST /echo-body      the request body
 Every request is appended, as JSON, to --record.
@@ -41,6 +42,10 @@ import threading
 import time
 import urllib.parse
 
+try:
+    import hpack
+except ImportError:
+    hpack = None
 try:
     import h2.config
     import h2.connection
@@ -107,6 +112,10 @@ def route(method, path, headers, raw, body):
             json.dumps({"active": True, "token": token, "scope": "repo"}).encode(), "plain"
     if p == "/sse":
         return "200 OK", [("content-type", "text/event-stream")], b"", "sse:" + q.get("gate", [""])[0]
+    if headers.get("upgrade", "").lower() == "h2c" and hpack:
+        # HTTP/2 over the upgraded connection: its headers HPACK-coded (Huffman)
+        block = hpack.Encoder().encode([(":status", "200")] + list(headers.items()), huffman=True)
+        return "101 Switching Protocols", [("upgrade", "h2c"), ("connection", "Upgrade")], block, "ws"
     if p == "/ws" and headers.get("upgrade"):
         return "101 Switching Protocols", [("upgrade", headers["upgrade"]), ("connection", "Upgrade")], raw, "ws"
     if p == "/echo-body":

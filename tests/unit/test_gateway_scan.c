@@ -168,6 +168,10 @@ static void escapes(const struct gw_matcher *m)
 		{"HTML, leading zeros", "ghp_T0k3nForTests&#0043;&#x002F;Zq9xLmN"},
 		{"line breaks", "ghp_T0k3n\r\nForTests+/Zq9\nxLmN"},
 		{"JSON line break escapes", "ghp_T0k3n\\nForTests+/Zq9xLmN"},
+		{"HTML5 names", "ghp_T0k3nForTests&plus;&sol;Zq9xLmN"},
+		{"percent twice (a URL in a URL)", "next=%3Fauth%3Dghp_T0k3nForTests%252B%252FZq9xLmN"},
+		{"hex", "auth=6768705f54306b336e466f7254657374732b2f5a7139784c6d4e;"},
+		{"HEX", "auth=6768705F54306B336E466F7254657374732B2F5A7139784C6D4E;"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		unsigned hits;
