@@ -20,8 +20,8 @@
 #include "util.h"
 
 struct gw_canon_pos {
-	uint64_t start;                 /* stream offset of its first raw byte */
-	uint8_t len;                    /* raw bytes it was written with */
+	uint64_t start : 56;            /* stream offset of its first raw byte */
+	uint64_t len : 8;               /* raw bytes it was written with */
 };
 
 struct ac_state {
