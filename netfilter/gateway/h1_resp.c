@@ -125,8 +125,8 @@ static void refuse_unreadable(struct h1_resp *r)
 {
 	char body[512];
 	int n = snprintf(body, sizeof body,
-			 "agentbox credential gateway: %s answered with %s, which the gateway cannot check for the "
-			 "credential (it asked for identity): refused (see agentbox-egress(7))\n",
+			 "refused by the agentbox credential gateway: %s answered with %s, which the gateway cannot "
+			 "check for the credential (it asked for identity) (see agentbox-egress(7))\n",
 			 r->p->host, r->unreadable);
 	(void)gw_buf_printf(&r->p->c.out,
 			    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
