@@ -28,7 +28,7 @@ setup_file() {
 	export GW_DRIVER=${GW_DRIVER:-$BATS_TEST_DIRNAME/../netfilter/gateway-driver}
 	[ -x "$GW_DRIVER" ] || skip "build tests/netfilter/gateway-driver first"
 	# the unguarded reference is a test build's switch (lib/test_hooks.h)
-	grep -qa AGENTBOX_GATEWAY_UNPROTECTED "$GW_DRIVER" ||
+	grep -qa AGENTBOX_FAULT_ "$GW_DRIVER" ||
 		skip "needs a TEST_HOOKS=yes build of tests/netfilter/gateway-driver (the unguarded reference)"
 	export AGENTBOX_GATEWAY=${AGENTBOX_GATEWAY:-$BATS_TEST_DIRNAME/../../agentbox-gateway}
 	export E=$BATS_FILE_TMPDIR/echo
