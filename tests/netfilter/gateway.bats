@@ -203,7 +203,7 @@ EOF
 @test "the real server is verified: a credential host answering with another CA's certificate gets nothing" {
 	with_cred
 	run box_curl --resolve api.test:443:198.19.96.13 -w '\n%{http_code}' https://api.test/stolen
-	! jq -e 'select(.path == "/stolen")' "$GW_D/records.jsonl"
+	if grep -q '"/stolen"' "$GW_D/records.jsonl"; then echo "the request reached the server" >&2; false; fi
 	# the box is told why, and what to do (where a reset told it nothing)
 	[[ "$output" == *$'\n502' ]]
 	[[ "$output" == *"the certificate of api.test could not be verified"*"give its certificate authority to upstream_ca in the kit"* ]]

@@ -188,17 +188,23 @@ leaks() { python3 -c "$REVEAL" <<<"$1"; }
 # the URLs of several fetched by one curl whose answers leak
 leaking() { python3 -c "$REVEAL" parts <<<"$1"; }
 log_has() { jq -se "map(select($1)) | length > 0" "$E/guarded/log.jsonl" >/dev/null; }
+# refute CMD...: fail when CMD succeeds (a bare `! CMD` never stops a bats test)
+refute() {
+	if "$@"; then
+		fail "should not hold: $*"
+	fi
+}
 needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 
 @test "an echo endpoint (GET /headers): unguarded the box reads the secret; the gateway masks it and logs" {
 	run unguarded --http1.1 https://api.test/headers
 	leaks "$output" || unprotected_failed "GET /headers: $output"
 	run guarded --http1.1 https://api.test/headers
-	! leaks "$output"
+	refute leaks "$output"
 	# still the server's JSON, the token masked in place
 	[ "$(jq -r '.headers.authorization' <<<"$output")" = "Bearer $(printf '%*s' ${#GH_SECRET} '' | tr ' ' '*')" ]
 	log_has '.verdict == "deny" and .reason == "secret-in-response" and .name == "api.test" and (.detail | test("body"))'
-	! grep -qF "$GH_SECRET" "$E/guarded/log.jsonl"
+	refute grep -qF "$GH_SECRET" "$E/guarded/log.jsonl"
 }
 
 @test "the same over HTTP/2: headers, DATA in 3-byte frames, DATA split across writes" {
@@ -220,12 +226,12 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 		run guarded --http1.1 -X "$m" -w '\n%{http_code}' "https://api.test/${m,,}-g"
 		[[ "$output" == *$'\n405' ]]
 		[[ "$output" == *"$m to api.test: it gives the request back"* ]]
-		! leaks "$output"
+		refute leaks "$output"
 	done
 	run guarded --http1.1 -X OPTIONS -H 'Max-Forwards: 0' -w '\n%{http_code}' https://api.test/options-g
 	[[ "$output" == *$'\n405' ]]
 	# none of them reached the server
-	! jq -e 'select(.path | test("-g$"))' "$E/records.jsonl" >/dev/null
+	refute jq -e 'select(.path | test("-g$"))' "$E/records.jsonl" >/dev/null
 	log_has '.reason == "method" and .detail == "TRACE"'
 	log_has '.reason == "method" and .detail == "TRACK"'
 	if [ -n "$H2" ]; then
@@ -235,9 +241,9 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 		for m in TRACK trace; do
 			run guarded --http2 -X "$m" -w '\n%{http_code}' "https://api.test/h2-$m-g"
 			[[ "$output" == *$'\n405' ]]
-			! leaks "$output"
+			refute leaks "$output"
 		done
-		! jq -e 'select(.path | test("-g$"))' "$E/records.jsonl" >/dev/null
+		refute jq -e 'select(.path | test("-g$"))' "$E/records.jsonl" >/dev/null
 	fi
 }
 
@@ -245,23 +251,23 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 	run unguarded --http1.1 -I https://api.test/headers
 	leaks "$output" || unprotected_failed "HEAD: $output"
 	run guarded --http1.1 -I https://api.test/headers
-	! leaks "$output"
+	refute leaks "$output"
 	[[ "$output" == *"x-echo-authorization: Bearer ****"* ]] && [[ "$output" == *"set-cookie: seen=Bearer ****"* ]]
 	log_has '.reason == "secret-in-response" and (.detail | test("head"))'
 	run unguarded --http1.1 -D - -o /dev/null https://api.test/redirect
 	leaks "$output" || unprotected_failed "Location: $output"
 	run guarded --http1.1 -D - -o /dev/null https://api.test/redirect
-	! leaks "$output"
+	refute leaks "$output"
 	grep -qi '^location: https://other.test/landing?auth=Bearer%20\*\*\*' <<<"$output"
 	# the box follows it: other.test (no credential) gets the mask, not the secret
 	run guarded --http1.1 -L https://api.test/redirect
 	[ "$(jq -r 'select(.path | startswith("/landing")) | .path' "$E/records.jsonl" | tail -n 1 | grep -c '\*\*\*')" = 1 ]
-	! grep -F "$GH_SECRET" <<<"$(jq -c 'select(.path | startswith("/landing"))' "$E/records.jsonl" | tail -n 1)"
+	refute grep -qF "$GH_SECRET" <<<"$(jq -c 'select(.path | startswith("/landing"))' "$E/records.jsonl" | tail -n 1)"
 	if [ -n "$H2" ]; then
 		run unguarded --http2 -I https://api.test/headers
 		leaks "$output" || unprotected_failed "h2 HEAD: $output"
 		run guarded --http2 -I https://api.test/headers
-		! leaks "$output"
+		refute leaks "$output"
 		[[ "$output" == *"www-authenticate: Bearer error"* ]]
 	fi
 }
@@ -282,7 +288,7 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 	leaks "$output" || unprotected_failed "gzip: $output"
 	[ "$(jq -r 'select(.path == "/gzip") | .headers["accept-encoding"]' "$E/records.jsonl" | tail -n 1)" != identity ]
 	run guarded --http1.1 --compressed https://api.test/gzip
-	! leaks "$output"
+	refute leaks "$output"
 	[ "$(jq -r 'select(.path == "/gzip") | .headers["accept-encoding"]' "$E/records.jsonl" | tail -n 1)" = identity ]
 	run unguarded --http1.1 --compressed https://api.test/gzip-always
 	leaks "$output" || unprotected_failed "gzip whatever asked: $output"
@@ -293,7 +299,7 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 	if [ -n "$H2" ]; then
 		run guarded --http2 --compressed -w '\n%{http_code}' https://api.test/gzip-always
 		[[ "$output" == *$'\n502' ]]
-		! leaks "$output"
+		refute leaks "$output"
 	fi
 }
 
@@ -312,7 +318,7 @@ needs_h2() { [ -n "$H2" ] || skip "needs python3-h2 for an HTTP/2 test host"; }
 	pieces=$(unguarded --http1.1 "${ranges[@]}")
 	[[ "$pieces" == "$GH_SECRET"* ]] || unprotected_failed "Range pieces: $pieces"
 	pieces=$(guarded --http1.1 "${ranges[@]}")
-	! leaks "$pieces"
+	refute leaks "$pieces"
 	[ "$(jq -r 'select(.path == "/headers") | .headers.range // "none"' "$E/records.jsonl" | tail -n 1)" = none ]
 }
 
@@ -338,7 +344,7 @@ sys.stdout.write(data.decode("latin-1"))'
 		run py_unguarded "$p" <<<"$client"
 		leaks "$output" || unprotected_failed "$p: $output"
 		run py_guarded "$p" <<<"$client"
-		! leaks "$output"
+		refute leaks "$output"
 		[[ "$output" == *"Bearer ****"* ]]
 	done
 }
@@ -371,8 +377,8 @@ else:
 	run py_guarded g <<<"$client"
 	[[ "$output" == "HTTP/1.1 400 Bad Request"* ]]
 	[[ "$output" == *"Upgrade: h2c to api.test: only WebSocket upgrades are passed on"* ]]
-	! leaks "$output"
-	! grep -q '"/h2c-g"' "$E/records.jsonl"
+	refute leaks "$output"
+	refute grep -q '"/h2c-g"' "$E/records.jsonl"
 	log_has '.reason == "upgrade" and .detail == "h2c"'
 }
 
@@ -392,7 +398,7 @@ else:
 			sleep 0.05
 		done
 		grep -q 'data: first' "$E/sse.out" || fail "$v: the first event was held back"
-		! grep -q 'data: second' "$E/sse.out"
+		refute grep -q 'data: second' "$E/sse.out"
 		touch "$gate"
 		wait "$pid"
 		grep -q 'data: second' "$E/sse.out"
