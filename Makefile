@@ -150,9 +150,14 @@ tests/netfilter/gateway-driver: tests/netfilter/gateway-driver.c $(LIB_OBJS) age
 tests/unit/test_%: tests/unit/test_%.c tests/unit/tap.h $(LIB_OBJS)
 	$(CC) $(INC_ALL) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS) $(UNIT_EXTRA_LIBS)
 
-# the replay of the fuzz targets runs the gateway's HTTP/1.1 code too
+# the replay of the fuzz targets runs the gateway's HTTP/1.1 code and its
+# response scan too (tests/fuzz/gateway_sources.h)
+GW_FUZZ_SRCS := $(addprefix netfilter/gateway/,h1.c h1_resp.c guard.c scan.c ctl.c buf.c)
 UNIT_EXTRA_LIBS = $(if $(filter tests/unit/test_fuzz_regressions,$@),-lhttp_parser)
-tests/unit/test_fuzz_regressions: netfilter/gateway/h1.c netfilter/gateway/buf.c $(wildcard netfilter/gateway/*.h)
+tests/unit/test_fuzz_regressions: $(GW_FUZZ_SRCS) $(wildcard netfilter/gateway/*.h)
+# the gateway's response scan, with the buffers and locked memory it uses
+tests/unit/test_gateway_scan: netfilter/gateway/scan.c netfilter/gateway/ctl.c netfilter/gateway/buf.c \
+	$(wildcard netfilter/gateway/*.h)
 
 unit: $(UNIT_BINS) tests/helper/prober
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; ./$$t; done
@@ -274,8 +279,9 @@ $(FUZZ_DIR)/seccomp-profiles/profiles_embed.o: $(PROFILES)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	$(FUZZ_CC) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS) \
-		$(if $(filter $(FUZZ_DIR)/fuzz_gateway_h1,$@),-lhttp_parser)
-$(FUZZ_DIR)/fuzz_gateway_h1: netfilter/gateway/h1.c netfilter/gateway/buf.c $(wildcard netfilter/gateway/*.h)
+		$(if $(filter $(FUZZ_DIR)/fuzz_gateway_h1 $(FUZZ_DIR)/fuzz_gateway_resp,$@),-lhttp_parser)
+$(FUZZ_DIR)/fuzz_gateway_h1 $(FUZZ_DIR)/fuzz_gateway_resp $(FUZZ_DIR)/fuzz_gateway_scan: $(GW_FUZZ_SRCS) \
+	$(wildcard netfilter/gateway/*.h) $(wildcard tests/fuzz/gateway_*.h)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -2,10 +2,12 @@
 # bench/gateway.sh — what header credentials cost (issue 26 item 6): the
 # first request of a connection through the credential gateway against the
 # same request made directly, and through the SNI check alone (spliced);
-# and the gateway's resident memory. Needs root, curl, openssl, python3 and
+# downloads of 16 MiB through it (its response scan reads every byte, issue
+# 34) against the same made directly; and the gateway's resident memory.
+# Needs root, curl, openssl, python3 and
 # `make agentbox-gateway tests/netfilter/gateway-driver`.
 #
-#   bench/gateway.sh [--rounds N] [--out DIR]     (run.sh calls it; see bench/README.md)
+#   bench/gateway.sh [--rounds N] [--dl-rounds N] [--out DIR]   (run.sh calls it; see bench/README.md)
 #
 # Each round runs the three cases in a rotated order, each a fresh curl
 # process and connection (TLS handshake, one GET, the answer): curl's own
@@ -17,12 +19,14 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 ROUNDS=50
+DL_ROUNDS=10
 OUT=$HERE/results
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) ROUNDS=$2; shift ;;
+	--dl-rounds) DL_ROUNDS=$2; shift ;;
 	--out) OUT=$2; shift ;;
-	*) echo "usage: $0 [--rounds N] [--out DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--rounds N] [--dl-rounds N] [--out DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -94,6 +98,27 @@ for ((r = 0; r < ROUNDS + 2; r++)); do
 		[ -z "$rss_first" ] && [ "$c" = gateway ] && rss_first=$(awk '/^VmRSS:/ {print $2}' "/proc/$GWPID/status")
 	done
 done
+# downloads: 16 MiB of random bytes and of base64 text (the scan's worst
+# case: every byte may start a base64 copy), in MB/s, rotated likewise
+DL=16777216
+dl() {
+	local who=$1 kind=$2
+	case $who in
+	direct) gw_box setpriv --reuid 4242 --regid 4242 --clear-groups curl -sS -o /dev/null -w '%{speed_download}' \
+		--cacert "$W/ca.pem" --resolve api.test:443:198.19.96.10 "https://api.test/$kind/$DL" ;;
+	gateway) gw_box curl -sS -o /dev/null -w '%{speed_download}' --cacert "$W/bundle.pem" \
+		--resolve api.test:443:198.19.96.10 "https://api.test/$kind/$DL" ;;
+	esac
+}
+dl_cases=(direct:bytes gateway:bytes direct:text gateway:text)
+: >"$W/speeds"
+for ((r = 0; r < DL_ROUNDS + 1; r++)); do
+	for ((k = 0; k < 4; k++)); do
+		c=${dl_cases[$(((r + k) % 4))]}
+		v=$(dl "${c%%:*}" "${c#*:}") || { say "download $c failed in round $r"; continue; }
+		[ $r -ge 1 ] && echo "$c $v" >>"$W/speeds"   # one warm-up round
+	done
+done
 sleep 2
 rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$GWPID/status")
 hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$GWPID/status")
@@ -107,12 +132,16 @@ d=$(awk '$1 == "direct" {print $2}' "$W/times" | median)
 s=$(awk '$1 == "splice" {print $2}' "$W/times" | median)
 g=$(awk '$1 == "gateway" {print $2}' "$W/times" | median)
 ratio_g=$(awk -v a="$g" -v b="$d" 'BEGIN {printf "%.2f", a / b}')
+mbs() { awk -v c="$1" '$1 == c {print $2 / 1e6}' "$W/speeds" | median; }
+dl_db=$(mbs direct:bytes) dl_gb=$(mbs gateway:bytes) dl_dt=$(mbs direct:text) dl_gt=$(mbs gateway:text)
 ratio_s=$(awk -v a="$s" -v b="$d" 'BEGIN {printf "%.2f", a / b}')
 pass_t=$(awk -v r="$ratio_g" 'BEGIN {print (r <= 1.5) ? "PASS" : "FAIL"}')
 pass_m=$(awk -v k="$priv" 'BEGIN {print (k <= 1024) ? "PASS" : "FAIL"}')
 jq -n --argjson rounds "$ROUNDS" --argjson d "$d" --argjson s "$s" --argjson g "$g" --argjson rss "$rss" \
 	--argjson rss_first "${rss_first:-0}" --argjson hwm "$hwm" --argjson pss "$pss" --argjson priv "$priv" \
+	--argjson dl_db "${dl_db:-0}" --argjson dl_gb "${dl_gb:-0}" --argjson dl_dt "${dl_dt:-0}" --argjson dl_gt "${dl_gt:-0}" \
 	'{rounds: $rounds, median_s: {direct: $d, sni_splice: $s, gateway: $g},
+	  download_16mib_mb_s: {direct_bytes: $dl_db, gateway_bytes: $dl_gb, direct_text: $dl_dt, gateway_text: $dl_gt},
 	  gateway_kib: {rss_after_first: $rss_first, rss_at_rest: $rss, hwm: $hwm, pss_at_rest: $pss, private_dirty: $priv}}' >"$OUT/gateway.json"
 {
 	echo "## Credential gateway (bench/gateway.sh, $ROUNDS rounds)"
@@ -122,6 +151,13 @@ jq -n --argjson rounds "$ROUNDS" --argjson d "$d" --argjson s "$s" --argjson g "
 	printf '| direct | %.2f ms | 1.00x | |\n' "$(awk -v x="$d" 'BEGIN {print x * 1000}')"
 	printf '| SNI check (spliced) | %.2f ms | %sx | |\n' "$(awk -v x="$s" 'BEGIN {print x * 1000}')" "$ratio_s"
 	printf '| through the gateway | %.2f ms | %sx | <= 1.5x: %s |\n' "$(awk -v x="$g" 'BEGIN {print x * 1000}')" "$ratio_g" "$pass_t"
+	echo
+	echo "| download of 16 MiB, one connection ($DL_ROUNDS rounds) | direct | through the gateway (scanned) | ratio |"
+	echo "| --- | --- | --- | --- |"
+	printf '| random bytes | %.0f MB/s | %.0f MB/s | %.2fx |\n' "${dl_db:-0}" "${dl_gb:-0}" \
+		"$(awk -v a="${dl_gb:-0}" -v b="${dl_db:-1}" 'BEGIN {print a / b}')"
+	printf '| base64 text | %.0f MB/s | %.0f MB/s | %.2fx |\n' "${dl_dt:-0}" "${dl_gt:-0}" \
+		"$(awk -v a="${dl_gt:-0}" -v b="${dl_dt:-1}" 'BEGIN {print a / b}')"
 	echo
 	echo "| gateway process | KiB |"
 	echo "| --- | --- |"

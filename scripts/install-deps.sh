@@ -7,7 +7,7 @@ what=${1:-test}
 
 build="gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-dev libnftnl-dev libyaml-dev nettle-dev libarchive-dev libssl-dev libnghttp2-dev libhttp-parser-dev"
 run="slirp4netns iproute2 libarchive13"
-test="bats git jq zsh sudo busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux curl openssl nghttp2-server bc python3-pip golang-go"
+test="bats git jq zsh sudo busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux curl openssl nghttp2-server python3-h2 bc python3-pip golang-go"
 deb="dpkg-dev debhelper fakeroot lintian"   # make deb: dpkg-buildpackage, and lintian's check
 engines="docker.io containerd podman conmon"
 bench="crun bubblewrap ripgrep passt"   # bench/run.sh: crun and srt (bubblewrap, ripgrep; srt itself from npm) to compare with, pasta to measure

@@ -13,6 +13,8 @@
 
 bool gw_buf_put(struct gw_buf *b, const void *data, size_t len)
 {
+	if (len == 0)
+		return true;
 	if (b->len + len > GW_BUF_HARD)
 		return false;
 	if (b->off + b->len + len > b->cap) {

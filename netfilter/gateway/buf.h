@@ -20,7 +20,7 @@ bool gw_buf_printf(struct gw_buf *b, const char *fmt, ...) __attribute__((format
 void gw_buf_drop(struct gw_buf *b, size_t n);
 void gw_buf_free(struct gw_buf *b);   /* wiped: it held requests with the credential */
 static inline size_t gw_buf_room(const struct gw_buf *b) { return b->len < GW_BUF_SOFT ? GW_BUF_SOFT - b->len : 0; }
-static inline uint8_t *gw_buf_data(const struct gw_buf *b) { return b->b + b->off; }
+static inline uint8_t *gw_buf_data(const struct gw_buf *b) { return b->b ? b->b + b->off : NULL; }
 
 /* Is authority (a Host header or :authority, maybe with a port) host? */
 bool gw_authority_ok(const char *host, const char *authority, size_t len);

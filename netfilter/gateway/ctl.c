@@ -25,7 +25,7 @@ void *gw_secure_alloc(size_t len)
 	return p;
 }
 
-static void secure_free(void *p, size_t len)
+void gw_secure_free(void *p, size_t len)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	len = (len + page - 1) / page * page;
@@ -119,13 +119,25 @@ int gw_config_read(int fd, struct gw_config *cfg, struct ab_err *err)
 			}
 			size_t cap = strlen(c->header.prefix) + strlen(c->header.suffix) + len * 4 / 3 + 8;
 			c->value = gw_secure_alloc(cap);
+			/* the secret itself, for the responses' scan (scan.c) */
+			c->secret = gw_secure_alloc(len + 1);
 			ssize_t n = c->value ? cred_header_value(&c->header, secret, len, c->value, cap) : -1;
-			if (n < 0)
+			if (n < 0 || !c->secret) {
 				r = ab_error(err, ENOMEM, "%s: locked memory for its value", c->name);
-			else
+			} else {
 				c->value_len = (size_t)n;
+				memcpy(c->secret, secret, len);
+				c->secret_len = len;
+			}
 			break;
 		}
+#ifdef AGENTBOX_TEST_HOOKS
+		case GW_REC_TEST_UNPROTECTED:
+			/* a test build's reference: the gateway as it was before it
+			 * looked at responses (tests/security/gateway-echo.bats) */
+			cfg->unprotected = true;
+			break;
+#endif
 		case GW_REC_UPSTREAM_CA:
 			free(cfg->upstream_ca_pem);
 			cfg->upstream_ca_pem = TAKE_PTR(data);
@@ -140,7 +152,7 @@ int gw_config_read(int fd, struct gw_config *cfg, struct ab_err *err)
 		if (r < 0)
 			break;
 	}
-	secure_free(secret, CRED_SECRET_MAX + 1);
+	gw_secure_free(secret, CRED_SECRET_MAX + 1);
 	if (r == 0)
 		for (size_t i = 0; i < cfg->n_creds; i++)
 			if (!cfg->creds[i].value || !cfg->creds[i].n_hosts)

@@ -13,6 +13,7 @@
 int gw_config_read(int fd, struct gw_config *cfg, struct ab_err *err);
 /* Memory that is never swapped or dumped, wiped when freed */
 void *gw_secure_alloc(size_t len);
+void gw_secure_free(void *p, size_t len);
 
 /* The configuration in use (main.c sets it once it is read). */
 extern const struct gw_config *gw_cfg;

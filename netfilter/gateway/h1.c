@@ -1,9 +1,11 @@
 /* HTTP/1.1 through the gateway. Requests are parsed (http_parser): each head
  * is rebuilt with the credential's header replaced and checked to be for the
- * connection's host; bodies (lengths and chunks alike) pass through byte for
- * byte as they arrive. Responses pass through unchanged and are parsed only
- * to follow the exchange: a 101 to an Upgrade request (WebSocket) turns the
- * connection into a plain tunnel, anything else keeps it HTTP. */
+ * connection's host and for what it asks of the server (guard.h: no TRACE,
+ * no compressed or ranged answers); bodies (lengths and chunks alike) pass
+ * through byte for byte as they arrive. Responses are read and scanned for
+ * the secrets by h1_resp.c; this file follows the exchange: which request
+ * each answers, and a 101 to an Upgrade request (WebSocket) that turns the
+ * connection into a tunnel (still scanned toward the box). */
 #include <ctype.h>
 #include <http_parser.h>
 #include <string.h>
@@ -11,7 +13,9 @@
 
 #include "buf.h"
 #include "ctl.h"
+#include "guard.h"
 #include "h1.h"
+#include "h1_resp.h"
 #include "pair.h"
 #include "records.h"
 #include "util.h"
@@ -28,7 +32,8 @@ struct field {
 
 struct h1 {
 	struct gw_pair *p;
-	http_parser req, resp;
+	http_parser req;
+	struct h1_resp *resp;
 	enum req_phase phase;
 	bool tunnel;
 	/* the head being read */
@@ -46,10 +51,9 @@ struct h1 {
 	uint8_t pending[PENDING_MAX];
 	size_t n_pending;
 	bool upgrade_sent;          /* the last request asked for an upgrade */
-	bool resp_head_done, resp_msg_done;
 };
 
-static http_parser_settings req_settings, resp_settings;
+static http_parser_settings req_settings;
 
 /* ---- the request head, collected ---- */
 
@@ -130,26 +134,6 @@ static int on_req_message_complete(http_parser *hp)
 	return 0;
 }
 
-/* ---- responses, watched ---- */
-
-static int on_resp_headers_complete(http_parser *hp)
-{
-	struct h1 *h = hp->data;
-	h->resp_head_done = true;
-	/* a response to HEAD has no body, whatever it says */
-	if (hp->status_code >= 200 && h->n_pending && h->pending[0] == HTTP_HEAD)
-		return 1;
-	return 0;
-}
-
-static int on_resp_message_complete(http_parser *hp)
-{
-	struct h1 *h = hp->data;
-	h->resp_msg_done = true;
-	http_parser_pause(hp, 1);
-	return 0;
-}
-
 int gw_h1_init(struct gw_pair *p)
 {
 	if (!req_settings.on_url) {
@@ -159,15 +143,13 @@ int gw_h1_init(struct gw_pair *p)
 		req_settings.on_headers_complete = on_req_headers_complete;
 		req_settings.on_body = on_req_body;
 		req_settings.on_message_complete = on_req_message_complete;
-		resp_settings.on_headers_complete = on_resp_headers_complete;
-		resp_settings.on_message_complete = on_resp_message_complete;
 	}
 	struct h1 *h = xcalloc(1, sizeof *h);
 	h->p = p;
 	h->text = xmalloc(HEAD_MAX);
 	http_parser_init(&h->req, HTTP_REQUEST);
-	http_parser_init(&h->resp, HTTP_RESPONSE);
-	h->req.data = h->resp.data = h;
+	h->req.data = h;
+	h->resp = h1_resp_new(p);
 	p->ps = h;
 	return 0;
 }
@@ -177,24 +159,53 @@ void gw_h1_free(struct gw_pair *p)
 	struct h1 *h = p->ps;
 	explicit_bzero(h->text, HEAD_MAX);
 	free(h->text);
+	h1_resp_free(h->resp);
 	free(h);
 	p->ps = NULL;
 }
 
-/* A refusal the box can read: a short response, then the end. */
-static void refuse(struct gw_pair *p, int code, const char *reason, const char *detail)
+/* Nothing more from the box, nothing more to the server: what is queued for
+ * the box goes, then the pair ends. */
+static void gw_pair_close_box(struct gw_pair *p)
 {
-	static const char body[] = "refused by the agentbox credential gateway\n";
-	(void)gw_buf_printf(&p->c.out,
-			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-			    code, code == 421 ? "Misdirected Request" : code == 431 ? "Request Header Fields Too Large" : "Bad Request",
-			    sizeof body - 1, body);
-	gw_log_deny(p->host, &p->dst, reason, detail);
-	/* nothing more from the box, nothing more to the server */
 	p->c.eof = true;
 	p->c.in.len = 0;
 	p->u.eof = p->u.shut = true;
 	p->u.in.len = p->u.out.len = 0;
+}
+
+static const char *status_text(int code)
+{
+	switch (code) {
+	case 403: return "Forbidden";
+	case 405: return "Method Not Allowed";
+	case 421: return "Misdirected Request";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	default: return "Bad Request";
+	}
+}
+
+/* A refusal the box can read: a short response saying why (text, or a
+ * generic line), then the end; logged as reason (detail). */
+static void refuse_saying(struct gw_pair *p, int code, const char *reason, const char *detail, const char *text)
+{
+	char body[768];
+	if (text)
+		snprintf(body, sizeof body, "refused by the agentbox credential gateway: %s\n", text);
+	else
+		snprintf(body, sizeof body, "refused by the agentbox credential gateway\n");
+	(void)gw_buf_printf(&p->c.out,
+			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			    code, status_text(code), strlen(body), body);
+	if (reason)
+		gw_log_deny(p->host, &p->dst, reason, detail);
+	gw_pair_close_box(p);
+}
+
+static void refuse(struct gw_pair *p, int code, const char *reason, const char *detail)
+{
+	refuse_saying(p, code, reason, detail, NULL);
 }
 
 /* RFC 9110 token characters (header names) */
@@ -233,6 +244,36 @@ static const char *safe(const char *s, size_t n, char *out, size_t cap)
 		out[o++] = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' ? s[i] : '?';
 	out[o] = 0;
 	return out;
+}
+
+/* TRACE and its kin would give the request back, credential and all; an
+ * upgrade to another protocol than WebSocket would hide the answer */
+static bool method_allowed(struct h1 *h)
+{
+	if (gw_cfg->unprotected)
+		return true;
+	bool max_forwards = false;
+	for (size_t i = 0; i < h->n_f; i++) {
+		const struct field *f = &h->f[i];
+		max_forwards |= cred_header_name_eq("max-forwards", h->text + f->name, f->name_len);
+		if (cred_header_name_eq("upgrade", h->text + f->name, f->name_len) &&
+		    !gw_guard_upgrade_ok(h->text + f->value, f->value_len)) {
+			char text[600], v[64];
+			snprintf(text, sizeof text, "Upgrade: %s to %s: only WebSocket upgrades are passed on (another "
+				 "protocol would carry the answer past the gateway's check for the credential)",
+				 safe(h->text + f->value, f->value_len, v, sizeof v), h->p->host);
+			refuse_saying(h->p, 400, "upgrade", v, text);
+			return false;
+		}
+	}
+	const char *m = http_method_str((enum http_method)h->req.method);
+	const char *why = gw_guard_method(m, strlen(m), max_forwards);
+	if (!why)
+		return true;
+	char text[400];
+	snprintf(text, sizeof text, "%s to %s: %s", m, h->p->host, why);
+	refuse_saying(h->p, 405, "method", m, text);
+	return false;
 }
 
 /* The head as it goes to the server: request line, the box's headers but the
@@ -296,7 +337,15 @@ static bool emit_head(struct h1 *h)
 		refuse(p, 400, "connect", "CONNECT inside a terminated connection");
 		return false;
 	}
+	if (!method_allowed(h))
+		return false;
+	if (p->up_failed) {
+		/* the server is out of reach: the box hears why, and what to do */
+		refuse_saying(p, 502, NULL, NULL, p->up_failure);
+		return false;
+	}
 	struct gw_buf *o = &p->u.out;
+	bool guard = !gw_cfg->unprotected;
 	bool ok = gw_buf_printf(o, "%s ", http_method_str((enum http_method)h->req.method)) &&
 		  gw_buf_put(o, url, h->url_len) &&
 		  gw_buf_printf(o, " HTTP/%u.%u\r\n", h->req.http_major, h->req.http_minor);
@@ -305,11 +354,14 @@ static bool emit_head(struct h1 *h)
 		bool replaced = false;
 		for (size_t k = 0; k < p->n_creds; k++)
 			replaced |= cred_header_name_eq(gw_cfg->creds[p->creds[k]].header.name, h->text + f->name, f->name_len);
-		if (replaced)
+		if (replaced || (guard && gw_guard_drops(h->text + f->name, f->name_len, h->text + f->value, f->value_len)))
 			continue;
 		ok = gw_buf_put(o, h->text + f->name, f->name_len) && gw_buf_put(o, ": ", 2) &&
 		     gw_buf_put(o, h->text + f->value, f->value_len) && gw_buf_put(o, "\r\n", 2);
 	}
+	/* bodies the response scan can read */
+	if (ok && guard)
+		ok = gw_buf_printf(o, "Accept-Encoding: %s\r\n", GW_ACCEPT_ENCODING);
 	for (size_t k = 0; ok && k < p->n_creds; k++) {
 		const struct gw_cred *c = &gw_cfg->creds[p->creds[k]];
 		ok = gw_buf_printf(o, "%s: ", c->header.name) && gw_buf_put(o, c->value, c->value_len) &&
@@ -332,6 +384,23 @@ static void head_reset(struct h1 *h)
 	h->url_len = 0;
 	h->n_f = 0;
 	h->in_value = h->head_done = h->msg_done = false;
+}
+
+/* A method http_parser does not know (TRACK, IIS's TRACE, among them) never
+ * reaches the server: the box is told which */
+static void refuse_unknown_method(struct gw_pair *p)
+{
+	char m[24], text[400];
+	const uint8_t *b = gw_buf_data(&p->c.in);
+	size_t n = 0;
+	while (n < p->c.in.len && n + 1 < sizeof m && b[n] > 0x20 && b[n] < 0x7f && b[n] != '"' && b[n] != '\\') {
+		m[n] = (char)b[n];
+		n++;
+	}
+	m[n] = 0;
+	const char *why = gw_guard_method(m, n, false);
+	snprintf(text, sizeof text, "%s to %s: %s", m, p->host, why ? why : "a method the gateway does not know");
+	refuse_saying(p, 405, "method", m, text);
 }
 
 /* the box's bytes toward the server */
@@ -357,6 +426,8 @@ static int requests(struct h1 *h, bool *progress)
 		if (e != HPE_OK && e != HPE_PAUSED) {
 			if (h->head_bad)
 				refuse(p, 431, "head-too-large", "the request head");
+			else if (e == HPE_INVALID_METHOD)
+				refuse_unknown_method(p);
 			else
 				refuse(p, 400, "bad-request", http_errno_name(e));
 			*progress = true;
@@ -409,7 +480,28 @@ static int requests(struct h1 *h, bool *progress)
 	return 0;
 }
 
-/* the server's bytes toward the box: as they are, watched */
+/* a message ended: which request it answered, and whether the connection
+ * is a tunnel from here */
+static void response_done(struct h1 *h, int status)
+{
+	if (status == 101 && h->phase == REQ_WAIT_UPGRADE) {
+		h->tunnel = true;     /* WebSocket and the like: bytes both ways from here */
+		return;
+	}
+	if (status >= 200) {
+		if (h->n_pending)
+			memmove(h->pending, h->pending + 1, --h->n_pending);
+		if (h->phase == REQ_WAIT_UPGRADE) {
+			/* not switched: HTTP goes on */
+			http_parser_init(&h->req, HTTP_REQUEST);
+			h->req.data = h;
+			h->phase = REQ_HEAD;
+		}
+	}
+	h1_resp_next(h->resp);
+}
+
+/* the server's bytes toward the box: read, scanned, rewritten (h1_resp.c) */
 static int responses(struct h1 *h, bool *progress)
 {
 	struct gw_pair *p = h->p;
@@ -417,46 +509,35 @@ static int responses(struct h1 *h, bool *progress)
 	while (in->len && gw_buf_room(out)) {
 		size_t avail = in->len < gw_buf_room(out) ? in->len : gw_buf_room(out);
 		if (h->tunnel) {
-			gw_buf_put(out, gw_buf_data(in), avail);
+			if (h1_resp_tunnel(h->resp, gw_buf_data(in), avail) < 0)
+				return -1;
 			gw_buf_drop(in, avail);
 			*progress = true;
 			continue;
 		}
-		size_t n = http_parser_execute(&h->resp, &resp_settings, (const char *)gw_buf_data(in), avail);
-		enum http_errno e = HTTP_PARSER_ERRNO(&h->resp);
-		if (e != HPE_OK && e != HPE_PAUSED)
-			return -1;   /* a server we cannot follow: end it rather than guess */
-		gw_buf_put(out, gw_buf_data(in), n);
-		gw_buf_drop(in, n);
-		*progress |= n > 0;
-		if (e == HPE_PAUSED)
-			http_parser_pause(&h->resp, 0);
-		if (h->resp_msg_done) {
-			h->resp_msg_done = h->resp_head_done = false;
-			int status = h->resp.status_code;
-			if (status == 101 && h->phase == REQ_WAIT_UPGRADE) {
-				h->tunnel = true;     /* WebSocket and the like: bytes both ways from here */
-			} else if (status >= 200) {
-				if (h->n_pending) {
-					memmove(h->pending, h->pending + 1, --h->n_pending);
-				}
-				if (h->phase == REQ_WAIT_UPGRADE) {
-					/* not switched: HTTP goes on */
-					http_parser_init(&h->req, HTTP_REQUEST);
-					h->req.data = h;
-					h->phase = REQ_HEAD;
-				}
-			}
-			/* the next response starts afresh (after a 101 the parser is done) */
-			if (!h->tunnel) {
-				http_parser_init(&h->resp, HTTP_RESPONSE);
-				h->resp.data = h;
-			}
+		bool head = h->n_pending && h->pending[0] == HTTP_HEAD;
+		ssize_t n = h1_resp_execute(h->resp, gw_buf_data(in), avail, head);
+		if (n == -2) {
+			gw_pair_close_box(p);   /* the box was told why: the 502 goes, then the end */
 			*progress = true;
-		} else if (!n && e != HPE_PAUSED) {
+			return 0;
+		}
+		if (n < 0)
+			return -1;
+		gw_buf_drop(in, (size_t)n);
+		*progress |= n > 0;
+		int status;
+		if (h1_resp_done(h->resp, &status)) {
+			response_done(h, status);
+			*progress = true;
+		} else if (!n) {
 			break;
 		}
 	}
+	/* what only a short partial match held back goes on while the server
+	 * pauses, and everything when it has closed */
+	if (!in->len && (p->u.eof ? h1_resp_eof(h->resp, h->tunnel) : h1_resp_pause(h->resp, h->tunnel)) < 0)
+		return -1;
 	return 0;
 }
 

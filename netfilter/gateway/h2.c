@@ -1,19 +1,24 @@
 /* HTTP/2 through the gateway: a server session facing the box and a client
  * session facing the real server (nghttp2 frames, checks and compresses
  * everything), each box stream mapped to one server stream. Request headers
- * are checked for the connection's host and get the credential's header in
- * place of the box's; bodies, responses, informational responses and
- * trailers are passed on as they come. Flow control is end to end: a
- * window is only opened again once the other side took the bytes. */
+ * are checked for the connection's host and for what they ask of the server
+ * (guard.h), and get the credential's header in place of the box's; request
+ * bodies pass on as they come. Responses, informational responses and
+ * trailers are scanned for the secrets (scan.h) on their way to the box:
+ * header blocks whole, DATA as it comes, one scan a stream. Flow control is
+ * end to end: a window is only opened again once the other side took the
+ * bytes (or the scan holds them, see consume_resp). */
 #include <ctype.h>
 #include <nghttp2/nghttp2.h>
 #include <string.h>
 
 #include "buf.h"
 #include "ctl.h"
+#include "guard.h"
 #include "h2.h"
 #include "pair.h"
 #include "records.h"
+#include "scan.h"
 #include "util.h"
 
 #define H2_HEADERS_MAX 256
@@ -40,6 +45,11 @@ struct stream {
 	bool req_end, resp_end;         /* END_STREAM seen from the box / the server */
 	bool c_closed, u_closed;
 	bool response_sent;
+	bool head_request;              /* no body comes, whatever the headers say */
+	bool resp_refused;              /* the gateway answered instead: the server's DATA is dropped */
+	struct gw_scan rscan;           /* the response's DATA, scanned */
+	uint64_t resp_received, resp_delivered, resp_consumed;   /* DATA bytes: flow control */
+	unsigned logged;                /* rscan.hits already logged */
 	struct stream *next;
 };
 
@@ -101,6 +111,7 @@ static void stream_free(struct h2 *h, struct stream *s)
 	hlist_clear(&s->resp);
 	hlist_clear(&s->req_trailers);
 	hlist_clear(&s->resp_trailers);
+	gw_scan_free(&s->rscan);
 	if (s->req_body.b)
 		explicit_bzero(s->req_body.b, s->req_body.cap);
 	free(s->req_body.b);
@@ -116,13 +127,30 @@ static void stream_maybe_free(struct h2 *h, struct stream *s)
 
 /* ---- bodies: read from one side's buffer for the other side's session ---- */
 
+static const struct gw_matcher *matcher(void)
+{
+	return gw_cfg->unprotected ? NULL : gw_secrets;
+}
+
+/* The server may send as much more DATA as the box took, and as the scan
+ * holds back: a partial match never waits for a window it keeps shut. */
+static void consume_resp(struct h2 *h, struct stream *s)
+{
+	uint64_t target = s->resp_delivered + gw_scan_held(&s->rscan);
+	if (s->u_id > 0 && target > s->resp_consumed) {
+		(void)nghttp2_session_consume(h->us, s->u_id, (size_t)(target - s->resp_consumed));
+		s->resp_consumed = target;
+	}
+}
+
 static ssize_t body_read(struct gw_buf *b, bool end, bool *trailers, nghttp2_session *peer, int32_t peer_id,
 			 uint8_t *buf, size_t length, uint32_t *flags)
 {
 	size_t n = b->len < length ? b->len : length;
-	memcpy(buf, gw_buf_data(b), n);
+	if (n)
+		memcpy(buf, gw_buf_data(b), n);
 	gw_buf_drop(b, n);
-	if (n && peer_id > 0)
+	if (n && peer && peer_id > 0)
 		(void)nghttp2_session_consume(peer, peer_id, n);   /* the sender may send that much more */
 	if (b->len == 0 && end) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -154,7 +182,11 @@ static ssize_t resp_body_read(nghttp2_session *cs, int32_t id, uint8_t *buf, siz
 {
 	struct h2 *h = ud;
 	struct stream *s = src->ptr;
-	ssize_t n = body_read(&s->resp_body, s->resp_end, &s->has_resp_trailers, h->us, s->u_id, buf, length, flags);
+	ssize_t n = body_read(&s->resp_body, s->resp_end, &s->has_resp_trailers, NULL, 0, buf, length, flags);
+	if (n > 0) {
+		s->resp_delivered += (uint64_t)n;
+		consume_resp(h, s);
+	}
 	if ((*flags & NGHTTP2_DATA_FLAG_NO_END_STREAM) && s->has_resp_trailers) {
 		nghttp2_nv nva[H2_HEADERS_MAX];
 		(void)nghttp2_submit_trailer(cs, id, nva, to_nva(&s->resp_trailers, nva));
@@ -200,6 +232,7 @@ static int box_begin_headers(nghttp2_session *cs, const nghttp2_frame *f, void *
 	struct stream *s = nghttp2_session_get_stream_user_data(cs, f->hd.stream_id);
 	if (f->headers.cat == NGHTTP2_HCAT_REQUEST && !s) {
 		s = xcalloc(1, sizeof *s);
+		gw_scan_init(&s->rscan, matcher());
 		s->c_id = f->hd.stream_id;
 		s->next = h->streams;
 		h->streams = s;
@@ -225,12 +258,28 @@ static int box_header(nghttp2_session *cs, const nghttp2_frame *f, const uint8_t
 	return 0;
 }
 
-static void refuse_stream(struct h2 *h, struct stream *s, const char *reason, const char *detail)
+static ssize_t resp_body_read(nghttp2_session *cs, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
+			      nghttp2_data_source *src, void *ud);
+
+/* The gateway answers instead of the server: status, and text saying why
+ * (or nothing); logged as reason (detail). */
+static void answer_stream(struct h2 *h, struct stream *s, const char *status, const char *reason, const char *detail,
+			  const char *text)
 {
-	nghttp2_nv nva[] = { nv(":status", 7, "421", 3) };
-	(void)nghttp2_submit_response(h->cs, s->c_id, nva, 1, NULL);
+	nghttp2_nv nva[] = { nv(":status", 7, status, 3), nv("content-type", 12, "text/plain", 10) };
+	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = resp_body_read };
+	if (text)
+		(void)gw_buf_printf(&s->resp_body, "refused by the agentbox credential gateway: %s\n", text);
+	s->resp_end = true;
+	s->resp_refused = true;
+	(void)nghttp2_submit_response(h->cs, s->c_id, nva, text ? 2 : 1, text ? &dp : NULL);
 	s->response_sent = true;
 	gw_log_deny(h->p->host, &h->p->dst, reason, detail);
+}
+
+static void refuse_stream(struct h2 *h, struct stream *s, const char *reason, const char *detail)
+{
+	answer_stream(h, s, "421", reason, detail, NULL);
 }
 
 static bool is_cred_header(const struct h2 *h, const struct hfield *f)
@@ -238,6 +287,27 @@ static bool is_cred_header(const struct h2 *h, const struct hfield *f)
 	for (size_t k = 0; k < h->p->n_creds; k++)
 		if (f->name_len == strlen(h->cred_names[k]) && memcmp(f->name, h->cred_names[k], f->name_len) == 0)
 			return true;
+	return false;
+}
+
+/* TRACE and its kin would give the request back, credential and all */
+static bool method_allowed(struct h2 *h, struct stream *s, const char *method)
+{
+	if (gw_cfg->unprotected)
+		return true;
+	bool max_forwards = false;
+	for (size_t i = 0; i < s->req.n; i++)
+		max_forwards |= streq(s->req.v[i].name, "max-forwards");
+	const char *why = gw_guard_method(method, strlen(method), max_forwards);
+	if (!why)
+		return true;
+	char text[400], m[24];
+	snprintf(m, sizeof m, "%s", method);
+	for (char *c = m; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f || *c == '"' || *c == '\\')
+			*c = '?';
+	snprintf(text, sizeof text, "%s to %s: %s", m, h->p->host, why);
+	answer_stream(h, s, "405", "method", m, text);
 	return false;
 }
 
@@ -266,11 +336,20 @@ static void forward_request(struct h2 *h, struct stream *s, bool end)
 		{ refuse_stream(h, s, "host-mismatch", authority ? authority : "no :authority"); return; }
 	if (streq(method, "CONNECT"))
 		{ refuse_stream(h, s, "connect", "CONNECT inside a terminated connection"); return; }
-	nghttp2_nv nva[H2_HEADERS_MAX + CRED_MAX];
+	if (!method_allowed(h, s, method))
+		return;
+	s->head_request = streq(method, "HEAD");
+	bool guard = !gw_cfg->unprotected;
+	nghttp2_nv nva[H2_HEADERS_MAX + CRED_MAX + 1];
 	size_t n = 0;
-	for (size_t i = 0; i < s->req.n; i++)
-		if (!is_cred_header(h, &s->req.v[i]))
-			nva[n++] = nv(s->req.v[i].name, s->req.v[i].name_len, s->req.v[i].value, s->req.v[i].value_len);
+	for (size_t i = 0; i < s->req.n; i++) {
+		const struct hfield *f = &s->req.v[i];
+		if (!is_cred_header(h, f) && !(guard && gw_guard_drops(f->name, f->name_len, f->value, f->value_len)))
+			nva[n++] = nv(f->name, f->name_len, f->value, f->value_len);
+	}
+	/* bodies the response scan can read */
+	if (guard)
+		nva[n++] = nv("accept-encoding", 15, GW_ACCEPT_ENCODING, strlen(GW_ACCEPT_ENCODING));
 	for (size_t k = 0; k < p->n_creds; k++) {
 		const struct gw_cred *c = &gw_cfg->creds[p->creds[k]];
 		nva[n] = nv(h->cred_names[k], strlen(h->cred_names[k]), c->value, c->value_len);
@@ -329,8 +408,10 @@ static int box_stream_close(nghttp2_session *cs, int32_t id, uint32_t code, void
 	s->c_closed = true;
 	if (s->u_id > 0 && !s->u_closed)
 		(void)nghttp2_submit_rst_stream(h->us, NGHTTP2_FLAG_NONE, s->u_id, code ? code : NGHTTP2_CANCEL);
-	if (s->resp_body.len && s->u_id > 0)
-		(void)nghttp2_session_consume(h->us, s->u_id, s->resp_body.len);
+	/* nobody takes the rest: the server's window gets it all back */
+	if (s->u_id > 0 && s->resp_received > s->resp_consumed)
+		(void)nghttp2_session_consume(h->us, s->u_id, (size_t)(s->resp_received - s->resp_consumed));
+	s->resp_consumed = s->resp_received;
 	s->resp_body.len = 0;
 	stream_maybe_free(h, s);
 	return 0;
@@ -355,31 +436,114 @@ static int server_header(nghttp2_session *us, const nghttp2_frame *f, const uint
 	return 0;
 }
 
+/* copies masked on a stream since its last record */
+static void log_hits(struct h2 *h, struct stream *s, const char *where)
+{
+	if (s->rscan.hits == s->logged)
+		return;
+	char detail[96];
+	snprintf(detail, sizeof detail, "masked %u in the %s of an HTTP/2 response", s->rscan.hits - s->logged, where);
+	gw_log_deny(h->p->host, &h->p->dst, "secret-in-response", detail);
+	s->logged = s->rscan.hits;
+}
+
+/* A header block, scanned whole: names and values as "name: value\r\n"
+ * lines, masked in place and copied back (masking keeps every length). */
+static void hlist_scan(struct h2 *h, struct stream *s, struct hlist *l, const char *where)
+{
+	const struct gw_matcher *m = matcher();
+	if (!m || !l->n)
+		return;
+	struct gw_buf b = {0};
+	for (size_t i = 0; i < l->n; i++)
+		if (!gw_buf_put(&b, l->v[i].name, l->v[i].name_len) || !gw_buf_put(&b, ": ", 2) ||
+		    !gw_buf_put(&b, l->v[i].value, l->v[i].value_len) || !gw_buf_put(&b, "\r\n", 2))
+			break;
+	unsigned hits = gw_scan_whole(m, gw_buf_data(&b), b.len);
+	const uint8_t *p = gw_buf_data(&b);
+	for (size_t i = 0; hits && i < l->n; i++) {
+		memcpy(l->v[i].name, p, l->v[i].name_len);
+		p += l->v[i].name_len + 2;
+		memcpy(l->v[i].value, p, l->v[i].value_len);
+		p += l->v[i].value_len + 2;
+	}
+	gw_buf_free(&b);
+	s->rscan.hits += hits;
+	log_hits(h, s, where);
+}
+
+/* a coding of the body the gateway cannot read, or NULL */
+static const struct hfield *unreadable_coding(const struct stream *s)
+{
+	for (size_t i = 0; i < s->resp.n; i++)
+		if (streq(s->resp.v[i].name, "content-encoding") &&
+		    !gw_guard_coding_readable(s->resp.v[i].value, s->resp.v[i].value_len, false))
+			return &s->resp.v[i];
+	return NULL;
+}
+
+/* The response's head: scanned, or answered for when its body would be unreadable */
+static void submit_head(struct h2 *h, struct stream *s, bool end)
+{
+	const struct hfield *coding = end || s->head_request || !matcher() ? NULL : unreadable_coding(s);
+	if (coding) {
+		char detail[96], text[600];
+		/* said to the box and the log: the server's words, so scanned too */
+		snprintf(detail, sizeof detail, "content-encoding: %.60s", coding->value);
+		gw_scan_whole(matcher(), (uint8_t *)detail, strlen(detail));
+		snprintf(text, sizeof text, "%s answered with %s, which the gateway cannot check for the credential (it "
+			 "asked for identity) (see agentbox-egress(7))", h->p->host, detail);
+		(void)nghttp2_submit_rst_stream(h->us, NGHTTP2_FLAG_NONE, s->u_id, NGHTTP2_CANCEL);
+		answer_stream(h, s, "502", "unreadable-response", detail, text);
+		return;
+	}
+	hlist_scan(h, s, &s->resp, "head");
+	nghttp2_nv nva[H2_HEADERS_MAX];
+	size_t n = to_nva(&s->resp, nva);
+	s->resp_end = end;
+	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = resp_body_read };
+	(void)nghttp2_submit_response(h->cs, s->c_id, nva, n, end ? NULL : &dp);
+	s->response_sent = true;
+}
+
+/* the end of the server's DATA: what the scan holds goes on */
+static int resp_end(struct h2 *h, struct stream *s)
+{
+	if (gw_scan_flush(&s->rscan, &s->resp_body) < 0)
+		return -1;
+	log_hits(h, s, "body");
+	if (s->has_resp_trailers)
+		hlist_scan(h, s, &s->resp_trailers, "trailers");
+	consume_resp(h, s);
+	s->resp_end = true;
+	(void)nghttp2_session_resume_data(h->cs, s->c_id);
+	return 0;
+}
+
 static int server_frame(nghttp2_session *us, const nghttp2_frame *f, void *ud)
 {
 	struct h2 *h = ud;
 	struct stream *s = nghttp2_session_get_stream_user_data(us, f->hd.stream_id);
-	if (!s || s->c_closed)
+	if (!s || s->c_closed || s->resp_refused)
 		return 0;
 	bool end = f->hd.flags & NGHTTP2_FLAG_END_STREAM;
 	if (f->hd.type == NGHTTP2_HEADERS && !(s->response_sent && s->has_resp_trailers)) {
-		nghttp2_nv nva[H2_HEADERS_MAX];
-		size_t n = to_nva(&s->resp, nva);
-		bool informational = n && s->resp.v[0].value[0] == '1' && streq(s->resp.v[0].name, ":status");
+		bool informational = s->resp.n && s->resp.v[0].value[0] == '1' && streq(s->resp.v[0].name, ":status");
 		if (informational) {
+			hlist_scan(h, s, &s->resp, "head");
+			nghttp2_nv nva[H2_HEADERS_MAX];
+			size_t n = to_nva(&s->resp, nva);
 			(void)nghttp2_submit_headers(h->cs, NGHTTP2_FLAG_NONE, s->c_id, NULL, nva, n, NULL);
 		} else if (!s->response_sent) {
-			s->resp_end = end;
-			nghttp2_data_provider dp = { .source.ptr = s, .read_callback = resp_body_read };
-			(void)nghttp2_submit_response(h->cs, s->c_id, nva, n, end ? NULL : &dp);
-			s->response_sent = true;
+			submit_head(h, s, end);
+			if (s->resp_refused)
+				end = false;
 		}
 		hlist_clear(&s->resp);
 	}
-	if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) && end && s->response_sent) {
-		s->resp_end = true;
-		(void)nghttp2_session_resume_data(h->cs, s->c_id);
-	}
+	if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) && end && s->response_sent &&
+	    resp_end(h, s) < 0)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	return 0;
 }
 
@@ -388,12 +552,34 @@ static int server_data(nghttp2_session *us, uint8_t flags, int32_t id, const uin
 	struct h2 *h = ud;
 	(void)flags;
 	struct stream *s = nghttp2_session_get_stream_user_data(us, id);
-	if (!s || s->c_closed) {
+	if (!s || s->c_closed || s->resp_refused) {
 		(void)nghttp2_session_consume(us, id, len);
 		return 0;
 	}
-	gw_buf_put(&s->resp_body, data, len);
+	s->resp_received += len;
+	if (gw_scan_feed(&s->rscan, data, len, &s->resp_body) < 0) {
+		if (s->rscan.cut)
+			gw_log_deny(h->p->host, &h->p->dst, "secret-in-response", "cut: a copy began in bytes already passed on");
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	}
+	log_hits(h, s, "body");
+	consume_resp(h, s);
 	(void)nghttp2_session_resume_data(h->cs, s->c_id);
+	return 0;
+}
+
+/* The server's input is read for now: what only a short partial match held
+ * back goes on, so a stream that pauses is not kept waiting */
+static int drain_streams(struct h2 *h)
+{
+	for (struct stream *s = h->streams; s; s = s->next) {
+		if (!gw_scan_held(&s->rscan) || s->c_closed)
+			continue;
+		if (gw_scan_drain(&s->rscan, &s->resp_body) < 0)
+			return -1;
+		if (s->resp_body.len)
+			(void)nghttp2_session_resume_data(h->cs, s->c_id);
+	}
 	return 0;
 }
 
@@ -408,10 +594,8 @@ static int server_stream_close(nghttp2_session *us, int32_t id, uint32_t code, v
 		if (code || !s->response_sent)
 			(void)nghttp2_submit_rst_stream(h->cs, NGHTTP2_FLAG_NONE, s->c_id,
 							code ? code : NGHTTP2_INTERNAL_ERROR);
-		else {
-			s->resp_end = true;
-			(void)nghttp2_session_resume_data(h->cs, s->c_id);
-		}
+		else if (!s->resp_refused && resp_end(h, s) < 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
 	if (s->req_body.len)
 		(void)nghttp2_session_consume(h->cs, s->c_id, s->req_body.len);
@@ -495,6 +679,8 @@ int gw_h2_process(struct gw_pair *p, bool *progress)
 {
 	struct h2 *h = p->ps;
 	if (recv_into(h->cs, &p->c.in, progress) < 0 || recv_into(h->us, &p->u.in, progress) < 0)
+		return -1;
+	if (!p->u.in.len && drain_streams(h) < 0)
 		return -1;
 	size_t before = p->c.out.len + p->u.out.len;
 	if (nghttp2_session_send(h->cs) != 0 || nghttp2_session_send(h->us) != 0)

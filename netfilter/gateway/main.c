@@ -30,6 +30,7 @@
 #include "log.h"
 #include "records.h"
 #include "relay.h"
+#include "scan.h"
 #include "tls.h"
 #include "util.h"
 
@@ -151,6 +152,9 @@ int main(int argc, char **argv)
 	gw_cfg = &cfg;
 	if (r == 0 && (r = gw_tls_init(&cfg, &t, &err)) == 0)
 		gw_relay_init(t);
+	/* what responses are scanned for (scan.c): the secrets and their encodings */
+	if (r == 0 && !cfg.unprotected && gw_secrets_build(&cfg) < 0)
+		r = ab_error(&err, ENOMEM, "locked memory for the response scan");
 	if (r == 0)
 		r = drop_privileges(&err);
 	if (r < 0) {

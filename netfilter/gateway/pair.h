@@ -34,6 +34,8 @@ struct gw_pair {
 	unsigned char alpn_offer[64];   /* the box's offer, filtered to h2 and http/1.1 (wire form) */
 	size_t alpn_offer_len;
 	bool hello_seen, connected, up_done, box_done;
+	bool up_failed;                 /* the server is out of reach: the box is told why (up_failure) */
+	char up_failure[640];
 	unsigned char up_alpn[16];
 	unsigned up_alpn_len;
 	enum gw_proto_kind proto;

@@ -2,6 +2,7 @@
  * until the real server has answered, so the box gets the ALPN the server
  * chose and nothing is said to the box before the server is verified), then
  * the event pump that moves plaintext through the HTTP relays. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
@@ -132,6 +133,13 @@ static int end_read(struct gw_end *e)
 		}
 		return -1;
 	default:
+		/* OpenSSL 3 says the same close this way: what the response scan
+		 * holds back must still go on, not die with a reset */
+		if (ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			ERR_clear_error();
+			e->eof = true;
+			return 1;
+		}
 		ERR_clear_error();
 		return -1;
 	}
@@ -171,6 +179,8 @@ static void end_shutdown(struct gw_end *e)
 
 static void interest(struct gw_pair *p, struct gw_end *e, uint32_t *cur, bool connecting)
 {
+	if (e->fd < 0)
+		return;   /* the server's end, closed when it could not be reached */
 	uint32_t want = 0;
 	if (connecting)
 		want = EPOLLOUT;
@@ -215,7 +225,7 @@ static int client_hello_cb(SSL *ssl, int *alert, void *arg)
 			}
 		}
 	}
-	if (!p->up_done)
+	if (!p->up_done && !p->up_failed)
 		return SSL_CLIENT_HELLO_RETRY;
 	if (gw_tls_use_leaf(tls, ssl, p->host) < 0) {
 		*alert = SSL_AD_INTERNAL_ERROR;
@@ -255,6 +265,53 @@ static void log_refusal(struct gw_pair *p, const char *reason, const char *detai
 	gw_log_deny(p->host, &p->dst, reason, detail);
 }
 
+static int step_handshakes(struct gw_pair *p, bool *progress);
+
+/* The server is out of reach: its end closes, the box's handshake goes on,
+ * and its first request gets a 502 that says why and what to do (h1.c),
+ * where a reset told it nothing. Logged as reason (detail). */
+static int upstream_failed(struct gw_pair *p, const char *reason, const char *detail, const char *text,
+			   bool *progress)
+{
+	log_refusal(p, reason, detail);
+	snprintf(p->up_failure, sizeof p->up_failure, "%.*s", (int)sizeof p->up_failure - 1, text);
+	p->up_failed = p->connected = true;
+	SSL_free(p->u.ssl);
+	p->u.ssl = NULL;
+	if (p->u.fd >= 0) {
+		(void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->u.fd, NULL);
+		reset(p->u.fd);
+		close(p->u.fd);
+		p->u.fd = -1;
+	}
+	p->u.eof = p->u.shut = true;
+	*progress = true;
+	return step_handshakes(p, progress);
+}
+
+static int upstream_unverified(struct gw_pair *p, long v, bool *progress)
+{
+	char detail[128], text[sizeof p->up_failure + 256];
+	const char *why = X509_verify_cert_error_string(v);
+	snprintf(detail, sizeof detail, "%s; a private CA goes in upstream_ca (agentbox-kit(5))", why);
+	snprintf(text, sizeof text,
+		 "the certificate of %s could not be verified (%s). If it is a private server, give its certificate "
+		 "authority to upstream_ca in the kit (gateway.upstream_ca in /etc/agentbox/config.yaml for an "
+		 "engine's container): see agentbox-kit(5)",
+		 p->host, why);
+	return upstream_failed(p, "upstream-unverified", detail, text, progress);
+}
+
+static int upstream_unreachable(struct gw_pair *p, const char *reason, const char *why, bool *progress)
+{
+	char text[sizeof p->up_failure + 256], addr[INET6_ADDRSTRLEN] = "?";
+	const void *a = p->dst.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&p->dst)->sin_addr
+						     : (const void *)&((struct sockaddr_in6 *)&p->dst)->sin6_addr;
+	inet_ntop(p->dst.ss_family, a, addr, sizeof addr);
+	snprintf(text, sizeof text, "%s (%s) could not be reached: %s", p->host, addr, why);
+	return upstream_failed(p, reason, why, text, progress);
+}
+
 /* 1 done, 0 waiting, -1 failed */
 static int handshake(struct gw_end *e)
 {
@@ -291,8 +348,7 @@ static int step_handshakes(struct gw_pair *p, bool *progress)
 		if (getsockopt(p->u.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr) {
 			if (soerr == EINPROGRESS || soerr == EALREADY)
 				return 0;
-			log_refusal(p, "upstream-connect", strerror(soerr ? soerr : errno));
-			return gw_pair_fail(p, "connect to the server failed"), -1;
+			return upstream_unreachable(p, "upstream-connect", strerror(soerr ? soerr : errno), progress);
 		}
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof ss;
@@ -301,7 +357,7 @@ static int step_handshakes(struct gw_pair *p, bool *progress)
 		p->connected = true;
 		*progress = true;
 	}
-	if (p->connected && p->hello_seen && !p->u.ssl) {
+	if (p->connected && p->hello_seen && !p->u.ssl && !p->up_failed) {
 		p->u.ssl = gw_tls_new_upstream_side(tls, p->host, p->alpn_offer, p->alpn_offer_len);
 		if (!p->u.ssl || SSL_set_fd(p->u.ssl, p->u.fd) != 1)
 			return gw_pair_fail(p, "upstream TLS"), -1;
@@ -311,9 +367,9 @@ static int step_handshakes(struct gw_pair *p, bool *progress)
 		int r = handshake(&p->u);
 		if (r < 0) {
 			long v = SSL_get_verify_result(p->u.ssl);
-			log_refusal(p, v != X509_V_OK ? "upstream-unverified" : "upstream-handshake",
-				    v != X509_V_OK ? X509_verify_cert_error_string(v) : gw_tls_error());
-			return gw_pair_fail(p, "the server's TLS handshake failed"), -1;
+			if (v != X509_V_OK)
+				return upstream_unverified(p, v, progress);
+			return upstream_unreachable(p, "upstream-handshake", gw_tls_error(), progress);
 		}
 		if (r == 0)
 			return 0;
@@ -328,7 +384,7 @@ static int step_handshakes(struct gw_pair *p, bool *progress)
 		*progress = true;
 		return step_handshakes(p, progress);   /* the box's hello goes on */
 	}
-	if (p->box_done && p->up_done) {
+	if (p->box_done && (p->up_done || p->up_failed)) {
 		/* the box asked the sentry for this name, and OpenSSL read the same */
 		const char *sn = SSL_get_servername(p->c.ssl, TLSEXT_NAMETYPE_host_name);
 		if (!sn || strcasecmp(sn, p->host) != 0)
@@ -336,7 +392,7 @@ static int step_handshakes(struct gw_pair *p, bool *progress)
 		const unsigned char *a;
 		unsigned alen;
 		SSL_get0_alpn_selected(p->c.ssl, &a, &alen);
-		p->proto = alen == 2 && memcmp(a, "h2", 2) == 0 ? GW_H2 : GW_H1;
+		p->proto = alen == 2 && memcmp(a, "h2", 2) == 0 && !p->up_failed ? GW_H2 : GW_H1;
 		if ((p->proto == GW_H2 ? gw_h2_init(p) : gw_h1_init(p)) < 0)
 			return gw_pair_fail(p, "relay"), -1;
 		p->deadline_ms = gw_now_ms() + IDLE_MS;
@@ -385,7 +441,8 @@ static void pump(struct gw_pair *p)
 			end_shutdown(&p->u);
 			progress = true;
 		}
-		if (p->u.eof && !p->u.in.len && !p->c.out.len && !p->c.shut) {
+		/* (a server out of reach has said nothing: the box hears why first) */
+		if (p->u.eof && !p->u.in.len && !p->c.out.len && !p->c.shut && !(p->up_failed && !p->c.eof)) {
 			end_shutdown(&p->c);
 			progress = true;
 		}

@@ -3,6 +3,8 @@
  * proxy and by the ruleset, which redirects TCP/443 only when they can say
  * yes to something. */
 #include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "sni_policy.h"
@@ -67,5 +69,39 @@ bool sni_policy_needs_proxy(const struct egress_policy *p)
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (covers(&p->allow.v[i], 443))
 			return true;
+	return false;
+}
+
+/* does name end in "." + suffix */
+static bool below(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	return n > k && name[n - k - 1] == '.' && strcmp(name + n - k, suffix) == 0;
+}
+
+bool sni_cred_host_reachable(const struct egress_policy *p, const struct egress_entry *host)
+{
+	if (host->kind == EGRESS_NAME)
+		return sni_name_allowed(p, host->name, 443);
+	if (host->kind != EGRESS_WILDCARD)
+		return false;
+	/* *.d: some name below d that an allow entry names, tried against the
+	 * deny entries too */
+	char probe[600];
+	for (size_t i = 0; i < p->allow.n; i++) {
+		const struct egress_entry *e = &p->allow.v[i];
+		if (!covers(e, 443) || (e->kind != EGRESS_NAME && e->kind != EGRESS_WILDCARD))
+			continue;
+		if (e->kind == EGRESS_NAME && below(e->name, host->name))
+			snprintf(probe, sizeof probe, "%s", e->name);
+		else if (e->kind == EGRESS_WILDCARD && (strcmp(e->name, host->name) == 0 || below(host->name, e->name)))
+			snprintf(probe, sizeof probe, "agentbox-probe.%s", host->name);
+		else if (e->kind == EGRESS_WILDCARD && below(e->name, host->name))
+			snprintf(probe, sizeof probe, "agentbox-probe.%s", e->name);
+		else
+			continue;
+		if (sni_name_allowed(p, probe, 443))
+			return true;
+	}
 	return false;
 }

@@ -23,6 +23,9 @@ static inline bool sni_name_allowed(const struct egress_policy *p, const char *n
 enum egress_name_verdict sni_addr_verdict(const struct egress_policy *p, int family, const uint8_t *addr,
 					  uint16_t port);
 bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
+/* Can a header credential's host (a name, or a wildcard entry: some name
+ * below it) be reached on TCP/443 at all? Its requests never happen if not. */
+bool sni_cred_host_reachable(const struct egress_policy *p, const struct egress_entry *host);
 /* Does the policy allow some TCP/443 (so the proxy and its redirect are needed)? */
 bool sni_policy_needs_proxy(const struct egress_policy *p);
 

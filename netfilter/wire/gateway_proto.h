@@ -33,6 +33,7 @@ enum gw_rec_type {
 	GW_REC_CRED_HEADER = 4,    /* its template ("Authorization: Bearer {}") */
 	GW_REC_CRED_SECRET = 5,    /* its secret */
 	GW_REC_UPSTREAM_CA = 6,    /* PEM: more CAs to trust upstream */
+	GW_REC_TEST_UNPROTECTED = 90, /* a test build only: no guard on requests and responses */
 	GW_REC_CA_PEM = 100,       /* reply: the box's CA certificate */
 	GW_REC_ERROR = 101,        /* reply: why the gateway cannot start */
 };

@@ -2,6 +2,8 @@
  * strictly like the other fields; the model is netfilter/policy/credential.h. */
 #include "kit_internal.h"
 #include "credential.h"
+#include "log.h"
+#include "sni_policy.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -88,4 +90,35 @@ void kit_show_header_credential(struct arena *a, struct yml_node *e, const struc
 	yml_map_add(a, e, "header", yml_new_str(a, c->header));
 	if (c->placeholder_env)
 		yml_map_add(a, e, "env", yml_new_str(a, c->placeholder_env));
+}
+
+/* One line for each header credential's host the kit's own network does
+ * not allow on TCP/443 (its requests can never be made), each also a
+ * warning on stderr; "" when none. In a. */
+const char *kit_unreachable_credentials(struct arena *a, const struct kit *k)
+{
+	struct egress_policy p = {0};
+	struct ab_err e;
+	for (size_t i = 0; i < k->n_allow; i++)
+		(void)egress_policy_add(&p, k->allow[i], false, "network.allow", &e);
+	for (size_t i = 0; i < k->n_deny; i++)
+		(void)egress_policy_add(&p, k->deny[i], true, "network.deny", &e);
+	char *lines = arena_strdup(a, "");
+	for (size_t i = 0; i < k->n_credentials; i++) {
+		const struct kit_credential *c = &k->credentials[i];
+		for (size_t j = 0; c->to == KIT_TO_HEADER && j < c->n_hosts; j++) {
+			struct egress_entry h;
+			if (cred_host_parse(c->hosts[j], c->name, &h, &e) < 0)
+				continue;
+			if (!sni_cred_host_reachable(&p, &h)) {
+				const char *w = arena_printf(a, "credential %s: %s is not allowed on TCP/443 by network.allow: "
+							    "its requests can never be made", c->name, c->hosts[j]);
+				log_warn("%s", w);
+				lines = arena_printf(a, "%s#   warning: %s\n", lines, w);
+			}
+			free(h.name);
+		}
+	}
+	egress_policy_free(&p);
+	return lines;
 }

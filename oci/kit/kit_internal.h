@@ -42,6 +42,7 @@ int kit_read_header_credential(struct kit *k, const struct yml_node *c, const ch
 			       struct ab_err *err);
 /* kit show: those fields into the credential's mapping e */
 void kit_show_header_credential(struct arena *a, struct yml_node *e, const struct kit_credential *c);
+const char *kit_unreachable_credentials(struct arena *a, const struct kit *k);
 
 /* ---- kit_load.c ---- */
 

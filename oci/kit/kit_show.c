@@ -279,6 +279,7 @@ static char *show_text(struct arena *a, const struct kit *k, const struct show_f
 		"#   workspace protections: git's hooks and config, .envrc, editors' and agents' settings%s%s%s%s%s\n"
 		"#   workspace guard: %s\n"
 		"#   credentials: %zu, read at start and never written to the bundle\n"
+		"%s"
 		"#   timeout: %s\n"
 		"%s",
 		k->n_chain ? f->chain : "built-in default kit", f->network, comment_safe(a, f->allow),
@@ -291,7 +292,7 @@ static char *show_text(struct arena *a, const struct kit *k, const struct show_f
 		k->ws_guard == KIT_WS_GUARD_OFF ? "off"
 		: "quarantine (no set-id, device or file-capability files; what host tools would run, "
 		  "left at any depth, held back at the end)",
-		k->n_credentials, comment_safe(a, f->timeout), yaml);
+		k->n_credentials, kit_unreachable_credentials(a, k), comment_safe(a, f->timeout), yaml);
 }
 
 /* A YAML tree as JSON: unquoted true/false, integers and null as such,

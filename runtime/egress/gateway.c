@@ -15,6 +15,7 @@
 #include "gateway_proto.h"
 #include "log.h"
 #include "process.h"
+#include "test_hooks.h"
 #include "util.h"
 
 #ifndef AGENTBOX_SBINDIR
@@ -86,6 +87,10 @@ static int send_config(int fd, const struct gateway_spec *s, struct ab_err *err)
 		r = put(fd, GW_REC_UPSTREAM_CA, pem, len);
 		free(pem);
 	}
+	/* a test build's reference for the attacks on responses: the gateway
+	 * unguarded, as it was (tests/security/gateway-echo.bats) */
+	if (r == 0 && test_hook("AGENTBOX_GATEWAY_UNPROTECTED"))
+		r = put(fd, GW_REC_TEST_UNPROTECTED, NULL, 0);
 	if (r == 0)
 		r = put(fd, GW_REC_END, NULL, 0);
 	return r < 0 ? ab_error(err, errno, "credential gateway: send its configuration") : 0;

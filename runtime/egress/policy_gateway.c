@@ -16,6 +16,7 @@
 #include "config_mounts.h"
 #include "gateway.h"
 #include "log.h"
+#include "sni_policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,6 +183,24 @@ static void placeholders(const struct agent_policy *p, const struct global_opts 
 	}
 }
 
+/* A header credential whose host the policy does not allow on TCP/443 can
+ * never be used: one line each, so the first refused request is no mystery */
+static void warn_unreachable(const struct agent_policy *p, const struct gateway_cred *creds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < creds[i].n_hosts; k++) {
+			struct egress_entry e;
+			struct ab_err err;
+			if (cred_host_parse(creds[i].hosts[k], creds[i].name, &e, &err) < 0)
+				continue;
+			if (!sni_cred_host_reachable(&p->egress, &e))
+				log_warn("credential %s: %s is not allowed on TCP/443 by the egress policy (network.allow): "
+					 "its requests can never be made",
+					 creds[i].name, creds[i].hosts[k]);
+			free(e.name);
+		}
+}
+
 int policy_gateway_start(struct agent_policy *p, const struct global_opts *g, const struct create_opts *o,
 			 struct oci_config *c, struct container_state *st, int state_dirfd, struct ab_err *err)
 {
@@ -205,6 +224,7 @@ int policy_gateway_start(struct agent_policy *p, const struct global_opts *g, co
 		r = ab_error(err, 0, "credential gateway: header credentials need the egress firewall (it takes the box's connections to the gateway): refused with the firewall off");
 		goto out;
 	}
+	warn_unreachable(p, creds, n);
 	struct gateway_spec spec = {
 		.container_id = st->id,
 		.creds = creds,

@@ -86,6 +86,10 @@ static void why_and_fix(const struct record *r, char *buf, size_t len)
 		snprintf(buf, len, "dns-bypass: DNS goes through the box's own resolver only (its /etc/resolv.conf)");
 	} else if (streq(reason, "spoofed-source")) {
 		snprintf(buf, len, "spoofed-source: a packet from an address that is not the box's");
+	} else if (strncmp(reason, "upstream-", 9) == 0 && r->detail) {
+		/* a server the gateway could not reach or verify: its detail is
+		 * the gateway's own words, with what to do (upstream_ca) */
+		snprintf(buf, len, "%s: %s", reason, r->detail);
 	} else {
 		snprintf(buf, len, "%s%s%s%s%s", reason, r->detail ? " (" : "", r->detail ? r->detail : "",
 			 r->detail ? ")" : "", tls ? "; see NAMES ON THE WIRE in agentbox-egress(7)" : "");

@@ -6,27 +6,10 @@
 #include "fuzz.h"
 
 #if __has_include(<http_parser.h>)
-#include "../../netfilter/gateway/pair.h"
-#include "../../netfilter/gateway/buf.c"
-#include "../../netfilter/gateway/h1.c"
+#include "gateway_sources.h"
 
-const struct gw_config *gw_cfg;
 static struct gw_config fz_gw_cfg;
 static struct gw_pair fz_gw_pair;
-
-void gw_log_deny(const char *host, const struct sockaddr_storage *dst, const char *reason, const char *detail)
-{
-	(void)host;
-	(void)dst;
-	(void)reason;
-	(void)detail;
-}
-
-void gw_pair_log_use(struct gw_pair *p, size_t cred)
-{
-	(void)p;
-	(void)cred;
-}
 
 /* the server's view of what the gateway sent */
 struct fz_gw_seen {

@@ -28,6 +28,8 @@
 #include "fuzz_dns.c"
 #include "fuzz_egress.c"
 #include "fuzz_gateway_h1.c"
+#include "fuzz_gateway_resp.c"
+#include "fuzz_gateway_scan.c"
 #include "fuzz_gitmeta.c"
 #include "fuzz_http_head.c"
 #include "fuzz_kit.c"
@@ -52,7 +54,9 @@ static const struct replay_target {
 	{"egress", fuzz_one_egress, replay_no_init},
 #if __has_include(<http_parser.h>)
 	{"gateway_h1", fuzz_one_gateway_h1, fuzz_init_gateway_h1},
+	{"gateway_resp", fuzz_one_gateway_resp, fuzz_init_gateway_resp},
 #endif
+	{"gateway_scan", fuzz_one_gateway_scan, fuzz_init_gateway_scan},
 	{"gitmeta", fuzz_one_gitmeta, fuzz_init_gitmeta},
 	{"http_head", fuzz_one_http_head, replay_no_init},
 #if __has_include("kit.h")

@@ -200,6 +200,28 @@ assert_image_cache_count() {
 	assert_one_error_line 'kit: show: give at most one KIT \("b.yaml" is a second\)'
 }
 
+@test "kit show: a header credential whose host network.allow does not allow is warned about" {
+	cat >"$TEST_DIR/cred.yaml" <<'EOF'
+rootfs: host
+network:
+  allow: [api.allowed.test, "*.svc.test", web.test:80]
+credentials:
+  - name: TOKEN
+    from: env:AGENTBOX_TEST_NO_SUCH
+    to: header
+    hosts: [api.allowed.test, "*.svc.test", web.test, api.forgotten.test]
+    header: "Authorization: Bearer {}"
+EOF
+	runtime kit show "$TEST_DIR/cred.yaml"
+	assert_success
+	# one line each on stderr and in the policy comment, for the two it cannot reach
+	[ "$(grep -c '^agentbox: warning: credential TOKEN: .* is not allowed on TCP/443 by network.allow' <<<"$output")" = 2 ]
+	assert_output_contains "#   warning: credential TOKEN: api.forgotten.test is not allowed on TCP/443 by network.allow: its requests can never be made"
+	assert_output_contains "#   warning: credential TOKEN: web.test is not allowed on TCP/443"
+	refute_output_contains "credential TOKEN: api.allowed.test is not"
+	refute_output_contains "credential TOKEN: *.svc.test is not"
+}
+
 @test "kit show: the example kits are valid" {
 	local k
 	for k in "$REPO_ROOT"/kits/*.yaml; do

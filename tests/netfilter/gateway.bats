@@ -202,10 +202,16 @@ EOF
 
 @test "the real server is verified: a credential host answering with another CA's certificate gets nothing" {
 	with_cred
-	run box_curl --resolve api.test:443:198.19.96.13 https://api.test/stolen
-	[ "$status" -ne 0 ]
-	! jq -e 'select(.path == "/stolen")' "$GW_D/records.jsonl"
-	log_has '.reason == "upstream-unverified" and .name == "api.test"'
+	run box_curl --resolve api.test:443:198.19.96.13 -w '\n%{http_code}' https://api.test/stolen
+	if grep -q '"/stolen"' "$GW_D/records.jsonl"; then echo "the request reached the server" >&2; false; fi
+	# the box is told why, and what to do (where a reset told it nothing)
+	[[ "$output" == *$'\n502' ]]
+	[[ "$output" == *"the certificate of api.test could not be verified"*"give its certificate authority to upstream_ca in the kit"* ]]
+	log_has '.reason == "upstream-unverified" and .name == "api.test" and (.detail | test("upstream_ca"))'
+	# a server that is not there: the same, with the connection's error
+	run box_curl --resolve api.test:443:198.19.96.1 -w '\n%{http_code}' https://api.test/nobody
+	[[ "$output" == *"api.test (198.19.96.1) could not be reached: Connection refused"*$'\n502' ]]
+	log_has '.reason == "upstream-connect" and .detail == "Connection refused"'
 }
 
 @test "the gateway gone (killed, or never reachable), credential hosts fail closed and others still work" {

@@ -3,13 +3,16 @@
 Content-Length and chunked bodies, and an Upgrade that switches to echoing
 bytes (what a WebSocket needs of the path). Every request is recorded as a
 JSON line (method, path, headers, body length and SHA-256) and answered
-with that same record.
+with that same record; GET /bytes/N answers N random bytes and /text/N N
+bytes of base64 text instead (the downloads of bench/gateway.sh).
 
   https-echo.py --bind ADDR --port N --cert PEM --key PEM --record FILE [--ready FILE]
 """
 import argparse
+import base64
 import hashlib
 import json
+import os
 import socket
 import ssl
 import threading
@@ -54,6 +57,22 @@ def read_body(f, headers):
     return n, h.hexdigest()
 
 
+BLOCK = os.urandom(1 << 20)
+TEXT = base64.b64encode(BLOCK)[:1 << 20]
+
+
+def send_bytes(conn, path):
+    """/bytes/N: N random bytes; /text/N: N bytes of base64 text (bench/gateway.sh)"""
+    kind, n = path.split("/")[1], int(path.split("/")[2])
+    block = BLOCK if kind == "bytes" else TEXT
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+                 + str(n).encode() + b"\r\n\r\n")
+    while n > 0:
+        piece = block[:min(n, len(block))]
+        conn.sendall(piece)
+        n -= len(piece)
+
+
 def serve(conn, args, lock):
     f = conn.makefile("rb")
     try:
@@ -85,6 +104,9 @@ def serve(conn, args, lock):
                     if not data:
                         return
                     conn.sendall(data)
+            if path.startswith("/bytes/") or path.startswith("/text/"):
+                send_bytes(conn, path)
+                continue
             body = json.dumps(rec).encode()
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                          + str(len(body)).encode() + b"\r\n\r\n" + (b"" if method == "HEAD" else body))

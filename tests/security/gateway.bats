@@ -136,6 +136,29 @@ curl -sS --max-time 20 --cacert /etc/abgw/test-ca.pem --resolve other.test:443:1
 	[ "$(jq -r 'select(.path == "/own") | .headers.authorization[0]' "$D/records.jsonl")" = "Bearer own" ]
 }
 
+@test "gateway: a newcomer's two mistakes are explained: a host network.allow lacks, a private CA not given" {
+	cat >"$TEST_DIR/kit-newcomer.yaml" <<EOF
+rootfs: host
+network:
+  allow: [api.test, 198.19.97.10]
+credentials:
+  - name: GITHUB_TOKEN
+    from: env:ABGW_SECRET
+    to: header
+    hosts: [api.test, uploads.test]
+    header: "Authorization: Bearer {}"
+EOF
+	box "$TEST_DIR/kit-newcomer.yaml" 'curl -sS --max-time 20 --resolve api.test:443:198.19.97.10 https://api.test/newcomer -w "\n%{http_code}\n"'
+	# the host it can never reach: one warning, before the box runs
+	[ "$(grep -c 'warning: credential GITHUB_TOKEN: uploads.test is not allowed on TCP/443' <<<"$output")" = 1 ]
+	if grep -q 'credential GITHUB_TOKEN: api.test is not allowed' <<<"$output"; then fail "a warning for an allowed host"; fi
+	# the test CA is no upstream_ca here: the box reads why and what to do, not a reset
+	[[ "$output" == *"the certificate of api.test could not be verified"*"upstream_ca"*$'\n502'* ]]
+	# and the run's summary says it too
+	grep -q '^  https 198.19.97.10:443 name api.test (upstream-unverified: .*upstream_ca (agentbox-kit(5)))$' <<<"$output"
+	! grep -q '"/newcomer"' "$D/records.jsonl"
+}
+
 @test "SNI: an allowed address asked for a name not allowed (one server, many names) is refused and logged" {
 	local probe='curl -sS --max-time 20 -k --resolve evil.test:443:198.19.97.11 https://evil.test/fronted -o /dev/null -w "%{http_code}\n"'
 	# unprotected: the firewall off, the server answers for evil.test

@@ -42,6 +42,8 @@ int main(void)
 		  "  https 198.18.0.7:443  host-mismatch (other.test); see NAMES ON THE WIRE in agentbox-egress(7)" },
 		{ "{\"verdict\":\"deny\",\"proto\":\"proxy\",\"name\":\"example.org\",\"port\":80,\"reason\":\"not-allowed\"}",
 		  "  proxy example.org:80  not-allowed: not on the allowlist; allow it with --allow example.org:80 or the kit's network.allow" },
+		{ "{\"verdict\":\"deny\",\"proto\":\"https\",\"dst\":\"198.18.0.20\",\"port\":443,\"name\":\"api.test\",\"reason\":\"upstream-unverified\",\"detail\":\"certificate verify failed; give the credential upstream_ca (agentbox-kit(5))\"}",
+		  "  https 198.18.0.20:443 (api.test)  upstream-unverified: certificate verify failed; give the credential upstream_ca (agentbox-kit(5))" },
 		/* no refusals: a repeat, a credential's use, a policy change, a summary, garbage */
 		{ "{\"verdict\":\"deny\",\"proto\":\"tcp\",\"dst\":\"198.51.100.7\",\"port\":1,\"reason\":\"not-allowed\",\"repeats\":4}", "(none)" },
 		{ "{\"verdict\":\"credential\",\"proto\":\"https\",\"dst\":\"198.18.0.20\",\"port\":443,\"credential\":\"T\"}", "(none)" },

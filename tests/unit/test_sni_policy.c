@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "credential.h"
 #include "sni_proxy.h"
 #include "tap.h"
 
@@ -55,6 +56,32 @@ int main(void)
 	egress_policy_free(&p);
 	p = policy("198.19.96.0/24", "");
 	ok(sni_policy_needs_proxy(&p), "a CIDR entry for every port does");
+	egress_policy_free(&p);
+
+	/* a header credential's hosts: reachable on TCP/443 at all? */
+	p = policy("api.test,web.test:80,*.cdn.test,one.svc.test,*.deep.zone.test,*.wide.test,198.19.96.0/24",
+		   "bad.cdn.test,*.wide.test");
+	static const struct { const char *host; bool ok; const char *why; } hosts[] = {
+		{"api.test", true, "a name allowed"},
+		{"web.test", false, "a name allowed on port 80 only"},
+		{"evil.test", false, "a name no entry covers (a CIDR entry is no name)"},
+		{"bad.cdn.test", false, "a name a deny entry takes back"},
+		{"*.cdn.test", true, "a wildcard allowed as it is"},
+		{"*.a.cdn.test", true, "a wildcard inside an allowed one"},
+		{"*.svc.test", true, "a wildcard one of whose names is allowed"},
+		{"*.zone.test", true, "a wildcard with a narrower one allowed inside"},
+		{"*.wide.test", false, "a wildcard allowed and denied whole"},
+		{"*.none.test", false, "a wildcard nothing covers"},
+	};
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+		struct egress_entry e;
+		struct ab_err err;
+		bool parsed = cred_host_parse(hosts[i].host, "test", &e, &err) == 0;
+		ok(parsed && sni_cred_host_reachable(&p, &e) == hosts[i].ok, "credential host %s: %s", hosts[i].host,
+		   hosts[i].why);
+		if (parsed)
+			free(e.name);
+	}
 	egress_policy_free(&p);
 	return tap_done();
 }
