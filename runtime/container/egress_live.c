@@ -234,12 +234,34 @@ struct live {
 	char owner[NETNS_POOL_TOKEN_LEN + 300]; /* the ruleset's owner */
 };
 
+/* A foreground run forks its sentry only once something needs it, or
+ * SENTRY_LAZY_MS after its program started: a change that comes sooner
+ * waits for it (up to LAZY_SENTRY_WAIT_MS), with the state's lock let go
+ * meanwhile, since the run records the sentry under that lock. */
+#define LAZY_SENTRY_WAIT_MS 2000
+
+static int live_load_state(struct live *l, const struct global_opts *g, const char *id, struct ab_err *err)
+{
+	for (int waited = 0;; waited += 10) {
+		if (container_load(g, id, true, &l->dirfd, &l->s, err) < 0)
+			return -1;
+		const struct container_state *s = &l->s;
+		bool pending = s->egress_policy && s->sentry_pid <= 0 && state_status(s) != STATUS_STOPPED;
+		if (!pending || waited >= LAZY_SENTRY_WAIT_MS)
+			return 0;
+		state_free(&l->s);
+		close(l->dirfd);
+		l->dirfd = -1;
+		(void)usleep(10 * 1000);
+	}
+}
+
 /* 1. the container: its own firewall, its sentry alive */
 static int live_load(struct live *l, const struct global_opts *g, const char *id, struct ab_err *err)
 {
 	if (agent_config_load(g->config_path, &l->a, &l->cfg, err) < 0)
 		return -1;
-	if (container_load(g, id, true, &l->dirfd, &l->s, err) < 0)
+	if (live_load_state(l, g, id, err) < 0)
 		return -1;
 	l->loaded = true;
 	const struct container_state *s = &l->s;

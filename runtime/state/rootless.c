@@ -191,16 +191,18 @@ static bool subid_range(const char *file, const char *name, uint32_t id, uint32_
 static uint32_t free_subid_start(void)
 {
 	static const char *const files[] = {"/etc/subuid", "/etc/subgid"};
-	_cleanup_free_ char *text[2] = {NULL, NULL};
+	/* two variables: a cleanup attribute on an array frees its first item only */
+	_cleanup_free_ char *uids = NULL, *gids = NULL;
+	char **text[2] = {&uids, &gids};
 	struct ab_err e;
 	for (size_t i = 0; i < 2; i++)
-		if (read_file_at(AT_FDCWD, files[i], 1 << 20, &text[i], NULL, &e) < 0)
-			text[i] = xstrdup("");
+		if (read_file_at(AT_FDCWD, files[i], 1 << 20, text[i], NULL, &e) < 0)
+			*text[i] = xstrdup("");
 	uint64_t s = SUBID_FIRST;
 	for (bool moved = true; moved && s + SUBID_COUNT <= UINT32_MAX;) {
 		moved = false;
 		for (size_t i = 0; i < 2; i++)
-			for (const char *line = text[i]; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			for (const char *line = *text[i]; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 				const char *c1 = strchr(line, ':'), *nl = strchr(line, '\n');
 				if (!c1 || (nl && c1 > nl))
 					continue;

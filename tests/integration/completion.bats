@@ -96,7 +96,7 @@ assert_offers() {
 	done
 	# a prefix narrows; values of options that take one of a few words
 	[ "$(comp agentbox eg)" = egress ]
-	[ "$(comp agentbox kit run --w)" = --workspace ]
+	[ "$(comp agentbox kit run --w | tr "\n" " ")" = "--workspace --workspace-guard " ]
 	[ "$(comp agentbox --rootless "" | tr '\n' ' ')" = "auto false true " ]
 	[ "$(comp agentbox list --format "" | tr '\n' ' ')" = "json table " ]
 	[ "$(comp agentbox kill ID KI)" = KILL ]
