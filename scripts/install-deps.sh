@@ -8,7 +8,7 @@ what=${1:-test}
 build="gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-dev libnftnl-dev libyaml-dev nettle-dev libarchive-dev libssl-dev libnghttp2-dev libhttp-parser-dev"
 run="slirp4netns iproute2 libarchive13"
 test="bats git jq busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux curl openssl nghttp2-server bc"
-engines="docker.io containerd podman conmon"
+engines="docker.io containerd podman conmon netavark aardvark-dns iptables"   # netavark: podman 4's default backend where installed
 bench="crun bubblewrap ripgrep passt"   # bench/run.sh: crun and srt (bubblewrap, ripgrep; srt itself from npm) to compare with, pasta to measure
 
 case $what in

@@ -5,8 +5,12 @@
 #   agentbox          the defaults: agent seccomp profile, default-deny egress
 #   agentbox-open     --egress-allow 198.18.0.0/15,*.abnet.test (the test networks)
 #   agentbox-relaxed  --seccomp-profile default
-# and the image agentbox-test:latest (busybox-static + abtest). Where it is
-# cheap, a test runs the same thing under runc and compares.
+#   agentbox-dns      --egress-allow split.test,daemon.test (and their addresses
+#                     as internal ones)
+# and the image agentbox-test:latest (busybox-static + abtest). daemon.json's
+# dns is $DOCKER_DAEMON_DNS, a resolver that alone knows daemon.test; another,
+# $DOCKER_DNS, alone knows split.test (both: other.test), behind the host.
+# Where it is cheap, a test runs the same thing under runc and compares.
 
 load helpers
 
@@ -509,4 +513,42 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	run dk run --rm --runtime=agentbox --cap-add SYS_ADMIN "$IMG" true
 	[ "$status" -ne 0 ]
 	assert_output_contains "floor: privileged containers are refused"
+}
+
+@test "docker user-defined network with --dns, and with daemon.json's dns: a name only that resolver knows resolves, like runc; others are refused; a forward back into the box fails at once" {
+	NETWORKS=abdns.test
+	run dk network create --subnet 198.18.47.0/26 abdns.test
+	assert_success
+	# Docker's resolver (127.0.0.11) forwards names it does not serve to the
+	# container's --dns, or to daemon.json's dns, from the container's netns
+	local check='cat /etc/resolv.conf; timeout 10 nslookup -type=a NAME 2>&1 | tail -n 2; timeout 5 wget -qO- http://NAME:8080/ 2>&1;
+		timeout 5 nslookup -type=a other.test 2>&1 | tail -n 2; timeout 5 wget -qO- http://198.18.47.165:8080/ 2>&1; echo wget=$?'
+	local rt name out dnsarg
+	for name in split.test daemon.test; do
+		dnsarg=()
+		[ $name = split.test ] && dnsarg=(--dns "$DOCKER_DNS")
+		for rt in runc agentbox-dns; do
+			out=$(dk run --rm --runtime=$rt --network abdns.test "${dnsarg[@]}" "$IMG" sh -c "${check//NAME/$name}" 2>&1) ||
+				true
+			[[ "$out" == *"nameserver 127.0.0.11"* ]] || fail "$rt, $name: not Docker's resolver: $out"
+			[[ "$out" == *"Address: 198.18.47.164"* ]] || fail "$rt, $name: did not resolve: $out"
+			[[ "$out" == *hello-split* ]] || fail "$rt, $name: does not answer: $out"
+			if [ $rt = runc ]; then
+				[[ "$out" == *hello-other* ]] || fail "runc, $name: other.test does not answer: $out"
+			else
+				[[ "$out" == *"can't find other.test: NXDOMAIN"* ]] || fail "$rt, $name: other.test was not refused: $out"
+				[[ "$out" != *hello-other* && "$out" != *wget=0* ]] || fail "$rt, $name: reached other.test: $out"
+			fi
+		done
+	done
+	# a resolver that is the box itself, its own address or 127.0.0.11
+	# (Docker's resolver again): runc's lookup times out, the sentry answers
+	# at once (a server failure) instead of asking the box again
+	local arg
+	for arg in "--ip 198.18.47.50 --dns 198.18.47.50" "--dns 127.0.0.11"; do
+		# shellcheck disable=SC2086
+		run dk run --rm --runtime=agentbox-dns --network abdns.test $arg "$IMG" \
+			sh -c 'timeout 10 nslookup -type=a split.test 2>&1 | tail -n 2'
+		assert_output_contains "can't find split.test: SERVFAIL"
+	done
 }
