@@ -270,6 +270,40 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	retry 20 bash -c "[ \$(timeout 20 $DOCKER inspect -f '{{.RestartCount}}' abt-onfail) -ge 2 ]"
 }
 
+@test "docker restart after a kit run beside it (slirp4netns' sandbox): the root file system is still mounted" {
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	# slirp4netns' sandbox, started as root, detaches its old root with the
+	# shared mounts below "/" still peers of the host's: Docker's data root
+	# is one, and the container's root file system goes on the host. The
+	# next create finds it empty: exec: "sleep": not found, for runc as for
+	# agentbox (the restart that failed once in a fresh-machine run). Here
+	# that unmount alone, from a mount namespace of peers (slirp4netns' own
+	# would take every peer of the machine with it, /run/netns' pins too).
+	local merged
+	dk run -d --name abt-rootfs --runtime=agentbox "$IMG" sleep 1000 >/dev/null
+	merged=$(dk inspect -f '{{.GraphDriver.Data.MergedDir}}' abt-rootfs)
+	mountpoint -q "$merged" || fail "the root file system is not mounted: $merged"
+	unshare --mount --propagation unchanged umount -l "$merged"
+	! mountpoint -q "$merged" || fail "still mounted on the host: this check proves nothing here"
+	run dk restart -t 1 abt-rootfs
+	assert_output_contains 'exec: "sleep": executable file not found'
+	dk rm -f abt-rootfs >/dev/null 2>&1 || true
+	# kit run gives its slirp4netns a mount namespace whose mounts are slaves
+	dk run -d --name abt-rootfs --runtime=agentbox "$IMG" sleep 1000 >/dev/null
+	merged=$(dk inspect -f '{{.GraphDriver.Data.MergedDir}}' abt-rootfs)
+	# (its durable log in the engines' dir, not /var/log/agentbox: a test build's hook)
+	AGENTBOX_LOG_DIR=$ENGINES_DIR/kit-logs \
+		run "$AGENTBOX" --root "$ENGINES_DIR/kit-root" kit run --allow "$DOCKER_DNS:53" "$REPO_ROOT/kits/demo.yaml" -- \
+		sh -c 'grep -q tap0 /proc/net/dev && echo with-slirp'
+	assert_success
+	assert_output_contains with-slirp
+	mountpoint -q "$merged" || fail "kit run's slirp4netns unmounted the container's root file system"
+	run dk restart -t 1 abt-rootfs
+	assert_success
+	run dk exec abt-rootfs echo alive
+	assert_output_contains alive
+}
+
 @test "docker rm -f: a running container is gone, nothing left behind" {
 	dk run -d --name abt-rm --runtime=agentbox "$IMG" sh -c 'sleep 1001 & sleep 1002' >/dev/null
 	local id cg pids
