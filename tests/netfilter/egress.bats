@@ -514,7 +514,13 @@ docker_resolver() {
 		</dev/null >"$T/docker-dns.out" 2>&1 3>&- &
 	echo $! >"$T/docker-dns.pid"
 	disown
-	wait_for "docker's resolver up" grep -q ready "$T/docker-dns.out"
+	# (a python start-up on a loaded host may take longer than wait_for's 5 s)
+	local i
+	for i in $(seq 150); do
+		grep -q ready "$T/docker-dns.out" && break
+		sleep 0.1
+	done
+	grep -q ready "$T/docker-dns.out" || { cat "$T/docker-dns.out"; false; }
 	echo "nameserver 127.0.0.11" >"$T/docker.conf"
 	SENTRY_NETNS=$H RESOLV=$T/docker.conf policy_and_sentry "allow=*.split.test,split.test,db.net.test" \
 		--forward-resolv "$T/forward.conf"
