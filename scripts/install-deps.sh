@@ -9,7 +9,7 @@ build="gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-dev libn
 run="slirp4netns iproute2 libarchive13"
 test="bats git jq zsh sudo busybox-static dnsmasq-base socat nftables runc python3 uidmap clang libclang-rt-14-dev procps util-linux curl openssl nghttp2-server python3-h2 bc python3-pip golang-go"
 deb="dpkg-dev debhelper fakeroot lintian"   # make deb: dpkg-buildpackage, and lintian's check
-engines="docker.io containerd podman conmon"
+engines="docker.io containerd podman conmon netavark aardvark-dns iptables"   # netavark: podman 4's default backend where installed
 bench="crun bubblewrap ripgrep passt"   # bench/run.sh: crun and srt (bubblewrap, ripgrep; srt itself from npm) to compare with, pasta to measure
 
 case $what in

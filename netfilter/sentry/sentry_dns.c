@@ -3,9 +3,12 @@
  * a truncated answer asked again over TCP, never blocking), answers matched
  * to their question, and every A/AAAA of an answer turned into set elements
  * before the client sees it. */
+#include <netinet/in.h> /* before the linux/ headers */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,26 +385,53 @@ static void query_fail(struct sentry *s, struct query *q, int rcode)
  * does not serve itself to outside resolvers, from the box's netns: that
  * forward comes back here like any query of the box. Asked of the same
  * resolver again, it would loop. A question that is on its way to a loopback
- * upstream right now goes to the runtime's own resolvers instead (asked from
- * its netns), and never to a loopback one: no loop. Whoever asks it, it is an
- * allowed name either way. */
+ * upstream right now is a forward: it goes to the resolvers that resolver
+ * forwards to (sp->forward_upstream), and never to a loopback one: no loop.
+ * Whoever asks it, it is an allowed name either way. */
 static bool asked_of_loopback(const struct sentry *s, const struct dns_question *qq)
 {
 	for (size_t i = 0; i < MAX_QUERIES; i++) {
 		const struct query *o = &s->q[i];
-		if (o->state != Q_FREE && !o->host_only && s->up[o->up].side == UP_BOX_LOCAL &&
+		if (o->state != Q_FREE && !o->forwarded && s->up[o->up].side == UP_BOX_LOCAL &&
 		    o->qq.type == qq->type && o->qq.class == qq->class && strcmp(o->qq.name, qq->name) == 0)
 			return true;
 	}
 	return false;
 }
 
-/* Start q with the upstream after the last one tried; SERVFAIL when none can
- * be asked. */
+/* The forward resolver a forward was addressed to, or -1: the server the
+ * engine's resolver chose, where the box's own retries and a box that sent
+ * the same question elsewhere name none of them. Only ever one of the list
+ * (sp->forward_upstream): a box that could name the server would choose
+ * what its allowed names resolve to. */
+static int forward_pin(const struct sentry *s, const struct egress_upstream *dst)
+{
+	if (!dst || !dst->family)
+		return -1;
+	for (size_t i = 0; i < s->n_fwd_up; i++) {
+		const struct egress_upstream *u = &s->fwd_up[i].u;
+		if (u->family == dst->family && u->port == dst->port &&
+		    memcmp(u->addr, dst->addr, u->family == AF_INET ? 4 : 16) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Start q with the upstream after the last one tried (a pinned forward: with
+ * that one only, the engine's resolver tries its next itself); SERVFAIL when
+ * none can be asked. */
 static void query_start(struct sentry *s, struct query *q)
 {
-	size_t n = q->host_only ? s->n_host_up : s->n_up;
-	size_t *cur = q->host_only ? &s->host_cur : &s->up_cur;
+	if (q->forwarded && q->pinned >= 0) {
+		q->up = (size_t)q->pinned;
+		if (sentry_exchange_start(s, q) == 0)
+			q->deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
+		else
+			query_fail(s, q, DNS_RCODE_SERVFAIL);
+		return;
+	}
+	size_t n = q->forwarded ? s->n_fwd_up : s->n_up;
+	size_t *cur = q->forwarded ? &s->fwd_cur : &s->up_cur;
 	for (size_t tries = 0; tries < n; tries++) {
 		q->up = *cur % n;
 		int r = sentry_exchange_start(s, q);
@@ -451,9 +481,22 @@ static void query_new(struct sentry *s, const uint8_t *msg, size_t len, const st
 		q->clen = flen;
 		q->client_udp = dns_query_udp_size(msg, len);
 	}
-	q->host_only = asked_of_loopback(s, qq);
+	q->forwarded = asked_of_loopback(s, qq);
+	/* over UDP the original destination takes a conntrack lookup: Docker's
+	 * resolver, asked over TCP only, forwards over TCP */
+	q->pinned = q->forwarded ? forward_pin(s, tc ? &tc->dst : NULL) : -1;
 	q->state = Q_UDP;   /* taken; query_start sets the real state */
 	query_start(s, q);
+}
+
+/* q's upstream failed it: the next one next time (a pinned forward's
+ * choice was the engine's, and moves nothing) */
+static void next_upstream(struct sentry *s, const struct query *q)
+{
+	if (!q->forwarded)
+		s->up_cur++;
+	else if (q->pinned < 0)
+		s->fwd_cur++;
 }
 
 void sentry_query_event(struct sentry *s, struct query *q, short revents)
@@ -465,10 +508,7 @@ void sentry_query_event(struct sentry *s, struct query *q, short revents)
 		return;
 	if (ex == EX_FAILED) {
 		/* this nameserver is not there (refused, reset): the next one next time */
-		if (q->host_only)
-			s->host_cur++;
-		else
-			s->up_cur++;
+		next_upstream(s, q);
 		query_fail(s, q, DNS_RCODE_SERVFAIL);
 		return;
 	}
@@ -493,10 +533,7 @@ void sentry_query_event(struct sentry *s, struct query *q, short revents)
 
 void sentry_query_timeout(struct sentry *s, struct query *q)
 {
-	if (q->host_only)
-		s->host_cur++;
-	else
-		s->up_cur++;
+	next_upstream(s, q);
 	query_fail(s, q, DNS_RCODE_SERVFAIL);
 }
 
@@ -517,6 +554,32 @@ void sentry_udp_query(struct sentry *s, int lfd)
 		query_new(s, s->buf, (size_t)n, &qq, NULL, lfd, &from, flen);
 }
 
+/* Where a connection redirected to the sentry was going (conntrack's
+ * original destination): for a forward of the engine's resolver, the server
+ * it chose. Family 0 when there is none to know. */
+static void original_dst(const struct sentry *s, int fd, int lfd, struct egress_upstream *dst)
+{
+	memset(dst, 0, sizeof *dst);
+	if (s->n_fwd_up == 0)
+		return;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	bool v4 = lfd == s->tcp[0];
+	if (getsockopt(fd, v4 ? SOL_IP : SOL_IPV6, v4 ? SO_ORIGINAL_DST : IP6T_SO_ORIGINAL_DST, &ss, &len) < 0)
+		return;
+	if (v4 && ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+		memcpy(dst->addr, &in->sin_addr, 4);
+		dst->port = ntohs(in->sin_port);
+	} else if (!v4 && ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+		memcpy(dst->addr, &in6->sin6_addr, 16);
+		dst->port = ntohs(in6->sin6_port);
+	} else
+		return;
+	dst->family = ss.ss_family;
+}
+
 void sentry_tcp_accept(struct sentry *s, int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -528,6 +591,7 @@ void sentry_tcp_accept(struct sentry *s, int lfd)
 			s->tc[i].gen++;
 			s->tc[i].have = 0;
 			s->tc[i].deadline = now_ms() + TCP_CLIENT_IDLE_MS;
+			original_dst(s, fd, lfd, &s->tc[i].dst);
 			return;
 		}
 	close(fd);   /* full: the client retries */

@@ -21,12 +21,18 @@ struct egress_sentry_params {
 	uint16_t port;                    /* DNS port on 127.0.0.1 and ::1 (same as egress_install) */
 	struct egress_upstream upstream[EGRESS_MAX_UPSTREAMS];
 	size_t n_upstream;
-	/* The runtime's own resolvers (its resolv.conf), asked from its netns for
-	 * what a loopback upstream (Docker's embedded resolver) forwards: its
-	 * forward leaves from the box and comes back to the sentry. None: such
-	 * forwards get SERVFAIL. */
-	struct egress_upstream host_upstream[EGRESS_MAX_UPSTREAMS];
-	size_t n_host_upstream;
+	/* Where a loopback upstream (Docker's embedded resolver) forwards what it
+	 * does not serve itself. Its forwards leave from the box and come back to
+	 * the sentry, which asks one of these instead: the one a forward was
+	 * addressed to when it is in the list, else the next; never a loopback
+	 * one, nor an address of the box (no loop). With forward_engine they are
+	 * the engine's own (Docker's --dns, its daemon.json dns, or the host's
+	 * as Docker read them), asked from where the engine asks them (out of the
+	 * box's reach, as any upstream); without, the runtime's own resolvers,
+	 * asked from its netns. None: such forwards get SERVFAIL. */
+	struct egress_upstream forward_upstream[EGRESS_MAX_UPSTREAMS];
+	size_t n_forward_upstream;
+	bool forward_engine;
 	const char *log_path;             /* deny log, JSON lines, appended; NULL = none */
 	int log_fd;                       /* the deny log opened by the caller (O_APPEND), or
 					   * -1: open log_path */

@@ -223,22 +223,30 @@ int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err)
 	return r;
 }
 
+static void add_upstream(struct eg_batch *b, const struct egress_upstream *u)
+{
+	struct eg_set s;
+	struct eg_elem e = {0};
+	eg_set_get(eg_set_index(EG_UPSTREAM, false, u->family, EG_SHAPE_ANY), &s);
+	eg_key(&s, u->addr, 0, 0, e.key);
+	eg_batch_elems(b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add upstream resolver to set");
+	if (guarded(u)) {
+		eg_set_get(eg_set_index(EG_GUARD, false, u->family, EG_SHAPE_ANY), &s);
+		eg_batch_elems(b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "guard loopback resolver in set");
+	}
+}
+
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err)
 {
 	struct eg_batch b;
 	eg_batch_init(&b, (uint32_t)time(NULL));
-	for (size_t i = 0; i < sp->n_upstream; i++) {
-		const struct egress_upstream *u = &sp->upstream[i];
-		struct eg_set s;
-		struct eg_elem e = {0};
-		eg_set_get(eg_set_index(EG_UPSTREAM, false, u->family, EG_SHAPE_ANY), &s);
-		eg_key(&s, u->addr, 0, 0, e.key);
-		eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "add upstream resolver to set");
-		if (guarded(u)) {
-			eg_set_get(eg_set_index(EG_GUARD, false, u->family, EG_SHAPE_ANY), &s);
-			eg_batch_elems(&b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "guard loopback resolver in set");
-		}
-	}
+	for (size_t i = 0; i < sp->n_upstream; i++)
+		add_upstream(&b, &sp->upstream[i]);
+	/* the engine's forward resolvers are asked from the box when they are on
+	 * its link, as the engine asks them (loopback ones never) */
+	for (size_t i = 0; sp->forward_engine && i < sp->n_forward_upstream; i++)
+		if (!egress_upstream_is_loopback(&sp->forward_upstream[i]))
+			add_upstream(&b, &sp->forward_upstream[i]);
 	int r = eg_batch_send(nl, &b, err);
 	eg_batch_free(&b);
 	return r;

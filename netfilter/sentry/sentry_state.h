@@ -63,6 +63,10 @@ struct tclient {
 	int fd;                  /* -1 = free */
 	unsigned gen;            /* bumped at each accept: a late answer finds its client gone */
 	uint64_t deadline;
+	/* where the connection was addressed before the redirect to the sentry
+	 * (a forward of Docker's resolver: the server it meant); family 0 when
+	 * not known */
+	struct egress_upstream dst;
 	size_t have;
 	uint8_t buf[2 + DNS_QUERY_MAX];
 };
@@ -85,9 +89,10 @@ struct query {
 	struct dns_question qq;
 	uint16_t qlen;
 	uint8_t *query;          /* the client's bytes, DNS_QUERY_MAX of their own */
-	/* where: s->up[up] or, for a query Docker's resolver asks on, s->host_up[up] */
+	/* where: s->up[up] or, for a forward of Docker's resolver, s->fwd_up[up] */
 	size_t up;
-	bool host_only;
+	bool forwarded;
+	int pinned;              /* forwarded: the fwd_up it was addressed to, -1: any */
 	bool tcp;                /* this exchange is over TCP */
 	uint16_t up_id;          /* random, per exchange */
 	/* TCP: [len][query] out, then [len][answer] in, one buffer */
@@ -193,8 +198,8 @@ struct sentry {
 	uint64_t log_flushed_ms;
 	struct upstream up[EGRESS_MAX_UPSTREAMS];      /* from the box's resolv.conf */
 	size_t n_up, up_cur;
-	struct upstream host_up[EGRESS_MAX_UPSTREAMS]; /* the runtime's own resolvers */
-	size_t n_host_up, host_cur;
+	struct upstream fwd_up[EGRESS_MAX_UPSTREAMS];  /* where a loopback upstream forwards */
+	size_t n_fwd_up, fwd_cur;
 	uint8_t *buf;           /* one message at a time: 64 KiB + 2 */
 	uint8_t *queries;       /* MAX_QUERIES * DNS_QUERY_MAX */
 	uint8_t *tcp_bufs;      /* MAX_TCP_UPSTREAM * TCP_BUF_SIZE */

@@ -31,11 +31,6 @@
 #include "sentry_upstream.h"
 #include "util.h"
 
-static bool is_loopback(const struct egress_upstream *u)
-{
-	return u->family == AF_INET ? u->addr[0] == 127 : IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)u->addr);
-}
-
 size_t sentry_upstreams_init(struct sentry *s, struct egress_upstream *list)
 {
 	const struct egress_sentry_params *sp = s->sp;
@@ -44,18 +39,28 @@ size_t sentry_upstreams_init(struct sentry *s, struct egress_upstream *list)
 	for (size_t i = 0; i < s->n_up; i++) {
 		struct upstream *u = &s->up[i];
 		u->u = sp->upstream[i];
-		u->side = is_loopback(&u->u) ? UP_BOX_LOCAL : UP_UNKNOWN;
+		u->side = egress_upstream_is_loopback(&u->u) ? UP_BOX_LOCAL : UP_UNKNOWN;
 		u->net_index = -1;
 		if (u->side == UP_UNKNOWN) {
 			list[n] = u->u;
 			u->net_index = (int)n++;
 		}
 	}
-	s->n_host_up = sp->n_host_upstream < EGRESS_MAX_UPSTREAMS ? sp->n_host_upstream : EGRESS_MAX_UPSTREAMS;
-	for (size_t i = 0; i < s->n_host_up; i++) {
-		struct upstream *u = &s->host_up[i];
-		u->u = sp->host_upstream[i];
-		u->side = UP_HOST;   /* the runtime's own: of its netns by definition */
+	s->n_fwd_up = sp->n_forward_upstream < EGRESS_MAX_UPSTREAMS ? sp->n_forward_upstream : EGRESS_MAX_UPSTREAMS;
+	for (size_t i = 0; i < s->n_fwd_up; i++) {
+		struct upstream *u = &s->fwd_up[i];
+		u->u = sp->forward_upstream[i];
+		u->net_index = -1;
+		/* a loopback one is the box's own: never asked for a forward (it
+		 * would come back here) */
+		if (egress_upstream_is_loopback(&u->u)) {
+			u->side = UP_BOX_LOCAL;
+			continue;
+		}
+		/* the engine's are asked from where the engine asks them (side_of:
+		 * through a gateway, from the runtime's netns); the runtime's own
+		 * resolvers belong to its netns */
+		u->side = sp->forward_engine ? UP_UNKNOWN : UP_HOST;
 		list[n] = u->u;
 		u->net_index = (int)n++;
 	}
@@ -203,8 +208,12 @@ static void tcp_buf_give(struct sentry *s, uint8_t *b)
 
 int sentry_exchange_start(struct sentry *s, struct query *q)
 {
-	struct upstream *u = q->host_only ? &s->host_up[q->up] : &s->up[q->up];
-	if (side_of(s, u) == UP_BOX_LOCAL)
+	struct upstream *u = q->forwarded ? &s->fwd_up[q->up] : &s->up[q->up];
+	enum up_side side = side_of(s, u);
+	/* a forward to an address of the box itself would come back here */
+	if (q->forwarded && side == UP_BOX_LOCAL)
+		return -ELOOP;
+	if (side == UP_BOX_LOCAL)
 		q->tcp = true;
 	q->fd = -1;
 	q->tbuf = NULL;

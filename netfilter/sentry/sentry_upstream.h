@@ -12,7 +12,7 @@
 /* The upstream tables from the parameters; the net helper's list into list
  * (room for 2 * EGRESS_MAX_UPSTREAMS), its length returned. */
 size_t sentry_upstreams_init(struct sentry *s, struct egress_upstream *list);
-/* Start q's exchange with its upstream (q->up, q->host_only, q->tcp set):
+/* Start q's exchange with its upstream (q->up, q->forwarded, q->tcp set):
  * a new socket, a random id. 0, or -errno (q unchanged but for q->fd = -1). */
 int sentry_exchange_start(struct sentry *s, struct query *q);
 enum exchange { EX_WAIT, EX_DONE, EX_FAILED };

@@ -704,10 +704,15 @@ static int install_firewall(struct create_ctx *cc, bool run_mode, struct init_la
 	 * unless a hook may still rewrite the resolv.conf they are made for. The
 	 * pool brought lo up already: the init's own bringing up cannot race
 	 * their binds. */
-	l->sentry_early = cc->policy.ruleset_pooled && !c->hooks.n_hooks[HOOK_PRESTART] &&
-			  !c->hooks.n_hooks[HOOK_CREATE_RUNTIME] && !c->hooks.n_hooks[HOOK_CREATE_CONTAINER];
+	bool hooks = c->hooks.n_hooks[HOOK_PRESTART] || c->hooks.n_hooks[HOOK_CREATE_RUNTIME] ||
+		     c->hooks.n_hooks[HOOK_CREATE_CONTAINER];
+	l->sentry_early = cc->policy.ruleset_pooled && !hooks;
 	if (l->sentry_early && policy_prepare_sentry(&cc->policy, c, &cc->st, cc->state_dirfd, err) < 0)
 		return -1;
+	/* the resolvers the engine named before its hook pointed the container
+	 * at a resolver of its own (Docker's 127.0.0.11) */
+	if (hooks)
+		policy_note_resolv_before_hooks(&cc->policy, c, &cc->st);
 	return 0;
 }
 

@@ -43,6 +43,10 @@ struct agent_policy {
 	bool egress_live;                   /* a live allow may widen it: the sentry starts able to */
 	bool http_proxy;                    /* the sentry runs the box's HTTP proxy (agentbox.egress.proxy) */
 	bool durable_made;                  /* this create began the container's durable log */
+	/* the container's resolv.conf as the engine wrote it, before the hooks
+	 * ran (Docker's prestart hook points it at the embedded resolver, and the
+	 * servers that resolver forwards to are gone from it); NULL: not read */
+	char *resolv_before_hooks;
 	struct gateway_child gateway;       /* the credential gateway (policy_gateway.c) */
 	bool gateway_started;
 };

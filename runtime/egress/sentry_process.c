@@ -27,6 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define RESOLV_CONF_READ_MAX (64 * 1024)
+
 /* The resolver the container would use: a bind over /etc/resolv.conf (Docker,
  * Podman), else the rootfs' own file. */
 static void resolv_conf_path(const struct oci_config *c, const char *rootfs, char *buf, size_t len)
@@ -140,8 +142,7 @@ static pid_t fork_sentry(struct sentry_child *child)
 static bool any_loopback(const struct egress_upstream *u, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (u[i].family == AF_INET ? u[i].addr[0] == 127
-					   : IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)u[i].addr))
+		if (egress_upstream_is_loopback(&u[i]))
 			return true;
 	return false;
 }
@@ -183,16 +184,74 @@ static void sentry_params(struct sentry_child *a, struct agent_policy *p, const 
 	}
 }
 
+void policy_note_resolv_before_hooks(struct agent_policy *p, const struct oci_config *c,
+				     const struct container_state *st)
+{
+	if (!p->egress_enforced || p->egress_shared || !(egress_policy_allows_names(&p->egress) || p->egress_live))
+		return;
+	char resolv[PATH_MAX];
+	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
+	char *text;
+	size_t len;
+	struct ab_err e;
+	if (read_file_at(AT_FDCWD, resolv, RESOLV_CONF_READ_MAX, &text, &len, &e) < 0)
+		return;   /* the sentry says what it makes of the file after the hooks */
+	p->resolv_before_hooks = arena_strdup(&p->arena, text);
+	free(text);
+}
+
+/* Where the container's loopback resolver (Docker's embedded one) forwards:
+ * the servers the engine noted in the file (Docker 25 and later), else,
+ * when a hook rewrote the file to point at that resolver (Docker before 25),
+ * the servers it named before: the engine's own (--dns, daemon.json's dns,
+ * or the host's as Docker read them). Else the runtime's own resolvers: a
+ * loopback resolver nobody said more about. Loopback ones and the sentry's
+ * own are left out: a forward to them would come back (--dns 127.0.0.11);
+ * none left means such forwards fail, as they would with runc. */
+static void forward_upstreams(struct egress_sentry_params *sp, const struct agent_policy *p,
+			      const struct egress_resolv *now, const char *now_text)
+{
+	struct egress_resolv before;
+	const struct egress_upstream *fwd = NULL;
+	size_t n = 0;
+	if (now->has_ext) {
+		fwd = now->ext;
+		n = now->n_ext;
+	} else if (p->resolv_before_hooks && !streq(p->resolv_before_hooks, now_text)) {
+		_cleanup_free_ char *text = xstrdup(p->resolv_before_hooks);
+		egress_resolv_conf_parse(text, &before);
+		fwd = before.ns;
+		n = before.n_ns;
+	}
+	sp->n_forward_upstream = 0;
+	if (fwd) {
+		sp->forward_engine = true;
+		for (size_t i = 0; i < n; i++)
+			if (!egress_upstream_is_loopback(&fwd[i]))
+				sp->forward_upstream[sp->n_forward_upstream++] = fwd[i];
+		return;
+	}
+	struct ab_err e;
+	if (egress_upstream_from_resolv_conf("/etc/resolv.conf", sp->forward_upstream, &sp->n_forward_upstream, &e) < 0) {
+		log_debug("egress: %s: names the container's loopback resolver forwards will fail", e.msg);
+		sp->n_forward_upstream = 0;
+	}
+}
+
 /* The resolvers the sentry forwards to: the container's (none: DNS off),
- * and for a loopback one the runtime's own. */
+ * and for a loopback one where that one forwards. */
 static int sentry_upstreams(struct egress_sentry_params *sp, const struct agent_policy *p, const struct oci_config *c,
 			    const struct container_state *st, struct ab_err *err)
 {
 	char resolv[PATH_MAX];
 	resolv_conf_path(c, st->rootfs, resolv, sizeof resolv);
 	struct ab_err e;
-	if (egress_upstream_from_resolv_conf(resolv, sp->upstream, &sp->n_upstream, &e) < 0)
-		sp->n_upstream = 0;
+	struct egress_resolv now = {0};
+	_cleanup_free_ char *text = NULL;
+	if (egress_resolv_conf_read(resolv, &now, &text, &e) < 0)
+		now.n_ns = 0;
+	memcpy(sp->upstream, now.ns, now.n_ns * sizeof now.ns[0]);
+	sp->n_upstream = now.n_ns;
 	/* refused here, where create can still say so (the sentry refuses it too) */
 	for (size_t i = 0; i < sp->n_upstream; i++)
 		if (egress_upstream_is_sentry(&sp->upstream[i], EGRESS_SENTRY_PORT))
@@ -204,14 +263,11 @@ static int sentry_upstreams(struct egress_sentry_params *sp, const struct agent_
 	if (sp->n_upstream == 0)
 		log_debug("egress: no upstream resolver in %s: the sentry refuses every name", resolv);
 	/* A loopback upstream (Docker's embedded resolver) forwards what it does
-	 * not serve from the box's netns, back to the sentry, which asks the
-	 * runtime's own resolvers for it. Read only then: one file fewer at every
-	 * other create. */
-	if (sp->dns && egress_policy_allows_names(&p->egress) && any_loopback(sp->upstream, sp->n_upstream) &&
-	    egress_upstream_from_resolv_conf("/etc/resolv.conf", sp->host_upstream, &sp->n_host_upstream, &e) < 0) {
-		log_debug("egress: %s: names Docker's resolver forwards will fail", e.msg);
-		sp->n_host_upstream = 0;
-	}
+	 * not serve from the box's netns, back to the sentry. Looked into only
+	 * then: no file more at every other create. */
+	if (sp->dns && (egress_policy_allows_names(&p->egress) || p->egress_live) &&
+	    any_loopback(sp->upstream, sp->n_upstream))
+		forward_upstreams(sp, p, &now, text);
 	return 0;
 }
 

@@ -8,6 +8,13 @@
 #include "policy_types.h"
 #include "state.h"
 
+/* Keep the container's resolv.conf as it is before the hooks run: where a
+ * hook rewrites it for the engine's own resolver (Docker's prestart hook, for
+ * 127.0.0.11), the servers named before are the ones that resolver forwards
+ * to (forward_upstream in sentry_params.h). Nothing when it cannot be read. */
+void policy_note_resolv_before_hooks(struct agent_policy *p, const struct oci_config *c,
+				     const struct container_state *st);
+
 /* The DNS sentry, forked (after the ruleset and the hooks: its upstream
  * resolvers come from the container's resolv.conf, which Docker's
  * libnetwork-setkey hook rewrites to its embedded 127.0.0.11) without waiting

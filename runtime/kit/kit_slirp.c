@@ -9,11 +9,13 @@
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -89,6 +91,23 @@ int kit_slirp_find(struct kit_slirp *s, struct ab_err *err)
 	return ab_error(err, 0, "network: slirp4netns not found on PATH (a box with network needs it: install slirp4netns)");
 }
 
+/* slirp4netns' sandbox (--enable-sandbox) makes a mount namespace, makes only
+ * its "/" private, and detaches the old root after its pivot_root. Every
+ * shared mount below "/" is then still a peer of the host's, and the detach
+ * unmounts it on the host too: Docker's data root and every container's
+ * root file system under it (a create at that moment: exec: "sh": not
+ * found), the netns pins in /run/netns, podman's. Given a mount namespace of
+ * its own whose mounts are all slaves, it unmounts nothing of anyone's.
+ * Without the privilege for one (an unprivileged runtime) slirp4netns cannot
+ * make its own either, but in a user namespace: a less privileged one, which
+ * propagates nothing back. 0, or -errno. */
+static int mount_namespace_for_slirp(void)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		return errno == EPERM ? 0 : -errno;
+	return mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ? -errno : 0;
+}
+
 int kit_slirp_spawn(struct kit_slirp *s, pid_t box_pid, int netns_fd, const char *log_dir, struct ab_err *err)
 {
 	int ready[2], ex[2];
@@ -139,6 +158,11 @@ int kit_slirp_spawn(struct kit_slirp *s, pid_t box_pid, int netns_fd, const char
 			(void)egress_in_netns(box_netns, make_persistent_tap, NULL, &ignored);
 		if (box_netns >= 0 && box_netns != 5)
 			close(box_netns);
+		int mr = mount_namespace_for_slirp();
+		if (mr < 0) {
+			dprintf(2, "a mount namespace for slirp4netns: %s\n", strerror(-mr));
+			_exit(127);
+		}
 		process_reset_signals();
 		setsid();   /* the user's ^C is for the box, not for its network */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -5,8 +5,12 @@
 #   agentbox          the defaults: agent seccomp profile, default-deny egress
 #   agentbox-open     --egress-allow 198.18.0.0/15,*.abnet.test (the test networks)
 #   agentbox-relaxed  --seccomp-profile default
-# and the image agentbox-test:latest (busybox-static + abtest). Where it is
-# cheap, a test runs the same thing under runc and compares.
+#   agentbox-dns      --egress-allow split.test,daemon.test (and their addresses
+#                     as internal ones)
+# and the image agentbox-test:latest (busybox-static + abtest). daemon.json's
+# dns is $DOCKER_DAEMON_DNS, a resolver that alone knows daemon.test; another,
+# $DOCKER_DNS, alone knows split.test (both: other.test), behind the host.
+# Where it is cheap, a test runs the same thing under runc and compares.
 
 load helpers
 
@@ -271,6 +275,40 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	retry 20 bash -c "[ \$(timeout 20 $DOCKER inspect -f '{{.RestartCount}}' abt-onfail) -ge 2 ]"
 }
 
+@test "docker restart after a kit run beside it (slirp4netns' sandbox): the root file system is still mounted" {
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	# slirp4netns' sandbox, started as root, detaches its old root with the
+	# shared mounts below "/" still peers of the host's: Docker's data root
+	# is one, and the container's root file system goes on the host. The
+	# next create finds it empty: exec: "sleep": not found, for runc as for
+	# agentbox (the restart that failed once in a fresh-machine run). Here
+	# that unmount alone, from a mount namespace of peers (slirp4netns' own
+	# would take every peer of the machine with it, /run/netns' pins too).
+	local merged
+	dk run -d --name abt-rootfs --runtime=agentbox "$IMG" sleep 1000 >/dev/null
+	merged=$(dk inspect -f '{{.GraphDriver.Data.MergedDir}}' abt-rootfs)
+	mountpoint -q "$merged" || fail "the root file system is not mounted: $merged"
+	unshare --mount --propagation unchanged umount -l "$merged"
+	! mountpoint -q "$merged" || fail "still mounted on the host: this check proves nothing here"
+	run dk restart -t 1 abt-rootfs
+	assert_output_contains 'exec: "sleep": executable file not found'
+	dk rm -f abt-rootfs >/dev/null 2>&1 || true
+	# kit run gives its slirp4netns a mount namespace whose mounts are slaves
+	dk run -d --name abt-rootfs --runtime=agentbox "$IMG" sleep 1000 >/dev/null
+	merged=$(dk inspect -f '{{.GraphDriver.Data.MergedDir}}' abt-rootfs)
+	# (its durable log in the engines' dir, not /var/log/agentbox: a test build's hook)
+	AGENTBOX_LOG_DIR=$ENGINES_DIR/kit-logs \
+		run "$AGENTBOX" --root "$ENGINES_DIR/kit-root" kit run --allow "$DOCKER_DNS:53" "$REPO_ROOT/kits/demo.yaml" -- \
+		sh -c 'grep -q tap0 /proc/net/dev && echo with-slirp'
+	assert_success
+	assert_output_contains with-slirp
+	mountpoint -q "$merged" || fail "kit run's slirp4netns unmounted the container's root file system"
+	run dk restart -t 1 abt-rootfs
+	assert_success
+	run dk exec abt-rootfs echo alive
+	assert_output_contains alive
+}
+
 @test "docker rm -f: a running container is gone, nothing left behind" {
 	dk run -d --name abt-rm --runtime=agentbox "$IMG" sh -c 'sleep 1001 & sleep 1002' >/dev/null
 	local id cg pids
@@ -514,4 +552,42 @@ rt_root() { echo "$DOCKER_EXEC_ROOT/runtime-runc/moby"; }
 	run dk run --rm --runtime=agentbox --cap-add SYS_ADMIN "$IMG" true
 	[ "$status" -ne 0 ]
 	assert_output_contains "floor: privileged containers are refused"
+}
+
+@test "docker user-defined network with --dns, and with daemon.json's dns: a name only that resolver knows resolves, like runc; others are refused; a forward back into the box fails at once" {
+	NETWORKS=abdns.test
+	run dk network create --subnet 198.18.47.0/26 abdns.test
+	assert_success
+	# Docker's resolver (127.0.0.11) forwards names it does not serve to the
+	# container's --dns, or to daemon.json's dns, from the container's netns
+	local check='cat /etc/resolv.conf; timeout 10 nslookup -type=a NAME 2>&1 | tail -n 2; timeout 5 wget -qO- http://NAME:8080/ 2>&1;
+		timeout 5 nslookup -type=a other.test 2>&1 | tail -n 2; timeout 5 wget -qO- http://198.18.47.165:8080/ 2>&1; echo wget=$?'
+	local rt name out dnsarg
+	for name in split.test daemon.test; do
+		dnsarg=()
+		[ $name = split.test ] && dnsarg=(--dns "$DOCKER_DNS")
+		for rt in runc agentbox-dns; do
+			out=$(dk run --rm --runtime=$rt --network abdns.test "${dnsarg[@]}" "$IMG" sh -c "${check//NAME/$name}" 2>&1) ||
+				true
+			[[ "$out" == *"nameserver 127.0.0.11"* ]] || fail "$rt, $name: not Docker's resolver: $out"
+			[[ "$out" == *"Address: 198.18.47.164"* ]] || fail "$rt, $name: did not resolve: $out"
+			[[ "$out" == *hello-split* ]] || fail "$rt, $name: does not answer: $out"
+			if [ $rt = runc ]; then
+				[[ "$out" == *hello-other* ]] || fail "runc, $name: other.test does not answer: $out"
+			else
+				[[ "$out" == *"can't find other.test: NXDOMAIN"* ]] || fail "$rt, $name: other.test was not refused: $out"
+				[[ "$out" != *hello-other* && "$out" != *wget=0* ]] || fail "$rt, $name: reached other.test: $out"
+			fi
+		done
+	done
+	# a resolver that is the box itself, its own address or 127.0.0.11
+	# (Docker's resolver again): runc's lookup times out, the sentry answers
+	# at once (a server failure) instead of asking the box again
+	local arg
+	for arg in "--ip 198.18.47.50 --dns 198.18.47.50" "--dns 127.0.0.11"; do
+		# shellcheck disable=SC2086
+		run dk run --rm --runtime=agentbox-dns --network abdns.test $arg "$IMG" \
+			sh -c 'timeout 10 nslookup -type=a split.test 2>&1 | tail -n 2'
+		assert_output_contains "can't find split.test: SERVFAIL"
+	done
 }

@@ -61,6 +61,36 @@ if [ -n "${PODMAN_ROOT:-}" ] && command -v podman >/dev/null; then
 	pm rm -af -t 0 >/dev/null 2>&1
 fi
 
+# ---- podman with netavark, in its "podman host": containers, networks, then
+# everything that runs in that host's network namespace (aardvark-dns, the
+# resolver and web servers, conmons), then the process that holds it
+if [ -f "$DIR/podman-nv.pid" ]; then
+	holder=$(cat "$DIR/podman-nv.pid")
+	holder_net=$(readlink "/proc/$holder/ns/net" 2>/dev/null)
+	if [ -n "$holder_net" ] && [ -n "${PODMAN_NV_OPTS:-}" ]; then
+		# shellcheck disable=SC2086
+		pmn() { (cd "$DIR" && timeout_cmd 60 nsenter -t "$holder" -m -n podman $PODMAN_NV_OPTS "$@"); }
+		pmn pod rm -af -t 0 >/dev/null 2>&1
+		pmn rm -af -t 0 >/dev/null 2>&1
+		pmn network prune -f >/dev/null 2>&1
+	fi
+	if [ -n "$holder_net" ]; then
+		for f in /proc/[0-9]*/ns/net; do
+			[ "$(readlink "$f" 2>/dev/null)" = "$holder_net" ] || continue
+			pid=${f#/proc/}
+			pid=${pid%/ns/net}
+			[ "$pid" = "$holder" ] || kill -KILL "$pid" 2>/dev/null
+		done
+	fi
+	stop_pid "$holder" 5
+fi
+# the DNS tests' resolvers and web servers, and the process holding their netns
+if [ -f "$DIR/dns-world.pids" ]; then
+	while read -r pid; do
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	done <"$DIR/dns-world.pids"
+fi
+
 # ---- rootless podman: the user's containers, then the user with its files
 # (its storage is in its home), its runtime copy, the tun device's mode
 if [ -f "$DIR/created-users" ]; then

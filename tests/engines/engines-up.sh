@@ -1,16 +1,23 @@
 #!/bin/bash
 # engines-up.sh [-d DIR] ENGINE... — start private container engines that use agentbox.
 #
-# ENGINE is docker, containerd or podman (docker implies containerd). Everything
-# lives under DIR (default: a new /tmp/abe.XXXXXX): a private containerd (own
-# root, state, sockets, with a CRI runtime handler "agentbox"), a private
-# dockerd (own --data-root, --exec-root, -H socket, --pidfile, bridge abdock0 on
-# 198.18.0.1/24, no iptables, agentbox registered in a daemon.json), and podman
-# with the stock containers.conf plus the documented additions in a drop-in of
-# /etc/containers/containers.conf.d (removed by engines-down), private storage,
-# run and tmp dirs on its command line (PODMAN_OPTS), CNI bridge abpod0 on
-# 198.19.88.0/24. Nothing system-wide is started or stopped; a system dockerd,
-# if any, is left alone.
+# ENGINE is docker, containerd, podman, podman-netavark or podman-rootless
+# (docker implies containerd). Everything lives under DIR (default: a new
+# /tmp/abe.XXXXXX): a private containerd (own root, state, sockets, with a CRI
+# runtime handler "agentbox"), a private dockerd (own --data-root,
+# --exec-root, -H socket, --pidfile, bridge abdock0 on 198.18.0.1/24, no
+# iptables, agentbox registered in a daemon.json), and podman with the stock
+# containers.conf plus the documented additions in a drop-in of
+# /etc/containers/containers.conf.d (removed by engines-down), private
+# storage, run and tmp dirs on its command line (PODMAN_OPTS), the CNI
+# backend pinned, CNI bridge abpod0 on 198.19.88.0/24. Nothing system-wide is
+# started or stopped; a system dockerd, if any, is left alone.
+# Engine podman-netavark is podman with the netavark backend, pinned, in a
+# "podman host" of its own (network and mount namespaces held by one process):
+# netavark's bridges and iptables rules, aardvark-dns and the host resolver
+# that resolv.conf names there stay out of the machine's. Docker and
+# podman-netavark each get resolvers that alone know some names (a company's
+# split DNS) and web servers those names point at.
 # Every engine gets the image agentbox-test:latest, imported from a rootfs
 # built here from busybox-static and tests/helper/abtest.
 #
@@ -40,11 +47,11 @@ DIR=
 while getopts d: o; do
 	case $o in
 	d) DIR=$OPTARG ;;
-	*) echo "usage: $0 [-d DIR] docker|containerd|podman..." >&2; exit 2 ;;
+	*) echo "usage: $0 [-d DIR] docker|containerd|podman|podman-netavark|podman-rootless..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-d DIR] docker|containerd|podman..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [-d DIR] docker|containerd|podman|podman-netavark|podman-rootless..." >&2; exit 2; }
 
 if [ -z "$DIR" ]; then
 	DIR=$(mktemp -d /tmp/abe.XXXXXX) || exit 1
@@ -140,6 +147,48 @@ for app in sys.stdin.read().split():
 	mkdir -p "$r/srv" && echo seed >"$r/srv/seed" && echo seed >"$r/var/tmp/seed"
 }
 
+# ---------------------------------------------------------------- test resolvers
+
+# dns_world_serve NSENTER... -- ADDR...: in the namespace NSENTER... enters,
+# the servers the DNS tests ask and reach, on addresses already there:
+#   R1 (the first)  a resolver knowing split.test -> W1 and other.test -> W2
+#   R2 (optional)   a resolver knowing daemon.test -> W1 and other.test -> W2
+#   W1, W2          web servers on port 8080 ("hello-split", "hello-other")
+# given as: R1 [R2] W1 W2. Their pids go to DIR/dns-world.pids.
+dns_world_serve() {
+	local enter=()
+	while [ "$1" != -- ]; do enter+=("$1"); shift; done
+	shift
+	local r1=$1 r2= w1 w2
+	[ $# -eq 4 ] && r2=$2
+	w1=${*: -2:1}
+	w2=${*: -1}
+	local www=$DIR/dns-world-www
+	mkdir -p "$www/split" "$www/other" && echo hello-split >"$www/split/index.html" &&
+		echo hello-other >"$www/other/index.html" || return 1
+	local dnsmasq=(dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root --group=root --pid-file=
+		--bind-interfaces --log-facility=-)
+	"${enter[@]}" "${dnsmasq[@]}" --listen-address="$r1" --host-record="split.test,$w1,600" \
+		--host-record="other.test,$w2,600" >>"$DIR/dns-world.log" 2>&1 </dev/null &
+	echo $! >>"$DIR/dns-world.pids"
+	if [ -n "$r2" ]; then
+		"${enter[@]}" "${dnsmasq[@]}" --listen-address="$r2" --host-record="daemon.test,$w1,600" \
+			--host-record="other.test,$w2,600" >>"$DIR/dns-world.log" 2>&1 </dev/null &
+		echo $! >>"$DIR/dns-world.pids"
+	fi
+	"${enter[@]}" "$BUSYBOX" httpd -f -p "$w1:8080" -h "$www/split" </dev/null >/dev/null 2>&1 &
+	echo $! >>"$DIR/dns-world.pids"
+	"${enter[@]}" "$BUSYBOX" httpd -f -p "$w2:8080" -h "$www/other" </dev/null >/dev/null 2>&1 &
+	echo $! >>"$DIR/dns-world.pids"
+	local i
+	for ((i = 0; i < 50; i++)); do
+		"${enter[@]}" "$BUSYBOX" nslookup -type=a split.test "$r1" >/dev/null 2>&1 &&
+			timeout 2 "${enter[@]}" "$BUSYBOX" wget -q -O /dev/null "http://$w2:8080/" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # ---------------------------------------------------------------- containerd
 
 start_containerd() {
@@ -223,8 +272,11 @@ start_docker() {
 		  "runtimes": {
 		    "agentbox": { "path": "$AGENTBOX" },
 		    "agentbox-open": { "path": "$AGENTBOX", "runtimeArgs": ["--egress-allow", "198.18.0.0/15,*.abnet.test"] },
-		    "agentbox-relaxed": { "path": "$AGENTBOX", "runtimeArgs": ["--seccomp-profile", "default"] }
-		  }
+		    "agentbox-relaxed": { "path": "$AGENTBOX", "runtimeArgs": ["--seccomp-profile", "default"] },
+		    "agentbox-dns": { "path": "$AGENTBOX", "runtimeArgs": ["--egress-internal", "$DOCKER_DNS_WORLD",
+		                      "--egress-allow", "split.test,daemon.test"] }
+		  },
+		  "dns": ["$DOCKER_DAEMON_DNS"]
 		}
 	EOF
 	remember_cgroup docker
@@ -241,6 +293,7 @@ start_docker() {
 	if [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 0 ]; then
 		echo 1 >/proc/sys/net/ipv4/ip_forward && echo 0 >"$DIR/ip_forward.orig"
 	fi
+	start_docker_dns || { setenv DOCKER_SKIP "cannot start the resolvers of the DNS tests (see $DIR/dns-world.log)"; return 1; }
 	say "starting dockerd"
 	dockerd --config-file "$d/daemon.json" \
 		--data-root "$d/data" --exec-root "$d/exec" \
@@ -259,6 +312,33 @@ start_docker() {
 	setenv DOCKER_EXEC_ROOT "$d/exec"
 	setenv DOCKER /usr/bin/docker
 	setenv DOCKER_OK 1
+}
+
+# The resolvers a container on a Docker network reaches through its gateway
+# (the host, which forwards: ip_forward is on for the run), in a network
+# namespace of their own held by a process (not a name in /run/netns, which
+# anyone's `ip netns` may remount): $DOCKER_DNS (asked with --dns) and
+# $DOCKER_DAEMON_DNS (daemon.json's dns), web servers on .164 and .165
+# (dns_world_serve).
+DOCKER_DNS_WORLD=198.18.47.160/28
+DOCKER_DNS=198.18.47.162
+DOCKER_DAEMON_DNS=198.18.47.163
+start_docker_dns() {
+	unshare --net -- sh -c 'ip link set lo up && exec sleep infinity' </dev/null >/dev/null 2>&1 &
+	local holder=$!
+	echo "$holder" >>"$DIR/dns-world.pids"
+	local enter="nsenter -t $holder -n"
+	wait_until "$holder" 10 $enter sh -c 'ip -o link show lo | grep -q UP' || return 1
+	ip link add abdkdns0 type veth peer name eth0 netns "$holder" && echo abdkdns0 >>"$DIR/created-links" &&
+		ip addr add 198.18.47.161/28 dev abdkdns0 && ip link set abdkdns0 up || return 1
+	local a
+	for a in 162 163 164 165; do
+		$enter ip addr add "198.18.47.$a/28" dev eth0 || return 1
+	done
+	$enter ip link set eth0 up && $enter ip route add default via 198.18.47.161 &&
+		dns_world_serve $enter -- $DOCKER_DNS $DOCKER_DAEMON_DNS 198.18.47.164 198.18.47.165 || return 1
+	setenv DOCKER_DNS "$DOCKER_DNS"
+	setenv DOCKER_DAEMON_DNS "$DOCKER_DAEMON_DNS"
 }
 
 import_docker() {
@@ -296,6 +376,20 @@ podman_dropin() {
 	EOF
 }
 
+# The drop-in, once for podman and podman-netavark.
+PODMAN_DROPIN=
+start_podman_dropin() {
+	[ -z "$PODMAN_DROPIN" ] || return 0
+	[ -f /usr/share/containers/containers.conf ] || return 1
+	if [ ! -d "$PODMAN_DROPIN_DIR" ]; then
+		mkdir -p "$PODMAN_DROPIN_DIR" && echo "$PODMAN_DROPIN_DIR" >>"$DIR/created-dirs" || return 1
+	fi
+	local dropin=$PODMAN_DROPIN_DIR/zz-agentbox-tests-${DIR##*/}.conf
+	podman_dropin >"$dropin" && echo "$dropin" >>"$DIR/created-files" || return 1
+	PODMAN_DROPIN=$dropin
+	setenv PODMAN_DROPIN "$dropin"
+}
+
 start_podman() {
 	local p=$DIR/podman
 	command -v podman >/dev/null && command -v conmon >/dev/null ||
@@ -303,11 +397,7 @@ start_podman() {
 	[ -f /usr/share/containers/containers.conf ] ||
 		{ setenv PODMAN_SKIP "no stock /usr/share/containers/containers.conf (package golang-github-containers-common)"; return 1; }
 	mkdir -p "$p/root" "$p/runroot" "$p/tmp" "$p/volumes" "$p/cni" "$p/cni-data" || return 1
-	if [ ! -d "$PODMAN_DROPIN_DIR" ]; then
-		mkdir -p "$PODMAN_DROPIN_DIR" && echo "$PODMAN_DROPIN_DIR" >>"$DIR/created-dirs" || return 1
-	fi
-	local dropin=$PODMAN_DROPIN_DIR/zz-agentbox-tests-${DIR##*/}.conf
-	podman_dropin >"$dropin" && echo "$dropin" >>"$DIR/created-files" || return 1
+	start_podman_dropin || return 1
 	cat >"$p/storage.conf" <<-EOF
 		[storage]
 		driver = "overlay"
@@ -340,8 +430,7 @@ start_podman() {
 	setenv CONTAINERS_STORAGE_CONF "$p/storage.conf"
 	setenv PODMAN_ROOT "$p/root"
 	setenv PODMAN_RUNROOT "$p/runroot"
-	setenv PODMAN_OPTS "--root $p/root --runroot $p/runroot --tmpdir $p/tmp --volumepath $p/volumes --network-config-dir $p/cni --cgroup-manager cgroupfs --events-backend file"
-	setenv PODMAN_DROPIN "$dropin"
+	setenv PODMAN_OPTS "--root $p/root --runroot $p/runroot --tmpdir $p/tmp --volumepath $p/volumes --network-backend cni --network-config-dir $p/cni --cgroup-manager cgroupfs --events-backend file"
 	# podman is daemonless: the import (below) is its first run and its check
 	setenv PODMAN_OK 1
 }
@@ -351,8 +440,91 @@ import_podman() {
 	tar -C "$DIR/rootfs" -c . |
 		CONTAINERS_STORAGE_CONF="$p/storage.conf" \
 			podman --root "$p/root" --runroot "$p/runroot" --tmpdir "$p/tmp" --volumepath "$p/volumes" \
-			--network-config-dir "$p/cni" --cgroup-manager cgroupfs --events-backend file \
+			--network-backend cni --network-config-dir "$p/cni" --cgroup-manager cgroupfs --events-backend file \
 			import --change 'CMD=["/bin/sh"]' - "$IMAGE" >&2
+}
+
+# ---------------------------------------------------------------- podman with netavark
+
+# Podman with netavark, the backend podman 4 picks where it is installed: a
+# "podman host" of its own, a process (DIR/podman-nv.pid) holding a network
+# namespace and a private mount namespace, which every podman command of
+# these tests enters (PODMAN_NV_ENTER). In it: netavark's bridges, its
+# iptables rules (port forwarding, masquerade), aardvark-dns, conmon and the
+# runtime; tmpfs over /run/containers/networks, /run/netns and the runtime's
+# own pins (netavark's state, aardvark's config, podman's netns files, the
+# runtime's netns pool: bind mounts the machine's mount namespace would not
+# see behind their files); a resolv.conf of its own naming the host resolver
+# of dns_world_serve, on its loopback with the web servers: 198.18.47.180
+# (resolver), .181 (split.test), .182 (other.test). Its default network
+# "podman" is 198.18.47.64/26 (bridge abnv0); storage, run and tmp dirs are
+# private as for CNI.
+PODMAN_NV_HOST_DNS=198.18.47.180
+start_podman_netavark() {
+	local p=$DIR/podman-nv
+	command -v podman >/dev/null && command -v conmon >/dev/null ||
+		{ setenv PODMAN_NETAVARK_SKIP "podman or conmon is not installed"; return 1; }
+	[ -x /usr/lib/podman/netavark ] && [ -x /usr/lib/podman/aardvark-dns ] ||
+		{ setenv PODMAN_NETAVARK_SKIP "netavark and aardvark-dns are not installed (apt-get install netavark aardvark-dns)"; return 1; }
+	command -v iptables >/dev/null || { setenv PODMAN_NETAVARK_SKIP "netavark needs iptables"; return 1; }
+	start_podman_dropin || { setenv PODMAN_NETAVARK_SKIP "no stock /usr/share/containers/containers.conf"; return 1; }
+	# tmpfs over these in the podman host: what netavark, podman and the
+	# runtime pin or note there (netns files, the runtime's pool of network
+	# namespaces and hook anchor, bind mounts that exist only in the podman
+	# host's mount namespace) must never be met by the machine's own; on the
+	# machine they are empty dirs at most
+	local d private="/run/containers/networks /run/netns /run/agentbox-netns /run/agentbox-netfilter"
+	remember_dir /run/containers
+	for d in $private; do
+		remember_dir "$d"
+		# (the runtime's own dirs only for root, as it makes them)
+		[ -d "$d" ] || mkdir -p -m 0700 "$d" || return 1
+	done
+	mkdir -p "$p/root" "$p/runroot" "$p/tmp" "$p/volumes" "$p/net" || return 1
+	echo "nameserver $PODMAN_NV_HOST_DNS" >"$p/resolv.conf"
+	# the default network, pinned to our subnet (podman's id for "podman")
+	cat >"$p/net/podman.json" <<-EOF
+		{
+		  "name": "podman",
+		  "id": "2f259bab93aaaaa2542ba43ef33eb990d0999ee1b9924b557b7be53c0b7a1bb9",
+		  "driver": "bridge",
+		  "network_interface": "abnv0",
+		  "created": "2024-01-01T00:00:00Z",
+		  "subnets": [{ "subnet": "198.18.47.64/26", "gateway": "198.18.47.65" }],
+		  "ipv6_enabled": false,
+		  "internal": false,
+		  "dns_enabled": false,
+		  "ipam_options": { "driver": "host-local" }
+		}
+	EOF
+	unshare --mount --net --propagation private -- sh -c '
+		resolv=$1
+		shift
+		for d in "$@"; do mount -t tmpfs -o mode=0700 tmpfs "$d" || exit 1; done
+		mount --bind "$resolv" /etc/resolv.conf &&
+		ip link set lo up && ip addr add 198.18.47.180/32 dev lo && ip addr add 198.18.47.181/32 dev lo &&
+		ip addr add 198.18.47.182/32 dev lo || exit 1
+		exec sleep infinity' sh "$p/resolv.conf" $private </dev/null >"$DIR/podman-nv.log" 2>&1 &
+	local holder=$!
+	echo "$holder" >"$DIR/podman-nv.pid"
+	local enter="nsenter -t $holder -m -n"
+	wait_until "$holder" 10 $enter sh -c "ip -4 -o addr show to 198.18.47.182 | grep -q ." ||
+		{ setenv PODMAN_NETAVARK_SKIP "cannot make the podman host (see $DIR/podman-nv.log)"; return 1; }
+	dns_world_serve $enter -- $PODMAN_NV_HOST_DNS 198.18.47.181 198.18.47.182 ||
+		{ setenv PODMAN_NETAVARK_SKIP "cannot start the host resolver (see $DIR/dns-world.log)"; return 1; }
+	PODMAN_NV_ENTER=$enter
+	PODMAN_NV_OPTS="--root $p/root --runroot $p/runroot --tmpdir $p/tmp --volumepath $p/volumes --storage-driver overlay --network-backend netavark --network-config-dir $p/net --cgroup-manager cgroupfs --events-backend file"
+	remember_cgroup libpod_parent
+	setenv PODMAN_NV_ENTER "$PODMAN_NV_ENTER"
+	setenv PODMAN_NV_OPTS "$PODMAN_NV_OPTS"
+	setenv PODMAN_NV_HOST_DNS "$PODMAN_NV_HOST_DNS"
+	setenv PODMAN_NETAVARK_OK 1
+}
+
+import_podman_netavark() {
+	# shellcheck disable=SC2086
+	tar -C "$DIR/rootfs" -c . | (cd "$DIR" && $PODMAN_NV_ENTER podman $PODMAN_NV_OPTS \
+		import --change 'CMD=["/bin/sh"]' - "$IMAGE") >&2
 }
 
 # ---------------------------------------------------------------- rootless podman
@@ -486,12 +658,16 @@ for e in "$@"; do
 		start_podman && { import_podman 2>>"$DIR/podman-import.log" ||
 			setenv PODMAN_SKIP "podman import failed: $(tail -n 2 "$DIR/podman-import.log" | tr '\n' ' ')"; }
 		;;
+	podman-netavark)
+		start_podman_netavark && { import_podman_netavark 2>>"$DIR/podman-netavark-import.log" ||
+			setenv PODMAN_NETAVARK_SKIP "podman import failed: $(tail -n 2 "$DIR/podman-netavark-import.log" | tr '\n' ' ')"; }
+		;;
 	podman-rootless)
 		start_podman_rootless && { import_podman_rootless 2>>"$DIR/podman-rootless-import.log" ||
 			setenv PODMAN_ROOTLESS_SKIP "podman import as $PR_USER failed: $(tail -n 2 "$DIR/podman-rootless-import.log" | tr '\n' ' ')"; }
 		;;
 	*)
-		echo "engines-up.sh: unknown engine '$e' (docker, containerd, podman, podman-rootless)" >&2
+		echo "engines-up.sh: unknown engine '$e' (docker, containerd, podman, podman-netavark, podman-rootless)" >&2
 		;;
 	esac
 done

@@ -67,6 +67,12 @@ pm() {
 	(cd "$ENGINES_DIR" && exec timeout -k 5 "$ENGINE_TIMEOUT" podman $PODMAN_OPTS "$@" 3>&-)
 }
 c() { timeout -k 5 "$ENGINE_TIMEOUT" ctr --address "$CONTAINERD_ADDRESS" -n default "$@" 3>&-; }
+# podman with netavark, in the podman host engines-up.sh made (PODMAN_NV_ENTER
+# enters its namespaces; PODMAN_NV_OPTS: its private dirs, the backend pinned)
+# shellcheck disable=SC2086
+pmn() {
+	(cd "$ENGINES_DIR" && exec timeout -k 5 "$ENGINE_TIMEOUT" $PODMAN_NV_ENTER podman $PODMAN_NV_OPTS "$@" 3>&-)
+}
 
 # in_tty CMD...: run CMD with a pseudo-terminal as its stdio (script(1)); the
 # output has \r\n line ends and the exit status is CMD's.

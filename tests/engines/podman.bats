@@ -6,14 +6,22 @@
 # engines-up.sh writes to /etc/containers/containers.conf.d: agentbox in
 # [engine.runtimes], runtime_supports_json and runtime_supports_nocgroup, and
 # this machine kind's rlimits and init. Storage, run and tmp dirs are private
-# (PODMAN_OPTS); the default network "podman" is a CNI bridge abpod0 on
-# 198.19.88.0/24. conmon never passes --root: the runtime keeps its state in its
-# default /run/agentbox.
+# (PODMAN_OPTS). Each test pins the network backend it means: podman 4 picks
+# netavark wherever it is installed (Debian's podman with its recommended
+# packages), CNI elsewhere.
+#   - CNI (pm, pa, pr): the default network "podman" is a CNI bridge abpod0 on
+#     198.19.88.0/24.
+#   - netavark (pmn, pna, pnr): engine podman-netavark, a "podman host" of its
+#     own (engines-up.sh) with netavark's iptables, aardvark-dns and a host
+#     resolver (198.18.47.180: split.test -> .181, other.test -> .182, web
+#     servers there on 8080); its default network is 198.18.47.64/26.
+# conmon never passes --root: the runtime keeps its state in its default
+# /run/agentbox.
 
 load helpers
 
 setup_file() {
-	engines_setup_file podman
+	engines_setup_file podman podman-netavark
 }
 
 teardown_file() {
@@ -28,19 +36,30 @@ setup() {
 teardown() {
 	[ -n "${PODMAN_ROOT:-}" ] || return 0
 	pm rm -af -t 0 >/dev/null 2>&1 || true
+	if [ -n "${PODMAN_NETAVARK_OK:-}" ]; then
+		pmn rm -af -t 0 >/dev/null 2>&1 || true
+		pmn network rm -f abnv >/dev/null 2>&1 || true
+	fi
 }
 
-# podman with agentbox (pa) or runc (pr) as the runtime
+# podman with agentbox (pa) or runc (pr) as the runtime; pna, pnr: the same
+# with netavark
 pa() { pm --runtime agentbox "$@"; }
 pr() { pm --runtime runc "$@"; }
+pna() { pmn --runtime agentbox "$@"; }
+pnr() { pmn --runtime runc "$@"; }
 cid() { pm inspect -f '{{.Id}}' "$1"; }
 cgpath() { echo "/libpod_parent/libpod-$(cid "$1")"; }
 AB_ROOT=/run/agentbox
 
-@test "podman: agentbox is the OCI runtime it uses" {
-	run pa info --format '{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}}'
+@test "podman: agentbox is the OCI runtime it uses, with the network backend each test pins" {
+	run pa info --format '{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}} {{.Host.NetworkBackend}}'
 	assert_success
-	[ "$output" = "agentbox $AGENTBOX" ] || fail "podman info: $output"
+	[ "$output" = "agentbox $AGENTBOX cni" ] || fail "podman info: $output"
+	require_engine podman-netavark
+	run pna info --format '{{.Host.OCIRuntime.Name}} {{.Host.NetworkBackend}}'
+	assert_success
+	[ "$output" = "agentbox netavark" ] || fail "podman info (netavark): $output"
 }
 
 @test "podman run --rm: output and exit code, like runc" {
@@ -369,4 +388,73 @@ AB_ROOT=/run/agentbox
 	assert_success
 	[ "$(pm inspect -f '{{.State.Health.Status}}' p-health)" = healthy ] ||
 		[ "$(pm inspect -f '{{.State.Healthcheck.Status}}' p-health)" = healthy ]
+}
+
+# ---------------------------------------------------------------- netavark
+
+# The flags of a runtime that allows split.test (and ALLOW) and lets names
+# resolve into the podman host's addresses and INTERNAL
+nv_policy() {
+	echo "--runtime-flag egress-allow=split.test${1:+,$1} --runtime-flag egress-internal=198.18.47.176/28${2:+,$2}"
+}
+
+@test "podman netavark, the default network: the firewall and the sentry with the host's resolver, like runc's reach" {
+	require_engine podman-netavark
+	local check='ip -o -4 addr show eth0; timeout 10 nslookup -type=a split.test 2>&1 | tail -n 2;
+		timeout 5 wget -qO- http://split.test:8080/ 2>&1; timeout 5 nslookup -type=a other.test 2>&1 | tail -n 2;
+		timeout 5 wget -qO- http://198.18.47.182:8080/ 2>&1; echo wget=$?'
+	# runc reaches both names and both web servers
+	run pnr run --rm --dns "$PODMAN_NV_HOST_DNS" "$IMG" sh -c "$check"
+	assert_success
+	assert_output_matches 'inet 198\.18\.47\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])/26'
+	assert_output_contains hello-split
+	assert_output_contains hello-other
+	# agentbox: the allowed name only
+	# shellcheck disable=SC2046
+	run pmn --runtime agentbox $(nv_policy) run --rm --dns "$PODMAN_NV_HOST_DNS" "$IMG" sh -c "$check"
+	assert_success
+	assert_output_matches 'inet 198\.18\.47\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])/26'
+	assert_output_contains "Address: 198.18.47.181"
+	assert_output_contains hello-split
+	assert_output_contains "can't find other.test: NXDOMAIN"
+	refute_output_contains hello-other
+	refute_output_contains "wget=0"
+}
+
+@test "podman netavark, a user network: aardvark names between containers and the names it forwards, a published port, --network container:X; like runc" {
+	require_engine podman-netavark
+	run pmn network create --subnet 198.18.47.128/27 abnv
+	assert_success
+	# a web server (agentbox, default-deny: it only answers), published on the podman host
+	pna run -d --name web -p 8090:8080 --network abnv "$IMG" \
+		sh -c 'mkdir /www; echo hello-web >/www/index.html; exec httpd -f -p 8080 -h /www' >/dev/null
+	retry 10 $PODMAN_NV_ENTER sh -c "timeout 3 busybox wget -qO- http://$PODMAN_NV_HOST_DNS:8090/ | grep -q hello-web" ||
+		fail "the published port does not answer"
+	# aardvark-dns names the containers of the network and forwards the
+	# rest to the podman host's resolver, from the podman host
+	local check='timeout 5 wget -qO- http://web.dns.podman:8080/ 2>&1; timeout 5 wget -qO- http://split.test:8080/ 2>&1;
+		timeout 5 nslookup -type=a other.test 2>&1 | tail -n 2; timeout 5 wget -qO- http://198.18.47.182:8080/ 2>&1; echo wget=$?'
+	run pnr run --rm --network abnv "$IMG" sh -c "cat /etc/resolv.conf; $check"
+	assert_success
+	assert_output_contains "search dns.podman"
+	assert_output_contains hello-web
+	assert_output_contains hello-split
+	assert_output_contains hello-other
+	# agentbox: the container's name and the allowed outside name, nothing else
+	# shellcheck disable=SC2046
+	run pmn --runtime agentbox $(nv_policy web.dns.podman 198.18.47.128/27) run --rm --network abnv "$IMG" sh -c "$check"
+	assert_success
+	assert_output_contains hello-web
+	assert_output_contains hello-split
+	assert_output_contains "can't find other.test: NXDOMAIN"
+	refute_output_contains hello-other
+	refute_output_contains "wget=0"
+	# a joiner (of the same default-deny policy: a wider one is refused)
+	# shares the web server's namespace, firewall and sentry
+	run pna run --rm --network container:web "$IMG" \
+		sh -c 'ip -o -4 addr show eth0; timeout 5 nslookup -type=a split.test 2>&1 | tail -n 2; wget -qO- http://127.0.0.1:8080/'
+	assert_success
+	assert_output_matches 'inet 198\.18\.47\.1(29|[3-5][0-9])/27'
+	assert_output_contains "can't find split.test: NXDOMAIN"
+	assert_output_contains hello-web
 }

@@ -37,7 +37,7 @@ static int usage(void)
 		"       egress-driver remove NETNS_PATH\n"
 		"       egress-driver sentry NETNS_PATH POLICY RESOLV_CONF LOGFILE PID [--port N]\n"
 		"                            [--ttl-min S] [--ttl-max S] [--set-elems-max N] [--no-pidfd]\n"
-		"                            [--log-only] [--host-resolv FILE]\n"
+		"                            [--log-only] [--host-resolv FILE | --forward-resolv FILE]\n"
 		"                            [--reasons FILE] [--refused FILE]\n"
 		"       egress-driver resolve SERVER NAME [A|AAAA] [tcp]\n"
 		"       egress-driver hold ADDR PORT SECONDS\n"
@@ -153,8 +153,13 @@ static int cmd_sentry(int argc, char **argv)
 			sp.refused_fd = open(argv[++i], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 			if (sp.refused_fd < 0)
 				return perror(argv[i]), 1;
-		} else if (strcmp(argv[i], "--host-resolv") == 0 && i + 1 < argc) {
-			if (egress_upstream_from_resolv_conf(argv[++i], sp.host_upstream, &sp.n_host_upstream, &err) < 0)
+		} else if ((strcmp(argv[i], "--host-resolv") == 0 || strcmp(argv[i], "--forward-resolv") == 0) &&
+			   i + 1 < argc) {
+			/* where a loopback upstream forwards: the runtime's own
+			 * resolvers, or (--forward-resolv) the engine's */
+			sp.forward_engine = strcmp(argv[i], "--forward-resolv") == 0;
+			if (egress_upstream_from_resolv_conf(argv[++i], sp.forward_upstream, &sp.n_forward_upstream,
+							     &err) < 0)
 				return die(&err);
 		}
 		else

@@ -432,11 +432,13 @@ helper_in() {
 	[ -z "$output" ]
 }
 
-@test "Docker's embedded resolver: outside names resolve through it once, its own names work, nothing loops" {
-	# Docker's setup in the box's netns: a resolver on 127.0.0.11 at a port of
-	# its own, DNAT'd from port 53 (and its answers SNAT'd back), which serves
-	# the names of the network's containers and forwards the rest, from the
-	# box's netns, to the host's resolver
+# docker_resolver SERVER DNSMASQ-OPTION...: Docker's setup in the box's netns:
+# a resolver on 127.0.0.11 at a port of its own, DNAT'd from port 53 (and its
+# answers SNAT'd back), which serves the names of the network's containers
+# (db.net.test) and forwards the rest, from the box's netns, to SERVER
+docker_resolver() {
+	local server=$1
+	shift
 	ip netns exec "$C" nft -f - <<-'EOF'
 		table ip abnw_docker {
 			chain out {
@@ -452,11 +454,16 @@ helper_in() {
 		}
 	EOF
 	ip netns exec "$C" dnsmasq -C /dev/null --no-resolv --no-hosts --keep-in-foreground --user=root --group=root \
-		--bind-interfaces --listen-address=127.0.0.11 --port=5353 --server=$NET4.1 \
+		--bind-interfaces --listen-address=127.0.0.11 --port=5353 --server="$server" "$@" \
 		--log-queries --log-facility="$T/docker-dns.log" --host-record=db.net.test,$NET4.30,600 \
 		</dev/null >/dev/null 2>&1 3>&- &
 	echo $! >"$T/docker-dns.pid"
+	disown   # teardown kills it; no job-control chatter
 	echo "nameserver 127.0.0.11" >"$T/docker.conf"
+}
+
+@test "Docker's embedded resolver: outside names resolve through it once, its own names work, nothing loops" {
+	docker_resolver $NET4.1
 	echo "nameserver $NET4.1" >"$T/host.conf"
 	SENTRY_NETNS=$H RESOLV=$T/docker.conf policy_and_sentry "allow=allowed.test,db.net.test" --host-resolv "$T/host.conf"
 	wait_for "docker's resolver" ip netns exec "$C" "$DRIVER" resolve 127.0.0.11 db.net.test
@@ -484,6 +491,70 @@ helper_in() {
 	[ "${lines[0]}" = NOERROR ]   # redirected to the sentry, which asks it
 	run ip netns exec "$C" sh -c 'printf x | timeout 3 socat -T1 - UDP4:127.0.0.11:5353'
 	[[ "$output" == *"Operation not permitted"* ]]
+}
+
+@test "Docker's embedded resolver: a forward asks the server Docker chose of its own, from outside the box; one the box names is never asked; nothing loops" {
+	# Docker's servers (its --dns): the hosts' dnsmasq first, then a split
+	# resolver behind the hosts' router that alone knows split.test and
+	# answers slowly (a question stays in flight meanwhile), then the box's
+	# own address (--dns with the container's address)
+	ip -n "$H" addr add 198.18.43.54/32 dev lo
+	ip -n "$C" route add 198.18.43.0/24 via $NET4.1
+	recorder 198.18.43.54 delay=1.5 split.test=$NET4.10
+	printf 'nameserver %s\n' $NET4.1 198.18.43.54 $NET4.2 >"$T/forward.conf"
+	# unprotected, the box's query to a server of its choice reaches it
+	timeout 2 ip netns exec "$C" "$DRIVER" resolve $NET4.53 split.test A tcp || true
+	[ -s "$T/rogue.bytes" ]
+	: >"$T/rogue.bytes"
+	# Docker's resolver as Docker forwards (from the box's netns, over the
+	# protocol it was asked by): split.test to the split resolver, a name to
+	# the box's own address, one to its own 127.0.0.11
+	ip netns exec "$C" python3 "$REPO_ROOT/tests/netfilter/recording_resolver.py" 127.0.0.11 "$T/docker.log" \
+		db.net.test=$NET4.30 forward=198.18.43.54 forward:own.split.test=$NET4.2 forward:lo.split.test=127.0.0.11 \
+		</dev/null >"$T/docker-dns.out" 2>&1 3>&- &
+	echo $! >"$T/docker-dns.pid"
+	disown
+	# (a python start-up on a loaded host may take longer than wait_for's 5 s)
+	local i
+	for i in $(seq 150); do
+		grep -q ready "$T/docker-dns.out" && break
+		sleep 0.1
+	done
+	grep -q ready "$T/docker-dns.out" || { cat "$T/docker-dns.out"; false; }
+	echo "nameserver 127.0.0.11" >"$T/docker.conf"
+	SENTRY_NETNS=$H RESOLV=$T/docker.conf policy_and_sentry "allow=*.split.test,split.test,db.net.test" \
+		--forward-resolv "$T/forward.conf"
+	# the name only the split resolver knows resolves: the sentry asked the
+	# server the forward was addressed to, not the first of Docker's list
+	ip netns exec "$C" "$DRIVER" resolve $NET4.1 split.test A >"$T/split.out" 2>&1 3>&- &
+	local split=$!
+	wait_for "the forward in flight" grep -q split.test "$T/recorder.log"
+	# meanwhile the box asks the same question of a server of its choosing:
+	# Docker's list is asked instead (its first, the hosts' dnsmasq, which
+	# knows no such name), never the box's choice
+	run ip netns exec "$C" "$DRIVER" resolve $NET4.53 split.test A tcp
+	[ "${lines[0]}" = REFUSED ]
+	grep -q "query\[A\] split.test" "$T/dnsmasq.log"
+	[ ! -s "$T/rogue.bytes" ]
+	wait $split
+	[ "$(head -n 1 "$T/split.out")" = NOERROR ] || { cat "$T/split.out"; false; }
+	[[ "$(sed -n 2p "$T/split.out")" == "$NET4.10 "* ]]
+	can_connect $NET4.10 80
+	# asked once, from the runtime's netns: never from the box's address
+	cat "$T/recorder.log"
+	[ "$(grep -c split.test "$T/recorder.log")" = 1 ]
+	refute grep -q " $NET4.2 " "$T/recorder.log"
+	# a forward to the box's own address would come back to the sentry: it
+	# fails at once (a server failure, not a time-out)
+	run ip netns exec "$C" "$DRIVER" resolve $NET4.1 own.split.test A
+	[ "${lines[0]}" = SERVFAIL ]
+	# one to 127.0.0.11, not in Docker's list, goes to that list, not back
+	run ip netns exec "$C" "$DRIVER" resolve $NET4.1 lo.split.test A
+	[ "${lines[0]}" = REFUSED ]
+	[ "$(grep -c lo.split.test "$T/docker.log")" = 1 ]
+	# and the sentry serves on
+	run -0 resolve db.net.test
+	[ "${lines[0]}" = NOERROR ]
 }
 
 @test "after a short TTL new connections fail while an open one survives" {

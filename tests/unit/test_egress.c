@@ -6,6 +6,7 @@
 
 #include "egress.h"
 #include "tap.h"
+#include "upstream.h"
 #include "util.h"
 
 #define SRC "annotation agentbox.egress.allow"
@@ -331,6 +332,66 @@ static void reasons(void)
 	egress_policy_free(&p);
 }
 
+/* One upstream as text: "ADDR" (port 53 left out). */
+static const char *up_text(const struct egress_upstream *u)
+{
+	static char out[INET6_ADDRSTRLEN + 16];
+	inet_ntop(u->family, u->addr, out, sizeof out);
+	if (u->port != 53)
+		snprintf(out + strlen(out), sizeof out - strlen(out), ":%u", u->port);
+	return out;
+}
+
+static const char *ups_text(const struct egress_upstream *u, size_t n)
+{
+	static char out[256];
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", up_text(&u[i]));
+	return out;
+}
+
+/* resolv.conf: nameserver lines, and Docker's note of where its embedded
+ * resolver forwards */
+static void resolv_conf(void)
+{
+	struct egress_resolv r;
+	char a[] = "# a comment\n; nameserver 198.51.100.8\nsearch x.test\nnameserver 198.51.100.1\n"
+		   "nameserver bad\nnameserver\t2001:db8::53\nnameserver 198.51.100.2\nnameserver 198.51.100.3\n";
+	egress_resolv_conf_parse(a, &r);
+	is_str(ups_text(r.ns, r.n_ns), "198.51.100.1 2001:db8::53 198.51.100.2",
+	       "nameserver lines: the first three that read as addresses, comments left out");
+	ok(!r.has_ext && r.n_ext == 0, "no ExtServers note: nothing said about forwards");
+
+	/* Docker 25 and later: the embedded resolver's servers in a comment */
+	char b[] = "nameserver 127.0.0.11\noptions ndots:0\n\n"
+		   "# Based on host file: '/etc/resolv.conf' (internal resolver)\n"
+		   "# ExtServers: [host(127.0.0.53) 198.51.100.7 2001:db8::7 host(::1)]\n# Overrides: []\n";
+	egress_resolv_conf_parse(b, &r);
+	is_str(ups_text(r.ns, r.n_ns), "127.0.0.11", "Docker's file: its resolver");
+	ok(r.has_ext, "Docker's file: the ExtServers note read");
+	is_str(ups_text(r.ext, r.n_ext), "198.51.100.7 2001:db8::7",
+	       "ExtServers: the ones asked from the container, not host(...)");
+
+	char c[] = "nameserver 127.0.0.11\n# ExtServers: [host(127.0.0.53)]\n";
+	egress_resolv_conf_parse(c, &r);
+	ok(r.has_ext && r.n_ext == 0, "ExtServers of host(...) only: known, and nothing forwarded from the box");
+
+	char d[] = "nameserver 127.0.0.11\n# ExtServers: 198.51.100.7\n#ExtServers: [198.51.100.8\n";
+	egress_resolv_conf_parse(d, &r);
+	ok(!r.has_ext, "an ExtServers note without its brackets is not one");
+
+	char e[] = "nameserver 127.0.0.11\n#ExtServers:[198.51.100.1 198.51.100.2 198.51.100.3 198.51.100.4 x]\n";
+	egress_resolv_conf_parse(e, &r);
+	is_str(ups_text(r.ext, r.n_ext), "198.51.100.1 198.51.100.2 198.51.100.3", "ExtServers: three at most");
+
+	struct egress_upstream lo = { .family = AF_INET, .addr = { 127, 0, 0, 11 } };
+	struct egress_upstream lo6 = { .family = AF_INET6, .addr = { [15] = 1 } };
+	struct egress_upstream out = { .family = AF_INET, .addr = { 198, 51, 100, 1 } };
+	ok(egress_upstream_is_loopback(&lo) && egress_upstream_is_loopback(&lo6) && !egress_upstream_is_loopback(&out),
+	   "loopback: 127.0.0.0/8 and ::1");
+}
+
 int main(void)
 {
 	valid_shapes();
@@ -338,5 +399,6 @@ int main(void)
 	matching();
 	internal_ranges();
 	reasons();
+	resolv_conf();
 	return tap_done();
 }
