@@ -576,3 +576,13 @@ bool path_lookup(const char *name, char *buf, size_t len)
 	}
 	return false;
 }
+
+/* The mount an fd is on: its id where statx says it (5.8), else 0. */
+uint64_t fd_mount_id(int fd)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return stx.stx_mnt_id;
+	return 0;
+}

@@ -84,6 +84,8 @@ int proc_start_time(pid_t pid, uint64_t *ret);
 /* pid still names the process that started at start_time: a recycled pid does
  * not (a zombie not yet reaped still does). */
 bool proc_is(pid_t pid, uint64_t start_time);
+/* The mount an fd is on: its id where statx says it (5.8), else 0. */
+uint64_t fd_mount_id(int fd);
 /* 'R','S','Z',... or 0 if the process does not exist. */
 char proc_state(pid_t pid);
 

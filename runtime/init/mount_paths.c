@@ -70,16 +70,6 @@ static int bind_by_fd_paths(int src, int target, bool recursive, const char *pat
 	return 0;
 }
 
-/* The mount an fd is on (statx, 5.8), or 0. */
-static uint64_t mount_id(int fd)
-{
-	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID))
-		return stx.stx_mnt_id;
-	return 0;
-}
-
 /* The root of the mount just made on PATH (by the fallback), reopened inside
  * the root: it must be another mount than the target's (where statx tells),
  * of FS_TYPE (0: any). */
@@ -89,7 +79,7 @@ static int reopen_mounted(int rootfd, const char *path, int target, unsigned lon
 	if (open_in_root(rootfd, path, O_PATH, ret, err) < 0)
 		return -1;
 	struct statfs sf;
-	uint64_t before = mount_id(target), after = mount_id(*ret);
+	uint64_t before = fd_mount_id(target), after = fd_mount_id(*ret);
 	if (fstatfs(*ret, &sf) < 0 || (before && before == after) ||
 	    (fs_type && (unsigned long)sf.f_type != fs_type))
 		return ab_error(err, EXDEV, "%s changed while it was mounted on: refused", path);

@@ -112,16 +112,6 @@ int procfs_path_valid(const char *path)
 	}
 }
 
-/* The mount an fd is on: its id where statx says it (5.8), else 0. */
-static uint64_t mount_id(int fd)
-{
-	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID))
-		return stx.stx_mnt_id;
-	return 0;
-}
-
 /* Is fd on procfs, on the mount (and device) of the walk's start? */
 static bool same_procfs(int fd, uint64_t mnt, dev_t dev)
 {
@@ -129,7 +119,7 @@ static bool same_procfs(int fd, uint64_t mnt, dev_t dev)
 	struct stat st;
 	if (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC || fstat(fd, &st) < 0 || st.st_dev != dev)
 		return false;
-	return !mnt || mount_id(fd) == mnt;
+	return !mnt || fd_mount_id(fd) == mnt;
 }
 
 /* openat2 without it: one component at a time, none of them followed if it
@@ -140,7 +130,7 @@ static int walk_nofollow(int dir, const char *path, int flags)
 	struct stat st;
 	if (fstat(dir, &st) < 0)
 		return -errno;
-	uint64_t mnt = mount_id(dir);
+	uint64_t mnt = fd_mount_id(dir);
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", path);
 	int cur = fcntl(dir, F_DUPFD_CLOEXEC, 3);
