@@ -194,7 +194,7 @@ start_running() {
 @test "--cgroup-manager disabled: no cgroup is made, the container runs, ps knows the init" {
 	RUNTIME_ARGS+=(--cgroup-manager disabled)
 	start_running
-	! ls -d /sys/fs/cgroup/*"$CGROUP_PATH" 2>/dev/null
+	! ls -d /sys/fs/cgroup/*"$CGROUP_PATH" 2>/dev/null || fail "succeeded, must not: ls -d /sys/fs/cgroup/*\"\$CGROUP_PATH\" 2>/dev/null"
 	runtime ps --format json ct
 	assert_success
 	[ "$(jq length <<<"$stdout")" = 1 ]

@@ -124,7 +124,7 @@ start_running() {
 	"$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" exec --preserve-fds 1 ct abtest fds \
 		3</etc/hostname 4</etc/hosts >"$TEST_DIR/fds.out" 2>&1
 	grep -qE '^3 -> /etc/hostname' "$TEST_DIR/fds.out" || fail "fd 3 missing: $(cat "$TEST_DIR/fds.out")"
-	! grep -qE '^4 -> ' "$TEST_DIR/fds.out"
+	! grep -qE '^4 -> ' "$TEST_DIR/fds.out" || fail "succeeded, must not: grep -qE '^4 -> ' \"\$TEST_DIR/fds.out\""
 }
 
 @test "exec --tty --console-socket: the process gets a pty of the container" {
@@ -211,7 +211,7 @@ start_running() {
 	assert_failure 255
 	runtime exec --user nobody ct abtest true
 	assert_failure 255
-	! is_agentbox || assert_one_error_line '--user "nobody"'
+	! is_agentbox || assert_one_error_line '--user "nobody"' || fail "succeeded, must not: is_agentbox || assert_one_error_line '--user \"nobody\"'"
 	runtime exec --cwd /no/such/dir ct abtest true
 	assert_failure 255
 	runtime exec --process "$TEST_DIR/none.json" ct

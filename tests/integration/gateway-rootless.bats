@@ -163,7 +163,7 @@ gr() {
 	[ "$(jq -r 'select(.path == "/rootless") | .headers.authorization[0]' "$TEST_DIR/records.jsonl")" = "Bearer $GR_SECRET" ]
 	jq -se 'map(select(.verdict == "credential" and .name == "api.test" and .credential == "GITHUB_TOKEN")) | length == 1' \
 		"$ROOT/gr1/egress.log"
-	! grep -rq "$GR_SECRET" "$ROOT/gr1/"
+	! grep -rq "$GR_SECRET" "$ROOT/gr1/" || fail "succeeded, must not: grep -rq \"\$GR_SECRET\" \"\$ROOT/gr1/\""
 	run gr delete gr1
 	[ "$status" -eq 0 ]
 	wait_gone "$gp" || fail "the gateway $gp outlived its container"

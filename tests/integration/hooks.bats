@@ -159,7 +159,7 @@ all_hooks() {
 	assert_success
 	[ "$(cat "$HOOK_DIR/createRuntime.args")" = "createRuntime extra arg" ]
 	grep -qx HOOKVAR=from-config "$HOOK_DIR/createRuntime.env"
-	! grep -q AB_HOST_SECRET "$HOOK_DIR/createRuntime.env"
+	! grep -q AB_HOST_SECRET "$HOOK_DIR/createRuntime.env" || fail "succeeded, must not: grep -q AB_HOST_SECRET \"\$HOOK_DIR/createRuntime.env\""
 }
 
 @test "hooks: several hooks of one kind run in the order given" {
@@ -189,7 +189,7 @@ all_hooks() {
 	create_container ct
 	assert_failure 1
 	assert_nothing_left
-	! grep -q must-not-run "$CT_STDOUT"
+	! grep -q must-not-run "$CT_STDOUT" || fail "succeeded, must not: grep -q must-not-run \"\$CT_STDOUT\""
 }
 
 @test "hooks: a failing createRuntime hook fails create and leaves nothing behind" {

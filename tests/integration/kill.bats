@@ -73,7 +73,7 @@ start_pause() {
 	assert_success
 	wait_for_status ct stopped
 	wait_gone "$pid"
-	! grep -q 'got signal' "$CT_STDOUT"
+	! grep -q 'got signal' "$CT_STDOUT" || fail "succeeded, must not: grep -q 'got signal' \"\$CT_STDOUT\""
 }
 
 @test "kill ID KILL of a created container stops it before it ever runs" {
@@ -85,7 +85,7 @@ start_pause() {
 	wait_for_status ct stopped
 	runtime delete ct
 	assert_success
-	! grep -q should-not-run "$CT_STDOUT"
+	! grep -q should-not-run "$CT_STDOUT" || fail "succeeded, must not: grep -q should-not-run \"\$CT_STDOUT\""
 	assert_nothing_left
 }
 
@@ -108,7 +108,7 @@ start_pause() {
 	runtime kill ct 99999
 	assert_failure 1
 	wait_for_status ct running
-	! grep -q 'got signal' "$CT_STDOUT"
+	! grep -q 'got signal' "$CT_STDOUT" || fail "succeeded, must not: grep -q 'got signal' \"\$CT_STDOUT\""
 }
 
 @test "kill ID 0 checks the init is alive; kill --all ID 0 also after it stopped" {

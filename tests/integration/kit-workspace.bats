@@ -334,7 +334,7 @@ write_try() {
 	jq -e '.mounts[] | select(.destination == "/workspace/README" and (.options | index("ro")))' "$c" >/dev/null
 	jq -e '.mounts[] | select(.destination == "/workspace/.vscode" and (.options | index("ro")))' "$c" >/dev/null
 	# what does not exist has no placeholder in a build: nothing was made
-	! jq -e '.mounts[] | select(.destination == "/workspace/.envrc")' "$c" >/dev/null
+	! jq -e '.mounts[] | select(.destination == "/workspace/.envrc")' "$c" >/dev/null || fail "succeeded, must not: jq -e '.mounts[] | select(.destination == \"/workspace/.en..."
 	[ ! -e "$WS/.envrc" ]
 	# parents come before what is under them
 	[ "$(jq -r '[.mounts[].destination] | index("/workspace/.git") < index("/workspace/.git/hooks")' "$c")" = true ]

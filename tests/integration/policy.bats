@@ -207,7 +207,7 @@ anchor_pinned() { [ "$(stat -f -c %T "$ANCHOR" 2>/dev/null)" = nsfs ]; }
 	nsenter --net="$ANCHOR" nft list chain inet agentbox dns | grep -q 'type nat hook output'
 	# only lo, and it is down: nothing can ever send from there
 	[ "$(nsenter --net="$ANCHOR" ip -o link | wc -l)" -eq 1 ]
-	! nsenter --net="$ANCHOR" ip -o link show lo | grep -q '<[^>]*,UP'
+	! nsenter --net="$ANCHOR" ip -o link show lo | grep -q '<[^>]*,UP' || fail "succeeded, must not: nsenter --net=\"\$ANCHOR\" ip -o link show lo | grep -q '<[^..."
 	in_container abtest true
 	assert_success
 	[ "$(stat -L -c %i "$ANCHOR")" = "$ino" ] || fail "a second anchor was pinned"

@@ -277,7 +277,7 @@ assert_memfd_exe() {
 	[ "${lines[0]}" = ENOENT ]
 	[ "${lines[1]}" = ENOENT ]
 	# no mount has the runtime's binary as its source
-	! awk '{ print $4 }' <<<"$stdout" | grep -qxF "$RUNTIME_REAL"
+	! awk '{ print $4 }' <<<"$stdout" | grep -qxF "$RUNTIME_REAL" || fail "succeeded, must not: awk '{ print \$4 }' <<<\"\$stdout\" | grep -qxF \"\$RUNTIME_REAL\""
 }
 
 @test "CVE-2024-21626: process.cwd /proc/self/fd/N cannot reach the host" {
@@ -342,9 +342,9 @@ assert_memfd_exe() {
 	set_args abtest true
 	run_container ct
 	# failing is fine; the host dir must not have been mounted over
-	! mountpoint -q "$hostdir"
+	! mountpoint -q "$hostdir" || fail "succeeded, must not: mountpoint -q \"\$hostdir\""
 	[ "$(cat "$hostdir/file")" = untouched ]
-	! grep -qF " $hostdir " /proc/self/mountinfo
+	! grep -qF " $hostdir " /proc/self/mountinfo || fail "succeeded, must not: grep -qF \" \$hostdir \" /proc/self/mountinfo"
 }
 
 @test "mount sources: a bind source symlink is resolved on the host, target stays in the rootfs" {

@@ -100,7 +100,7 @@ inside() { runuser -u "$USERNAME" -- nsenter -t "$HOLDER" -U -n --preserve-crede
 	grep -q '"name":"blocked.test","reason":"not-allowed"' "$T/deny.log"
 	# the loopback resolver was asked over TCP only
 	grep -q "^tcp .* allowed.test$" "$T/rec.log"
-	! grep -q "^udp " "$T/rec.log"
+	! grep -q "^udp " "$T/rec.log" || return 1    # a bare "! CMD" would not fail the test
 	# and away again
 	run -0 as_user "$DRIVER" remove "/proc/$HOLDER/ns/net"
 	run -0 inside nft list tables

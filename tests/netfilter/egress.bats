@@ -99,7 +99,7 @@ teardown() {
 	ip netns del "$C" 2>/dev/null || true
 	ip netns del "$H" 2>/dev/null || true
 	rm -rf "/etc/netns/$C"
-	! ip netns list | grep -q -e "$C" -e "$H"
+	! ip netns list | grep -q -e "$C" -e "$H" || return 1    # a bare "! CMD" would not fail the test
 }
 
 # ---------------------------------------------------------------- helpers

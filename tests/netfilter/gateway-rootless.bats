@@ -126,7 +126,7 @@ log_has() {
 	# the same address asked for another name: refused, logged by name
 	run fetch other.test /refused
 	[ "$output" = 000 ]
-	! jq -e 'select(.path == "/refused")' "$T/records.jsonl" >/dev/null
+	! jq -e 'select(.path == "/refused")' "$T/records.jsonl" >/dev/null || return 1    # a bare "! CMD" would not fail the test
 	log_has '.proto == "tls" and .name == "other.test" and .dst == "198.19.100.10" and .port == 443 and .reason == "not-allowed"'
 	# a second try is counted, not a second record
 	run fetch other.test /refused-again
@@ -213,5 +213,5 @@ EOF
 	[ "$(jq -r 'select(.path == "/rootless") | .headers.authorization[0]' "$T/records.jsonl")" = "Bearer $ABGW_SECRET" ]
 	jq -se 'map(select(.verdict == "credential" and .name == "api.test" and .credential == "GITHUB_TOKEN")) | length == 1' \
 		"$T/log.jsonl"
-	! grep -q "$ABGW_SECRET" "$T/log.jsonl"
+	! grep -q "$ABGW_SECRET" "$T/log.jsonl" || return 1    # a bare "! CMD" would not fail the test
 }

@@ -102,11 +102,15 @@ echo searched'
 	[[ "$output" == *"/environ"* ]] || unprotected_failed "a variable credential not found in the box's environment"
 	# protected: a header credential; the search finds nothing, and the
 	# variable holds a placeholder the agent may use as it likes
-	box "$(kit_file header)" "ABGW_NEEDLE='$ABGW_SECRET'; echo \"var=\$GITHUB_TOKEN\"; $FIND_SECRET; ls /run/agentbox /run/agentbox-kits 2>&1 | head -2"
+	# the needle goes in encoded, so that the script's own command line
+	# (the box's pid 1) does not hold it
+	local needle
+	needle=$(printf %s "$ABGW_SECRET" | base64 -w0)
+	box "$(kit_file header)" "ABGW_NEEDLE=\$(echo $needle | base64 -d); echo \"var=\$GITHUB_TOKEN\"; $FIND_SECRET; ls /run/agentbox /run/agentbox-kits 2>&1 | sed 's/^/ls: /' | head -3"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"var=agentbox-credential-placeholder-GITHUB_TOKEN"* ]]
 	[[ "$output" == *searched* ]]
-	! grep -q "/environ\|/cmdline\|^/" <<<"$(grep -v '^ls:' <<<"$output" | grep -v 'var=\|searched')"
+	! grep -q "/environ\|/cmdline\|^/" <<<"$(grep -v '^ls:' <<<"$output" | grep -v 'var=\|searched')" || fail "succeeded, must not: grep -q \"/environ\\|/cmdline\\|^/\" <<<\"\$(grep -v '^ls:' <<<..."
 	[[ "$output" != *"$ABGW_SECRET"* ]]
 }
 
@@ -157,7 +161,7 @@ EOF
 	[[ "$output" == *"the certificate of api.test could not be verified"*"upstream_ca"*$'\n502'* ]]
 	# and the run's summary says it too
 	grep -q '^  https 198\.19\.97\.10:443 (api\.test)  upstream-unverified: .*upstream_ca (agentbox-kit(5))' <<<"$output"
-	! grep -q '"/newcomer"' "$D/records.jsonl"
+	! grep -q '"/newcomer"' "$D/records.jsonl" || fail "succeeded, must not: grep -q '\"/newcomer\"' \"\$D/records.jsonl\""
 }
 
 @test "SNI: an allowed address asked for a name not allowed (one server, many names) is refused and logged" {
@@ -231,7 +235,7 @@ curl -sS --max-time 10 --cacert /etc/abgw/test-ca.pem --resolve other.test:443:1
 	grep -q "first 200" "$TEST_DIR/out"      # it worked while the gateway ran
 	grep -q "after 000" "$TEST_DIR/out"
 	grep -q "other 200" "$TEST_DIR/out"
-	! jq -e 'select(.path == "/after")' "$D/records.jsonl"
+	! jq -e 'select(.path == "/after")' "$D/records.jsonl" || fail "succeeded, must not: jq -e 'select(.path == \"/after\")' \"\$D/records.jsonl\""
 	grep -q "tls  198.19.97.10:443 (api.test)  gateway-unavailable" "$TEST_DIR/out"
 }
 
@@ -312,7 +316,7 @@ for p in 1 2; do /usr/bin/curl -sS --max-time 20 -k --resolve evil.test:443:198.
 	grep -Eq 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN$' <<<"$output"
 	assert_output_matches 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN +\(1 more times\)'
 	assert_output_matches 'deny +tls +198\.19\.97\.10:443 +evil\.test +not-allowed'
-	! grep -rq "$ABGW_SECRET" "$ROOT/gw-engine/"
+	! grep -rq "$ABGW_SECRET" "$ROOT/gw-engine/" || fail "succeeded, must not: grep -rq \"\$ABGW_SECRET\" \"\$ROOT/gw-engine/\""
 	runtime delete gw-engine
 	[ "$status" -eq 0 ]
 	wait_gone "$gp" || fail "the gateway $gp outlived its container"
@@ -333,7 +337,7 @@ for p in 1 2; do /usr/bin/curl -sS --max-time 20 -k --resolve evil.test:443:198.
 	[ "$status" -eq 1 ]
 	assert_one_error_line 'annotation agentbox.credentials: credential "OTHER" is not one this runtime gives: refused'
 	assert_nothing_left
-	! pgrep -f '^agentbox-gateway' >/dev/null
+	! pgrep -f '^agentbox-gateway' >/dev/null || fail "succeeded, must not: pgrep -f '^agentbox-gateway' >/dev/null"
 }
 
 @test "gateway: header credentials in a network namespace another container polices are refused, not silently dropped" {
