@@ -322,6 +322,62 @@ static void reasons(void)
 	egress_policy_free(&p);
 }
 
+/* Learn mode: open for any name no deny entry refuses, carried in the
+ * canonical text, and wider than any policy that does not learn. */
+static void learn_mode(void)
+{
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "web.test:443", false, SRC, &err) == 0 &&
+		   egress_policy_add(&p, "bad.test,*.ads.test", true, SRC, &err) == 0 &&
+		   egress_policy_add_internal(&p, "10.0.0.0/8", SRC, &err) == 0,
+	   "a policy");
+	ok(egress_policy_check_name(&p, "other.test") == EGRESS_NAME_NONE, "enforcing: an unnamed name is refused");
+	ok(!egress_policy_allows_names(&(struct egress_policy){0}), "an empty policy allows no name");
+	p.learn = true;
+	ok(egress_policy_check_name(&p, "other.test") == EGRESS_NAME_ALLOW, "learning: an unnamed name resolves");
+	ok(egress_policy_check_name(&p, "bad.test") == EGRESS_NAME_DENY, "learning: a deny entry still refuses");
+	ok(egress_policy_check_name(&p, "x.ads.test") == EGRESS_NAME_DENY, "learning: a deny wildcard too");
+	struct egress_policy empty = {.learn = true};
+	ok(egress_policy_allows_names(&empty), "learning with no entry: names are forwarded");
+	char *s = egress_policy_to_string(&p);
+	is_str(s, "allow=web.test:443;deny=bad.test,*.ads.test;internal=10.0.0.0/8;mode=learn", "the text says learn");
+	struct egress_policy q = {0};
+	ok(egress_policy_from_string(s, "text", &q, &err) == 0 && q.learn && q.internal.n == 1 && q.deny.n == 2,
+	   "and reads back");
+	char *t = egress_policy_to_string(&q);
+	is_str(t, s, "to the same text");
+	free(t);
+	free(s);
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=;deny=;mode=learn", "text", &q, &err) == 0 && q.learn && q.allow.n == 0 &&
+		   q.deny.n == 0,
+	   "learning with no entry reads back");
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=a.test;deny=b.test", "text", &q, &err) == 0 && !q.learn,
+	   "a text without a mode enforces");
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=a.test;deny=;mode=open", "text", &q, &err) < 0,
+	   "an unknown mode is no entry: refused");
+
+	/* a learning joiner reaches what an enforcing owner refuses */
+	struct egress_policy owner = {0}, mine = {.learn = true};
+	char what[EGRESS_ENTRY_TEXT];
+	bool missing_deny;
+	egress_policy_add(&owner, "a.test", false, "o", &err);
+	ok(egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "learn mode is wider");
+	is_str(what, "learn mode", "named");
+	mine.learn = false;
+	owner.learn = true;
+	egress_policy_add(&mine, "z.test:443", false, "m", &err);
+	ok(!egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "a name within a learning owner's");
+	egress_policy_add(&mine, "198.51.100.0/24", false, "m", &err);
+	ok(egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "an address range is not");
+	egress_policy_free(&owner);
+	egress_policy_free(&mine);
+	egress_policy_free(&p);
+}
+
 int main(void)
 {
 	valid_shapes();
@@ -329,5 +385,6 @@ int main(void)
 	matching();
 	internal_ranges();
 	reasons();
+	learn_mode();
 	return tap_done();
 }
