@@ -118,6 +118,8 @@ struct dest {
 	uint8_t addr[16];
 	uint32_t repeats;        /* since its last record */
 	uint64_t last_ms;
+	uint64_t first_rt, last_rt;   /* wall clock (ms) of the first and last attempt
+				       * its next record covers */
 };
 
 /* What a record by name is about: its "proto" (and "verdict"). */
@@ -139,6 +141,7 @@ struct named {
 	uint8_t addr[16];
 	uint32_t repeats;
 	uint64_t last_ms;
+	uint64_t first_rt, last_rt;   /* as struct dest's */
 	char reason[24];         /* "" for a credential's use */
 	char credential[128];    /* NK_CREDENTIAL: its name */
 	char detail[128];        /* NK_HTTPS: the gateway's words on the first one */
@@ -215,6 +218,14 @@ static inline uint64_t now_ms(void)
 {
 	struct timespec ts = { 0 };
 	idle_clock(&ts);   /* the serve loop's, after a release too */
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The wall clock in ms: when something happened, for the records. */
+static inline uint64_t wall_ms(void)
+{
+	struct timespec ts = { 0 };
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 

@@ -60,9 +60,16 @@ static void print_record(const char *line, bool json)
 		snprintf(dst, sizeof dst, strchr(f[3], ':') ? "[%s]:%lld" : "%s:%lld", f[3], YAJL_GET_INTEGER(port));
 	else if (f[3])
 		snprintf(dst, sizeof dst, "%s", f[3]);
-	char again[48] = "", why[200] = "";
-	if (YAJL_IS_INTEGER(repeats))
-		snprintf(again, sizeof again, "  (%lld more times)", YAJL_GET_INTEGER(repeats));
+	char again[160] = "", why[200] = "";
+	if (YAJL_IS_INTEGER(repeats)) {
+		/* written later than they happened: when the first and the last were */
+		yajl_val first = json_get(v, "first"), last = json_get(v, "last");
+		if (YAJL_IS_STRING(first) && YAJL_IS_STRING(last))
+			snprintf(again, sizeof again, "  (%lld more times, first %s, last %s)", YAJL_GET_INTEGER(repeats),
+				 YAJL_GET_STRING(first), YAJL_GET_STRING(last));
+		else
+			snprintf(again, sizeof again, "  (%lld more times)", YAJL_GET_INTEGER(repeats));
+	}
 	/* a credential's use names the credential; the gateway's refusals say more */
 	yajl_val cred = json_get(v, "credential"), detail = json_get(v, "detail");
 	if (YAJL_IS_STRING(cred))
