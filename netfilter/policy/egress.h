@@ -112,6 +112,12 @@ bool egress_policy_wider(const struct egress_policy *mine, const struct egress_p
 /* Is addr (4 or 16 bytes) in a special-purpose range (netfilter/policy/special.c)?
  * What kind ("loopback", "private", ...) or NULL. */
 const char *egress_addr_special(int family, const uint8_t *addr);
+/* The ranges egress_addr_special names (global false), or the globally
+ * reachable exceptions inside them (global true), of family, as CIDR entries
+ * with no port or protocol: IPv6 ones include the IPv4 ranges as IPv6
+ * addresses carry them (IPv4-mapped, NAT64's 64:ff9b::/96, 6to4). At most
+ * max into out; returns how many there are. */
+size_t egress_special_ranges(int family, bool global, struct egress_entry *out, size_t max);
 /* Does the policy open addr's range on purpose: an internal entry, or a CIDR
  * allow entry for every port and protocol, holds it? */
 bool egress_addr_opened(const struct egress_policy *p, int family, const uint8_t *addr);

@@ -26,6 +26,8 @@ enum egress_refusal {
  * the first packet to a destination in a minute, and the repeats. */
 #define EGRESS_NFLOG_GROUP 171
 #define EGRESS_NFLOG_REPEAT_GROUP 172
+/* learn mode: every new connection the box opens (ruleset_learn.c) */
+#define EGRESS_NFLOG_LEARN_GROUP 173
 /* Default DNS port of the sentry on 127.0.0.1 and ::1 inside the netns. */
 #define EGRESS_SENTRY_PORT 53
 /* The sentry's SNI proxy on 127.0.0.1 and ::1: where the ruleset redirects

@@ -360,6 +360,31 @@ static void learn_mode(void)
 	ok(egress_policy_from_string("allow=a.test;deny=;mode=open", "text", &q, &err) < 0,
 	   "an unknown mode is no entry: refused");
 
+	/* the ranges learn mode's filter keeps closed, and the exceptions in them */
+	struct egress_entry r[128];
+	size_t n4 = egress_special_ranges(AF_INET, false, r, 128);
+	char text[EGRESS_ENTRY_TEXT];
+	bool has10 = false, has_meta = false;
+	for (size_t i = 0; i < n4 && i < 128; i++) {
+		egress_entry_to_string(&r[i], text, sizeof text);
+		has10 |= streq(text, "10.0.0.0/8");
+		has_meta |= streq(text, "169.254.0.0/16");
+	}
+	ok(n4 >= 15 && has10 && has_meta, "IPv4: private and link-local (metadata) among %zu ranges", n4);
+	size_t n6 = egress_special_ranges(AF_INET6, false, r, 128);
+	bool mapped = false, nat64 = false, sixtofour = false, ula = false;
+	for (size_t i = 0; i < n6 && i < 128; i++) {
+		egress_entry_to_string(&r[i], text, sizeof text);
+		mapped |= streq(text, "::ffff:10.0.0.0/104");
+		nat64 |= streq(text, "64:ff9b::a9fe:0/112");
+		sixtofour |= streq(text, "2002:7f00::/24");
+		ula |= streq(text, "fc00::/7");
+	}
+	ok(ula && mapped && nat64 && sixtofour, "IPv6: its own ranges, and IPv4's as IPv6 carries them (%zu)", n6);
+	ok(egress_special_ranges(AF_INET, false, NULL, 0) == n4, "counted without room");
+	n4 = egress_special_ranges(AF_INET, true, r, 128);
+	ok(n4 == 2 && streq(egress_entry_to_string(&r[0], text, sizeof text), "192.0.0.9"), "the exceptions");
+
 	/* a learning joiner reaches what an enforcing owner refuses */
 	struct egress_policy owner = {0}, mine = {.learn = true};
 	char what[EGRESS_ENTRY_TEXT];
