@@ -24,6 +24,7 @@
 
 #include "nflog.h"
 #include "sentry_log.h"
+#include "sentry_names.h"
 #include "sentry_refused.h"
 #include "sentry_state.h"
 #include "util.h"
@@ -231,6 +232,7 @@ static const char *recent_name(struct sentry *s, int family, const uint8_t *addr
 
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name)
 {
+	sentry_names_note(s, name, a->family, a->addr);   /* every name it held, for learn mode and live denies */
 	for (size_t i = 0; i < RECENT_NAMES; i++) {
 		struct recent_name *r = &s->recent[i];
 		if (r->family == a->family && memcmp(r->addr, a->addr, 16) == 0) {

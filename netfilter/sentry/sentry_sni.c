@@ -13,6 +13,7 @@
 
 #include "gateway_proto.h"
 #include "sentry_helper.h"
+#include "sentry_learn.h"
 #include "sentry_log.h"
 #include "sentry_sni.h"
 #include "sentry_state.h"
@@ -30,6 +31,14 @@ static void log_refusal(void *ctx, int family, const uint8_t *addr, int port, co
 	sentry_log_named(ctx, &e);
 }
 
+/* learn mode records a TLS connection by the name it asked for */
+static void passed(void *ctx, int family, const uint8_t *addr, int port, const char *name)
+{
+	struct learn_conn c = { .name = name, .family = family, .addr = addr, .proto = IPPROTO_TCP, .port = port,
+				.via = LV_TLS };
+	sentry_learn_conn(ctx, &c);
+}
+
 int sentry_sni_start(struct sentry *s, struct ab_err *err)
 {
 	const struct egress_sentry_params *sp = s->sp;
@@ -40,6 +49,7 @@ int sentry_sni_start(struct sentry *s, struct ab_err *err)
 		.listen_fd = { s->sni_fd[0], s->sni_fd[1] },
 		.upstream_socket = upstream_socket,
 		.log = log_refusal,
+		.passed = passed,
 		.ctx = s,
 	};
 	return sni_proxy_new(&prm, &s->sni, err);

@@ -112,6 +112,10 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 		close(sp->nflog_repeat_fd);
 		sp->nflog_repeat_fd = -1;
 	}
+	if (sp->nflog_learn_fd > 0) {
+		close(sp->nflog_learn_fd);
+		sp->nflog_learn_fd = -1;
+	}
 }
 
 static bool any_guarded_upstream(const struct egress_sentry_params *sp);
@@ -131,6 +135,9 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 	int r = x->dns ? sentry_bind_listeners(x->port, x->udp, x->tcp, err) : 0;
 	if (r == 0)
 		r = sentry_open_log_sockets(&sp->nflog_fd, &sp->nflog_repeat_fd, err);
+	/* learn mode's log group: connections made before the sentry serves wait in it */
+	if (r == 0 && sp->policy && sp->policy->learn)
+		r = sentry_open_learn_socket(-1, &sp->nflog_learn_fd, err);
 	/* the SNI check's listeners, before the program can connect anywhere */
 	if (r == 0 && sp->policy && (sni_policy_needs_proxy(sp->policy) || sp->live))
 		r = sentry_bind_sni(EGRESS_SNI_PORT, sp->sni_fd, err);
@@ -203,6 +210,16 @@ int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err)
 		*first = -1;
 	}
 	return r;
+}
+
+int sentry_open_learn_socket(int given, int *ret, struct ab_err *err)
+{
+	if (given > 0) {
+		*ret = given;
+		return 0;
+	}
+	/* every new connection of a learning box: in batches, a buffer of 1 MiB */
+	return nflog_open(EGRESS_NFLOG_LEARN_GROUP, 32, 1 << 20, ret, err);
 }
 
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err)

@@ -53,6 +53,9 @@ enum up_side {
 	UP_BOX_LOCAL, /* one of the box's own addresses (loopback): from the box, over TCP */
 };
 
+struct sentry_names;
+struct sentry_learn;
+
 struct upstream {
 	struct egress_upstream u;
 	enum up_side side;
@@ -212,6 +215,9 @@ struct sentry {
 	int sni_fd[2];          /* its listeners (the caller's, or bound in setup) */
 	uint64_t sni_next;      /* when it wants to run next (monotonic ms), UINT64_MAX: on input only */
 	bool gateway_gone;      /* the credential gateway's socket (sp->gateway_fd) hung up */
+	struct sentry_names *names_map;   /* names and their addresses (sentry_names.c), NULL: none yet */
+	struct sentry_learn *learn;       /* learn mode's records (sentry_learn.c), NULL: not learning */
+	int nflog_learn;                  /* learn mode's log group, -1: none */
 };
 
 static inline uint64_t now_ms(void)

@@ -277,6 +277,8 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 			refuse(p, f, v == EGRESS_NAME_DENY ? "denied" : "not-allowed", h.sni);
 			return;
 		}
+		if (p->prm.passed)
+			p->prm.passed(p->prm.ctx, f->dst.ss_family, addr, port, h.sni);
 		if (cred_host(p, h.sni)) {
 			if (p->prm.gateway_fd < 0 || !handoff(p, f, h.sni))
 				refuse(p, f, "gateway-unavailable", h.sni);   /* fails closed */
