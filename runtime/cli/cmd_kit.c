@@ -24,8 +24,8 @@
 
 static const char kit_usage[] =
 	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
-	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace]\n"
-	"                        [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
+	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--learn] [--workspace DIR]\n"
+	"                        [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
 	"       agentbox kit show [KIT]\n"
 	"       agentbox kit ls [-q|--json]\n"
 	"       agentbox kit rm NAME...\n"
@@ -35,7 +35,9 @@ static const char kit_usage[] =
 	"  build  write an OCI bundle (config.json and rootfs) for KIT into BUNDLE\n"
 	"  run    build KIT into a temporary bundle and run COMMAND in it (without KIT:\n"
 	"         the host's rootfs, the current directory as workspace, no network);\n"
-	"         with --name, in the named box, which keeps what it wrote for the next run\n"
+	"         with --name, in the named box, which keeps what it wrote for the next run;\n"
+	"         with --learn, egress open and recorded: agentbox egress suggest prints\n"
+	"         the allowlist the run called for\n"
 	"  show   print the effective kit after extends, with the policy it implies\n"
 	"  ls     list the named boxes\n"
 	"  rm     remove named boxes\n"
@@ -139,10 +141,11 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		{"tty", no_argument, NULL, 't'},
 		{"allow-sensitive-workspace", no_argument, NULL, 'S'},
 		{"name", required_argument, NULL, 'n'},
+		{"learn", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	bool allow_sensitive = false;
+	bool allow_sensitive = false, learn = false;
 	const char *name = NULL;
 	_cleanup_free_ char **allow = xcalloc((size_t)argc + 1, sizeof *allow);
 	size_t n_allow = 0;
@@ -158,6 +161,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		case 'w': workspace = optarg; break;
 		case 't': tty = true; break;
 		case 'S': allow_sensitive = true; break;
+		case 'L': learn = true; break;
 		case 'h': fputs(kit_usage, stdout); return 0;
 		default:
 			return usage_error(err, "run: unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -201,6 +205,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.tty = tty,
 		.allow_sensitive_workspace = allow_sensitive,
 		.name = name,
+		.learn = learn,
 	};
 	if (name && !kit_box_name_valid(name))
 		return ab_error(err, 0, "--name \"%s\": a box name is letters, digits, \"-\", \"_\" and \".\", "
@@ -267,6 +272,7 @@ static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
 			json_kv_int(j, "created", v[i].created);
 			json_kv_int(j, "last_used", v[i].last_used);
 			json_kv_bool(j, "running", v[i].running);
+			json_kv_bool(j, "learn", v[i].learn);
 			/* what egress log/allow/deny take (kit_run.c names a run's container so) */
 			char id[sizeof v[i].name + 8];
 			snprintf(id, sizeof id, "box-%s", v[i].name);
@@ -288,8 +294,9 @@ static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
 			human_size(shared, sizeof shared, v[i].layers_size);
 			local_time(created, sizeof created, v[i].created);
 			local_time(used, sizeof used, v[i].last_used);
-			printf("%-20s %-32s %8s %8s %-16s  %-16s  %s\n", v[i].name, v[i].kit ? v[i].kit : "(default kit)",
-			       size, shared, created, used, v[i].running ? "running" : "idle");
+			/* learn: the last run's egress was open (egress suggest box-NAME) */
+			printf("%-20s %-32s %8s %8s %-16s  %-16s  %s%s\n", v[i].name, v[i].kit ? v[i].kit : "(default kit)",
+			       size, shared, created, used, v[i].running ? "running" : "idle", v[i].learn ? ",learn" : "");
 		}
 	}
 	arena_free(&a);

@@ -28,6 +28,7 @@ static bool profile_name_valid(const char *n)
 #define ANNOTATION_EGRESS_ALLOW "agentbox.egress.allow"
 #define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
 #define ANNOTATION_EGRESS_REASONS "agentbox.egress.reasons"
+#define ANNOTATION_EGRESS_MODE "agentbox.egress.mode"
 
 static int resolve_egress(const struct global_opts *g, const struct oci_config *c,
 			  struct agent_policy *ret, struct ab_err *err)
@@ -112,6 +113,37 @@ deny:;
 	if (!net)
 		return ab_error(err, 0, "egress policy: the container has no network namespace of its own, so its egress cannot be policed: refused (give it a network namespace, or turn the firewall off with --egress-allow all or egress.enforce: false in %s)",
 				cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
+	return 0;
+}
+
+/* Learn mode (agentbox-egress(7), LEARN MODE): the runtime's flag
+ * (--egress-mode learn, which kit run --learn sets), or the workload's
+ * annotation where the admin allows it (egress.learn_allowed): it opens
+ * egress, which a workload may never do by itself. The floor and the
+ * seccomp profile are the same in either mode. */
+static int resolve_learn(const struct global_opts *g, const struct oci_config *c, struct agent_policy *ret,
+			 struct ab_err *err)
+{
+	const struct agent_config *cfg = &ret->config;
+	const char *mode = oci_annotation(c, ANNOTATION_EGRESS_MODE);
+	if (mode && !streq(mode, "learn") && !streq(mode, "enforce"))
+		return ab_error(err, 0, "annotation %s: unknown mode \"%s\" (enforce or learn)", ANNOTATION_EGRESS_MODE, mode);
+	bool asked = mode && streq(mode, "learn");
+	if (!g->egress_learn && !asked)
+		return 0;
+	if (!ret->egress_enforced) {
+		if (g->egress_learn)
+			return ab_error(err, 0, "--egress-mode learn: the egress firewall is off (--egress-allow all or egress.enforce: false): there is nothing to learn through");
+		log_warn("egress: annotation %s=learn: the egress firewall is off: nothing is recorded", ANNOTATION_EGRESS_MODE);
+		return 0;
+	}
+	if (!g->egress_learn && !cfg->egress_learn_allowed)
+		return ab_error(err, 0, "annotation %s=learn: learn mode opens egress, and %s does not allow it: refused (set egress.learn_allowed: true there, or run with --egress-mode learn)",
+				ANNOTATION_EGRESS_MODE, cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
+	ret->egress.learn = true;
+	/* kit run says so itself, louder, with the box's name */
+	if (!g->egress_live)
+		log_warn("egress: LEARN MODE: the container's egress is OPEN (deny entries and internal ranges aside); its DNS sentry records what it reaches: agentbox egress suggest ID prints the allowlist");
 	return 0;
 }
 
@@ -384,7 +416,7 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 					ANNOTATION_SECCOMP, ann, profile);
 		profile = ann;
 	}
-	if (resolve_egress(g, c, ret, err) < 0)
+	if (resolve_egress(g, c, ret, err) < 0 || resolve_learn(g, c, ret, err) < 0)
 		return -1;
 	ret->seccomp_profile = profile;
 	return 0;

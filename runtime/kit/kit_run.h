@@ -21,6 +21,7 @@ struct kit_run_opts {
 	bool tty;
 	bool allow_sensitive_workspace; /* --allow-sensitive-workspace */
 	const char *name;               /* --name: a box that persists (kit_box.h) */
+	bool learn;                     /* --learn: egress open, what it reaches recorded */
 };
 
 /* Build the kit into a temporary bundle and run it in the foreground: returns
