@@ -97,7 +97,7 @@ static bool same_rec(const struct rec *a, const struct rec *b)
 	    strcmp(a->via, b->via))
 		return false;
 	/* by name, one record whatever the address; by address, or inside, per address */
-	return (a->name[0] && a->kind != RK_INSIDE) || strcmp(a->dst, b->dst) == 0;
+	return (a->name[0] && a->kind != RK_INSIDE && !streq(a->via, "tls-address")) || strcmp(a->dst, b->dst) == 0;
 }
 
 static void merge(struct egress_suggest *g, const struct rec *r)
@@ -200,31 +200,21 @@ static bool connected(const struct egress_suggest *g, const char *name)
 	return has(g, RK_CONNECT, name);
 }
 
-/* The TLS name a connection by address asked for, if the SNI check saw it. */
-static const char *tls_name_of(const struct egress_suggest *g, const struct rec *r)
-{
-	for (size_t i = 0; i < g->n; i++) {
-		const struct rec *o = &g->v[i];
-		if (o->kind == RK_CONNECT && streq(o->via, "tls") && streq(o->dst, r->dst) && o->port == r->port)
-			return o->name;
-	}
-	return NULL;
-}
-
 static void connection_item(struct egress_suggest *g, const struct rec *r)
 {
 	char suffix[16] = "", host[300], note[400];
-	unsigned m = protos_on(g, r);
+	/* a TLS name over an address no lookup of it led to: the address, over TCP */
+	bool tls_addr = streq(r->via, "tls-address");
+	unsigned m = tls_addr ? 1 : protos_on(g, r);
 	if (r->port >= 0)
 		snprintf(suffix, sizeof suffix, ":%lld%s", r->port, m == 2 ? "/udp" : "");
-	if (r->name[0]) {
+	if (r->name[0] && !tls_addr) {
 		item_add(g, r->name, suffix, false, r->port < 0 ? "no port (icmp): every port is open to it" : NULL);
 		return;
 	}
 	snprintf(host, sizeof host, strchr(r->dst, ':') && r->port >= 0 ? "[%s]" : "%s", r->dst);
-	const char *tls = tls_name_of(g, r);
-	if (tls)
-		snprintf(note, sizeof note, "by address (no lookup), TLS name %s", tls);
+	if (tls_addr)
+		snprintf(note, sizeof note, "by address (no lookup), TLS name %s", r->name);
 	else
 		snprintf(note, sizeof note, "by address: no name was looked up for it");
 	item_add(g, host, suffix, true, note);

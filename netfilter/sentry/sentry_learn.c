@@ -108,7 +108,8 @@ static bool learn_write(struct sentry_learn *l, const char *line, size_t n, bool
 }
 
 static const char *const kind_text[] = { [LK_CONNECT] = "connect", [LK_LOOKUP] = "lookup", [LK_INSIDE] = "inside" };
-static const char *const via_text[] = { [LV_NONE] = "", [LV_DNS] = "dns", [LV_TLS] = "tls", [LV_PROXY] = "proxy" };
+static const char *const via_text[] = { [LV_NONE] = "", [LV_DNS] = "dns", [LV_TLS] = "tls", [LV_PROXY] = "proxy",
+					[LV_TLS_ADDR] = "tls-address" };
 
 /* r's line: what it is, and its count since the last one */
 static bool rec_write(struct sentry *s, struct learn_rec *r)
@@ -163,7 +164,7 @@ static bool same(const struct learn_rec *r, const struct learn_rec *k)
 	if (!r->used || r->kind != k->kind || r->via != k->via || r->proto != k->proto || r->port != k->port ||
 	    strcmp(r->name, k->name) != 0)
 		return false;
-	bool by_addr = !k->name[0] || k->kind == LK_INSIDE;
+	bool by_addr = !k->name[0] || k->kind == LK_INSIDE || k->via == LV_TLS_ADDR;
 	return !by_addr || (r->family == k->family && memcmp(r->addr, k->addr, 16) == 0);
 }
 
@@ -174,7 +175,7 @@ static struct learn_rec *rec_slot(struct sentry_learn *l, const struct learn_rec
 	uint32_t h = hash(k->name, strlen(k->name), 2166136261u);
 	uint8_t key[4] = { k->kind, k->via, k->proto, 0 };
 	h = hash(key, sizeof key, hash(&k->port, sizeof k->port, h));
-	if (!k->name[0] || k->kind == LK_INSIDE)
+	if (!k->name[0] || k->kind == LK_INSIDE || k->via == LV_TLS_ADDR)
 		h = hash(k->addr, 16, h);
 	struct learn_rec *b = &l->v[(h % (LEARN_SLOTS / LEARN_WAYS)) * LEARN_WAYS], *victim = NULL;
 	for (size_t i = 0; i < LEARN_WAYS; i++)
@@ -283,9 +284,8 @@ static void on_connection(const struct nflog_packet *pkt, void *data)
 	 * shared address (a CDN's) cannot say which one it used */
 	const char *names[LEARN_NAMES_PER_ADDR];
 	size_t n = sentry_names_for(s, pkt->family, pkt->dst, (uint64_t)s->ttl_max * 1000, names, LEARN_NAMES_PER_ADDR);
-	/* the SNI check's own connection: it recorded the name the box asked
-	 * for; by address only if no answer led there (a TLS name over an IP) */
-	if (n && pkt->has_mark && pkt->mark == EGRESS_PROXY_MARK)
+	/* the SNI check's own connection: it recorded it already (sentry_sni.c) */
+	if (pkt->has_mark && pkt->mark == EGRESS_PROXY_MARK)
 		return;
 	struct learn_conn c = { .family = pkt->family, .addr = pkt->dst, .proto = pkt->proto,
 				.port = pkt->has_port ? pkt->dport : -1, .via = LV_NONE };

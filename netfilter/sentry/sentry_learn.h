@@ -41,6 +41,8 @@ enum learn_via {
 	LV_DNS,     /* the answer that held its address (sentry_names.h) */
 	LV_TLS,     /* the server name its ClientHello asked for */
 	LV_PROXY,   /* the host an HTTP proxy was asked to connect to */
+	LV_TLS_ADDR,/* by address, no lookup of the server name it asked for led there:
+		     * a record of the address, with that name */
 };
 
 struct learn_conn {

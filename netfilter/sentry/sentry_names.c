@@ -10,6 +10,9 @@
 
 #include "sentry_mem.h"
 #include "sentry_names.h"
+#include "util.h"
+
+#define LEARN_HELD_MAX 64   /* names of one address looked through */
 
 struct name_addr {
 	uint64_t seen_ms;        /* 0: empty */
@@ -84,6 +87,16 @@ size_t sentry_names_for(struct sentry *s, int family, const uint8_t *addr, uint6
 	for (size_t i = 0; i < m; i++)
 		out[i] = v[i]->name;
 	return m;
+}
+
+bool sentry_names_held(struct sentry *s, const char *name, int family, const uint8_t *addr, uint64_t max_age_ms)
+{
+	const char *v[LEARN_HELD_MAX];
+	size_t n = sentry_names_for(s, family, addr, max_age_ms, v, LEARN_HELD_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (streq(v[i], name))
+			return true;
+	return false;
 }
 
 size_t sentry_names_addrs(struct sentry *s, const struct egress_entry *e, int *fam, uint8_t (*addrs)[16], size_t max)

@@ -20,6 +20,8 @@ void sentry_names_note(struct sentry *s, const char *name, int family, const uin
  * recent first, at most max into out; returns how many went there. */
 size_t sentry_names_for(struct sentry *s, int family, const uint8_t *addr, uint64_t max_age_ms, const char **out,
 			size_t max);
+/* Did an answer for name hold addr within the last max_age_ms? */
+bool sentry_names_held(struct sentry *s, const char *name, int family, const uint8_t *addr, uint64_t max_age_ms);
 /* The addresses learnt for the names entry e (a name or a wildcard) matches:
  * each once, at most max into fam/addrs; returns how many there are. */
 size_t sentry_names_addrs(struct sentry *s, const struct egress_entry *e, int *fam, uint8_t (*addrs)[16], size_t max);

@@ -288,7 +288,8 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 		/* no name (or an address for one): only an address a CIDR entry allows */
 		refuse(p, f, "no-name", h.has_sni ? h.sni : NULL);
 		return;
-	}
+	} else if (p->prm.passed)
+		p->prm.passed(p->prm.ctx, f->dst.ss_family, addr, port, NULL);
 	start_upstream(p, f);
 }
 

@@ -64,7 +64,8 @@ static void allowlist(void)
 	   "inside taken");
 	add_conn(g, NULL, "203.0.113.9", "tcp", 9000, NULL, 1, T0, T0);
 	add_conn(g, "sni.test", "203.0.113.10", "tcp", 443, "tls", 1, T0, T0);
-	add_conn(g, NULL, "203.0.113.10", "tcp", 443, NULL, 1, T0, T0);
+	add_conn(g, "sni.test", "203.0.113.10", "tcp", 443, "tls-address", 1, T0, T0);
+	add_conn(g, "git.test", "203.0.113.10", "tcp", 443, "tls", 1, T0, T0);   /* another name, same address */
 	add_conn(g, NULL, "2001:db8:45::7", "tcp", 22, NULL, 1, T0, T0);
 	ok(!egress_suggest_add(g, "{\"time\":\"" T0 "\",\"learn\":\"conn"), "a torn line is no record");
 	ok(!egress_suggest_add(g, "{\"verdict\":\"deny\"}"), "a deny record is no learn record");
