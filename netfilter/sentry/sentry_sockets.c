@@ -218,8 +218,10 @@ int sentry_open_learn_socket(int given, int *ret, struct ab_err *err)
 		*ret = given;
 		return 0;
 	}
-	/* every new connection of a learning box: in batches, a buffer of 1 MiB */
-	return nflog_open(EGRESS_NFLOG_LEARN_GROUP, 32, 1 << 20, ret, err);
+	/* every new connection of a learning box, each at once (a batch would
+	 * wait for a timer the box's end does not: its last ones lost), into a
+	 * buffer of 1 MiB */
+	return nflog_open(EGRESS_NFLOG_LEARN_GROUP, 0, 1 << 20, ret, err);
 }
 
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err)

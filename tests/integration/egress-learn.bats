@@ -338,3 +338,49 @@ assert_session_done() {
 	runtime kit rm ablrn4
 	assert_kit_run_clean
 }
+
+@test "--egress-mode learn, annotation agentbox.egress.mode: an engine container learns only where the admin allows it" {
+	setup_bundle
+	local config=$TEST_DIR/agent.yaml
+	: >"$config"
+	RUNTIME_ARGS=(--config "$config")
+	set_args abtest pause ready
+	# the workload asks for it: refused, in one line, unless the admin allows it
+	update_config '.annotations["agentbox.egress.mode"] = "learn"'
+	runtime create --bundle "$BUNDLE" lm1 </dev/null
+	assert_failure
+	assert_one_error_line "annotation agentbox\\.egress\\.mode=learn: learn mode opens egress, and .* does not allow it: refused"
+	assert_nothing_left
+	printf 'egress: {learn_allowed: true}\n' >"$config"
+	run_container lm2 --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	assert_output_contains "LEARN MODE"
+	runtime egress show lm2
+	assert_output_matches '^mode +learn'
+	local pid
+	pid=$(jq -r .pid "$ROOT/lm2/state.json")
+	nsenter --net=/proc/$pid/ns/net nft list chain inet agentbox learn_pass | grep -q 'log prefix "learn" group 173' ||
+		fail "no learn chain: $(nsenter --net=/proc/$pid/ns/net nft list table inet agentbox)"
+	runtime delete --force lm2
+	# enforce is the default; anything else is one line
+	update_config '.annotations["agentbox.egress.mode"] = "open"'
+	runtime create --bundle "$BUNDLE" lm3 </dev/null
+	assert_failure
+	assert_one_error_line 'annotation agentbox\.egress\.mode: unknown mode "open" \(enforce or learn\)'
+	# the admin's own flag (an engine's runtimeArgs) needs no permission
+	update_config 'del(.annotations["agentbox.egress.mode"])'
+	: >"$config"
+	RUNTIME_ARGS=(--config "$config" --egress-mode learn)
+	run_container lm4 --detach
+	assert_success
+	wait_for_line "$RT_STDOUT" '^ready$'
+	runtime egress show --json lm4
+	[ "$(jq -r .mode <<<"$stdout")" = learn ] || fail "$stdout"
+	runtime delete --force lm4
+	RUNTIME_ARGS=(--config "$config" --egress-mode bogus)
+	runtime create --bundle "$BUNDLE" lm5 </dev/null
+	assert_failure
+	assert_one_error_line '--egress-mode: unknown mode "bogus" \(enforce or learn\)'
+	assert_nothing_left
+}
