@@ -57,7 +57,7 @@ static const struct command commands[] = {
 	{"events", cmd_events, "print container statistics and events as JSON lines",
 	 "agentbox events [--stats] [--interval DURATION] ID"},
 	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box); list, remove and fork named boxes",
-	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
+	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--learn] [--workspace DIR] [--allow-sensitive-workspace] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
 	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs; suggest the allowlist learn mode calls for",
 	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress suggest [--wildcards] [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
 };
