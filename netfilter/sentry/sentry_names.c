@@ -1,9 +1,11 @@
 /* The sentry's memory of names and their addresses: one (name, address) pair
  * per slot, NAME_ADDRS of them in pages of their own, mapped at the first
- * answer (a box that resolves no name never touches them). A pair seen again
- * is refreshed; a new one takes an empty slot or the least recently seen. A
- * connection outlives the set element its lookup made, so pairs are kept
- * past their TTL, for as long as there is room. */
+ * answer (a box that resolves no name never touches them), in buckets of
+ * NAME_WAYS by address: what held an address is one bucket's look. A pair
+ * seen again is refreshed; a new one takes an empty slot of its bucket or
+ * the least recently seen. A connection outlives the set element its lookup
+ * made, so pairs are kept past their TTL, for as long as there is room (an
+ * address many names share keeps the last NAME_WAYS of them). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,7 +14,7 @@
 #include "sentry_names.h"
 #include "util.h"
 
-#define LEARN_HELD_MAX 64   /* names of one address looked through */
+#define NAME_WAYS 16
 
 struct name_addr {
 	uint64_t seen_ms;        /* 0: empty */
@@ -39,14 +41,23 @@ static size_t alen(int family)
 	return family == AF_INET ? 4 : 16;
 }
 
+/* The bucket of addr's pairs */
+static struct name_addr *bucket(struct sentry_names *m, int family, const uint8_t *addr)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)family;
+	for (size_t i = 0; i < alen(family); i++)
+		h = (h ^ addr[i]) * 16777619u;
+	return &m->v[(h % (NAME_ADDRS / NAME_WAYS)) * NAME_WAYS];
+}
+
 void sentry_names_note(struct sentry *s, const char *name, int family, const uint8_t *addr)
 {
 	if (!s->names_map && !(s->names_map = sentry_zpages(sizeof *s->names_map)))
 		return;   /* no memory: names go unknown, nothing is opened by it */
 	uint32_t h = name_hash(name);
-	struct name_addr *slot = NULL, *oldest = &s->names_map->v[0];
-	for (size_t i = 0; i < NAME_ADDRS && !slot; i++) {
-		struct name_addr *p = &s->names_map->v[i];
+	struct name_addr *b = bucket(s->names_map, family, addr), *slot = NULL, *oldest = &b[0];
+	for (size_t i = 0; i < NAME_WAYS && !slot; i++) {
+		struct name_addr *p = &b[i];
 		if (p->seen_ms && p->hash == h && p->family == family && memcmp(p->addr, addr, alen(family)) == 0 &&
 		    strcmp(p->name, name) == 0)
 			slot = p;
@@ -67,11 +78,14 @@ void sentry_names_note(struct sentry *s, const char *name, int family, const uin
 size_t sentry_names_for(struct sentry *s, int family, const uint8_t *addr, uint64_t max_age_ms, const char **out,
 			size_t max)
 {
-	const struct name_addr *v[NAME_ADDRS];
+	const struct name_addr *v[NAME_WAYS];
 	size_t n = 0;
 	uint64_t now = now_ms();
-	for (size_t i = 0; s->names_map && i < NAME_ADDRS; i++) {
-		const struct name_addr *p = &s->names_map->v[i];
+	if (!s->names_map)
+		return 0;
+	const struct name_addr *b = bucket(s->names_map, family, addr);
+	for (size_t i = 0; i < NAME_WAYS; i++) {
+		const struct name_addr *p = &b[i];
 		if (p->seen_ms && p->seen_ms + max_age_ms >= now && p->family == family &&
 		    memcmp(p->addr, addr, alen(family)) == 0)
 			v[n++] = p;
@@ -91,8 +105,8 @@ size_t sentry_names_for(struct sentry *s, int family, const uint8_t *addr, uint6
 
 bool sentry_names_held(struct sentry *s, const char *name, int family, const uint8_t *addr, uint64_t max_age_ms)
 {
-	const char *v[LEARN_HELD_MAX];
-	size_t n = sentry_names_for(s, family, addr, max_age_ms, v, LEARN_HELD_MAX);
+	const char *v[NAME_WAYS];
+	size_t n = sentry_names_for(s, family, addr, max_age_ms, v, NAME_WAYS);
 	for (size_t i = 0; i < n; i++)
 		if (streq(v[i], name))
 			return true;
