@@ -12,7 +12,7 @@
  *     allow sets -> goto learn_pass                    (ruleset.c)
  *     internal ranges, the exceptions of the special-purpose ranges,
  *       ct state new -> goto learn_pass
- *     special-purpose ranges -> refuse (not allowed)
+ *     special-purpose ranges -> refuse (internal address)
  *     ct state new -> goto learn_pass
  *     -> refuse (not allowed)                          (ruleset.c)
  *   chain learn_pass
@@ -112,7 +112,7 @@ static void put_range_rules(struct eg_batch *b, const char *chain, const struct 
 		if (redirect)
 			x_redirect(r, redirect);
 		else if (verdict == NF_DROP)
-			x_refuse(r, EGRESS_REFUSED_NOT_ALLOWED);
+			x_refuse(r, EGRESS_REFUSED_INTERNAL);
 		else
 			x_verdict(r, verdict, to);
 		put_rule(b, r, chain);

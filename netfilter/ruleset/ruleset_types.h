@@ -20,6 +20,7 @@ enum egress_refusal {
 	EGRESS_REFUSED_DENIED,       /* a deny entry does */
 	EGRESS_REFUSED_DNS,          /* DNS/DoT elsewhere than the sentry, or a guarded resolver */
 	EGRESS_REFUSED_SPOOF,        /* a source address that is not the box's */
+	EGRESS_REFUSED_INTERNAL,     /* learn mode: a special-purpose range the policy does not open */
 };
 #define EGRESS_REFUSAL_MARK(why) (0x0ab0e000u | (uint32_t)(why))
 /* nfnetlink_log group of every log rule (groups are per network namespace):

@@ -417,6 +417,8 @@ static enum reason reason_of(const struct nflog_packet *pkt)
 		return R_DNS_BYPASS;
 	case EGRESS_REFUSED_SPOOF:
 		return R_SPOOFED;
+	case EGRESS_REFUSED_INTERNAL:
+		return R_INTERNAL;
 	default:
 		return R_NOT_ALLOWED;
 	}

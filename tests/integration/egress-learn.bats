@@ -302,7 +302,7 @@ assert_session_done() {
 	# what stayed closed is in the deny log, as in any box
 	runtime egress log --json box-ablrn4
 	jq -se 'any(.[]; .name == "b.cdn.test" and .reason == "denied")' <<<"$stdout" >/dev/null || fail "$stdout"
-	jq -se 'any(.[]; .dst == "198.18.45.130" and .port == 9000 and .reason == "not-allowed")' <<<"$stdout" \
+	jq -se 'any(.[]; .dst == "198.18.45.130" and .port == 9000 and .reason == "internal-address")' <<<"$stdout" \
 		>/dev/null || fail "$stdout"
 	jq -se 'any(.[]; .dst == "198.18.45.69" and .port == 9100 and .reason == "denied")' <<<"$stdout" >/dev/null ||
 		fail "the stream's packets after the deny are not refused: $stdout"
