@@ -232,6 +232,11 @@ assert_session_done() {
 	runtime egress log --json box-ablrn3
 	jq -se 'any(.[]; .verdict == "deny" and .name == "git.test")' <<<"$stdout" >/dev/null || fail "$stdout"
 	runtime kit rm ablrn1 ablrn2 ablrn3
+	# its boxes' cgroups are gone (kit-* ones, which assert_kit_run_clean
+	# compares, are other runs' on a shared host: this test made none)
+	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/box-ablrn*' 2>/dev/null)" ] ||
+		fail "cgroups left: $(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/box-ablrn*')"
+	KIT_CGROUPS_BEFORE=$(kit_cgroups)
 	assert_kit_run_clean
 }
 
