@@ -476,7 +476,8 @@ char *egress_suggest_text(struct egress_suggest *g, const char *id, bool wildcar
 	build_items(g);
 	if (wildcards)
 		fold(g);
-	qsort(g->items, g->n_items, sizeof *g->items, item_cmp);
+	if (g->n_items)
+		qsort(g->items, g->n_items, sizeof *g->items, item_cmp);
 	if (json)
 		return json_text(g, id);
 	struct text t = { 0 };
