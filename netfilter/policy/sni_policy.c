@@ -28,7 +28,8 @@ enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const c
 		    egress_entry_matches_name(e, name))
 			return EGRESS_NAME_ALLOW;
 	}
-	return EGRESS_NAME_NONE;
+	/* learn mode: open, but for what a deny entry refuses */
+	return p->learn ? EGRESS_NAME_ALLOW : EGRESS_NAME_NONE;
 }
 
 static bool in_cidr(const struct egress_entry *e, int family, const uint8_t *addr)
@@ -56,7 +57,9 @@ enum egress_name_verdict sni_addr_verdict(const struct egress_policy *p, int fam
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (covers(&p->allow.v[i], port) && in_cidr(&p->allow.v[i], family, addr))
 			return EGRESS_NAME_ALLOW;
-	return EGRESS_NAME_NONE;
+	/* learn mode: open but for a deny entry; the filter still refuses the
+	 * ranges it keeps closed */
+	return p->learn ? EGRESS_NAME_ALLOW : EGRESS_NAME_NONE;
 }
 
 bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port)
@@ -66,6 +69,8 @@ bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *
 
 bool sni_policy_needs_proxy(const struct egress_policy *p)
 {
+	if (p->learn)
+		return true;   /* every TLS connection's name is recorded */
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (covers(&p->allow.v[i], 443))
 			return true;

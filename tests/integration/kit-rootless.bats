@@ -863,3 +863,38 @@ sudo" ] || fail "the box's home: $out"
 	as_way runuser "$KR_BIN/agentbox" kit rm krs
 	assert_user_run_clean
 }
+
+@test "rootless kit run --learn: what the box reached is recorded as the user's; its suggestion runs the box default-deny with nothing refused" {
+	setup_inet
+	KR_RESOLV=$TEST_DIR/resolv.conf
+	local cmd='getent hosts api.test >/dev/null && echo looked-up
+		socat -T5 - TCP:web.test:8080,connect-timeout=4 </dev/null | grep -q hello && echo web-reached'
+	kkit open.yaml <<-'EOF2'
+		rootfs: host
+	EOF2
+	kr --egress-internal 198.18.42.128/25 kit run --learn --workspace "$WS" --name krlearn open.yaml -- sh -c "$cmd"
+	assert_success
+	assert_output_contains looked-up
+	assert_output_contains web-reached
+	assert_output_contains "LEARN MODE"
+	# the records are the user's: in its durable log directory, read after the run
+	kr egress suggest box-krlearn
+	assert_success
+	grep -qx '    - web.test:8080' <<<"$stdout" || fail "$stdout"
+	grep -q '^    - api.test  *# looked up only' <<<"$stdout" || fail "$stdout"
+	local f
+	f=$(find "$KR_HOME/.local/state/agentbox/log" -name egress.learn 2>/dev/null | head -1)
+	[ -n "$f" ] && [ "$(stat -c %U "$f")" = "$KR_USER" ] || fail "no learn file of the user's: ${f:-none}"
+	# pasted, default-deny: nothing refused; without it, refused
+	{ grep -v '^#' <<<"$stdout"; echo "rootfs: host"; } >"$TEST_DIR/paste.yaml"
+	chown "$KR_USER:" "$TEST_DIR/paste.yaml"
+	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" paste.yaml -- sh -c "$cmd"
+	assert_success
+	assert_output_contains looked-up
+	assert_output_contains web-reached
+	refute_output_contains "egress refused"
+	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" open.yaml -- sh -c "$cmd"
+	refute_output_contains web-reached
+	kr kit rm krlearn
+	assert_user_run_clean
+}

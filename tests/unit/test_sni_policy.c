@@ -83,5 +83,19 @@ int main(void)
 			free(e.name);
 	}
 	egress_policy_free(&p);
+
+	/* learn mode: every TLS connection is checked (and its name recorded),
+	 * open but for what a deny entry refuses */
+	p = policy("", "bad.test,*.ads.test:443,198.51.100.0/24");
+	ok(!sni_policy_needs_proxy(&p), "no allow entry: no check");
+	p.learn = true;
+	ok(sni_policy_needs_proxy(&p), "learning: the check runs");
+	ok(sni_name_allowed(&p, "any.test", 443), "learning: an unnamed name passes");
+	ok(sni_name_verdict(&p, "bad.test", 443) == EGRESS_NAME_DENY, "learning: a denied name is refused");
+	ok(sni_name_verdict(&p, "x.ads.test", 443) == EGRESS_NAME_DENY, "learning: a denied wildcard on its port");
+	ok(sni_name_allowed(&p, "x.ads.test", 8443), "learning: ... not on another");
+	ok(addr_ok(&p, "203.0.113.9", 443), "learning: a nameless connection passes");
+	ok(!addr_ok(&p, "198.51.100.9", 443), "learning: not to a denied range");
+	egress_policy_free(&p);
 	return tap_done();
 }
