@@ -20,7 +20,9 @@ static inline bool sni_name_allowed(const struct egress_policy *p, const char *n
 }
 /* ... and on a connection without a name, by CIDR entries only: DENY when a
  * deny entry covers the address on tcp/port, ALLOW when an allow entry does
- * (in learn mode: when none denies it), else NONE */
+ * (in learn mode: when none denies it and it is not in a special-purpose
+ * range the policy does not open: the ranges learn mode's filter keeps
+ * closed), else NONE */
 enum egress_name_verdict sni_addr_verdict(const struct egress_policy *p, int family, const uint8_t *addr,
 					  uint16_t port);
 bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *addr, uint16_t port);
