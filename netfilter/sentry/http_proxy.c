@@ -345,8 +345,11 @@ static void hand_over(struct http_proxy *p, struct conn *k)
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, k->c, NULL);
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, k->u, NULL);
 	k->c = k->u = -1;   /* the flow's now */
+	if (sni_proxy_adopt(p->prm.flows, &a) == 0 && !a.hello && p->prm.passed) {
+		const struct peer *pe = &k->addrs[k->tried - 1];
+		p->prm.passed(p->prm.ctx, k->h.family ? NULL : k->h.host, pe->family, pe->addr, k->h.port);
+	}
 	conn_end(p, k);
-	(void)sni_proxy_adopt(p->prm.flows, &a);
 }
 
 static void check_connect(struct http_proxy *p, struct conn *k)

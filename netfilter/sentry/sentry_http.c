@@ -5,7 +5,8 @@
  * SNI check) or, without one, plain sockets of the box: the filter judges
  * them either way. Its connections go on as the SNI check's flows; its
  * refusals go to the deny log (proto "proxy") and the refused file, and come
- * back to the box in words, with what the user can do about them. */
+ * back to the box in words, with what the user can do about them. In
+ * learn mode, what it lets through is recorded. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -16,6 +17,7 @@
 #include "http_proxy.h"
 #include "sentry_helper.h"
 #include "sentry_http.h"
+#include "sentry_learn.h"
 #include "sentry_log.h"
 #include "sentry_refused.h"
 #include "sentry_state.h"
@@ -47,6 +49,16 @@ static void refused(void *ctx, const struct http_refusal *r, char *phrase, size_
 		snprintf(hint, hlen, "look names up through the box's resolver");
 }
 
+/* Learn mode records what the proxy let through without a ClientHello the
+ * SNI check records (sentry_learn.h): the learn log group leaves out the
+ * proxy's marked connections. A no-op when not learning. */
+static void passed(void *ctx, const char *name, int family, const uint8_t *addr, uint16_t port)
+{
+	struct learn_conn c = { .name = name, .family = family, .addr = addr, .proto = IPPROTO_TCP, .port = port,
+				.via = LV_PROXY };
+	sentry_learn_conn(ctx, &c);
+}
+
 int sentry_http_start(struct sentry *s, struct ab_err *err)
 {
 	struct http_proxy_params prm = {
@@ -56,6 +68,7 @@ int sentry_http_start(struct sentry *s, struct ab_err *err)
 		.flows = s->sni,
 		.upstream_socket = upstream_socket,
 		.refused = refused,
+		.passed = passed,
 		.ctx = s,
 	};
 	return http_proxy_new(&prm, &s->http, err);

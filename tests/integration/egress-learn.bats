@@ -9,7 +9,8 @@
 # 198.18.45.64/26 and 198.18.45.128/26, and in it: a resolver on .80 (*.test),
 # HTTPS hosts with a private CA on .65 registry.test (an npm registry: a
 # packument and its tarball), .66 git.test (a repository served the dumb
-# way), .67 api.test and a/b/c/d.cdn.test (JSON); a UDP echo on .68:5000
+# way), .67 api.test and a/b/c/d.cdn.test (JSON; api.test also over HTTPS on
+# 8443 and plain HTTP on 8080); a UDP echo on .68:5000
 # (udp.test); lookonly.test and stream.test on .69 (a test may listen
 # there); a TCP greeting on
 # .70:9000 with no name, and on .130:9000, outside the range the box's
@@ -61,7 +62,8 @@ setup_file() {
 	echo $! >>"$LRN/pids"
 	nsenter -t "$LRN_HOLD" -n python3 "$BATS_TEST_DIRNAME/learn_servers.py" --root "$LRN/www" \
 		--cert "$LRN/ca/server.pem" --key "$LRN/ca/server.key" --ready "$LRN/ready" \
-		--https 198.18.45.65 --https 198.18.45.66 --https 198.18.45.67 --udp 198.18.45.68:5000 \
+		--https 198.18.45.65 --https 198.18.45.66 --https 198.18.45.67 --https 198.18.45.67:8443 \
+		--http 198.18.45.67:8080 --udp 198.18.45.68:5000 \
 		--tcp 198.18.45.70:9000 --tcp 198.18.45.130:9000 </dev/null >/dev/null 2>&1 3>&- 8>&- &
 	echo $! >>"$LRN/pids"
 	echo "nameserver 198.18.45.80" >"$LRN/resolv.conf"
@@ -146,12 +148,20 @@ krun() {
 }
 
 # session_kit FILE [ALLOW-BLOCK]: the agent-like session: installs a package
-# from the registry, clones a repository, calls the API (curl and python),
-# looks a name up, sends a UDP query. Each step prints its word when it
-# worked. ALLOW-BLOCK: a network block (egress suggest's) to put in.
+# from the registry, clones a repository, calls the API (curl and python,
+# over HTTPS on 443 and 8443, over plain HTTP on 8080), looks a name up,
+# sends a UDP query. Each step prints its word when it worked; the first
+# line says which proxy the clients were given. ALLOW-BLOCK: a network
+# block (egress suggest's) to put in. With SESSION_PROXY=false the kit says
+# network.proxy: false (no proxy, no variables: the clients connect
+# themselves); else it keeps the default, the box's HTTP proxy, which npm,
+# git, curl and Python all use.
 session_kit() {
 	{
 		[ -z "${2:-}" ] || printf '%s\n' "$2"
+		if [ "${SESSION_PROXY:-}" = false ]; then
+			[ -n "${2:-}" ] && echo "  proxy: false" || printf 'network:\n  proxy: false\n'
+		fi
 		cat <<-EOF
 			mounts: [{target: /ca, source: "$LRN/ca"}]
 			env:
@@ -166,6 +176,7 @@ session_kit() {
 			  - sh
 			  - -c
 			  - |
+			    echo "proxy=\${HTTPS_PROXY:-none} \${http_proxy:-none}"
 			    cd /tmp && echo '{}' >package.json
 			    npm install --no-audit --no-fund --registry https://registry.test/ ablrn-pkg >/dev/null 2>&1 &&
 			      [ -f node_modules/ablrn-pkg/index.js ] && echo step-npm
@@ -173,6 +184,8 @@ session_kit() {
 			    curl -sf https://api.test/v1/status | grep -q ok && echo step-curl
 			    python3 -c 'import urllib.request; print(urllib.request.urlopen("https://api.test/v1/status").read().decode())' 2>/dev/null |
 			      grep -q ok && echo step-python
+			    curl -sf https://api.test:8443/v1/status | grep -q ok && echo step-tls8443
+			    curl -sf http://api.test:8080/v1/status | grep -q ok && echo step-http
 			    getent hosts lookonly.test >/dev/null && echo step-lookup
 			    echo ping | socat -T3 - UDP:udp.test:5000 2>/dev/null | grep -q hello-udp && echo step-udp
 			    sleep 0.2
@@ -182,20 +195,42 @@ session_kit() {
 
 assert_session_done() {
 	local s
-	for s in npm git curl python lookup udp; do
+	for s in npm git curl python tls8443 http lookup udp; do
 		grep -qx "step-$s" <<<"$stdout" || fail "step $s failed: $output"
 	done
 }
 
-@test "kit run --learn: an agent-like session's suggestion, pasted as the kit's allowlist, runs it default-deny with nothing refused" {
+# assert_session_block BLOCK: egress suggest's allowlist for the session,
+# whichever way its clients went: each host and port it reached, nothing else
+assert_session_block() {
+	local e
+	for e in registry.test:443 git.test:443 api.test:443 api.test:8443 api.test:8080 udp.test:5000/udp; do
+		grep -qx "    - $e" <<<"$1" || fail "no $e: $1"
+	done
+	grep -q '^    - lookonly.test  *# looked up only' <<<"$1" || fail "no lookup: $1"
+	[ "$(grep -c '^    - ' <<<"$1")" = 7 ] || fail "more than the session reached: $1"
+}
+
+# learnt_api BOX: how the box's connections to api.test were recorded:
+# "PORT VIA" lines, from its durable learn file
+learnt_api() {
+	jq -r 'select(.learn == "connect" and .name == "api.test") | "\(.port) \(.via)"' \
+		"$AGENTBOX_LOG_DIR/$1/egress.learn" | sort -u | tr '\n' ' '
+}
+
+@test "kit run --learn: an agent-like session through the box's HTTP proxy (a kit's default); its suggestion, pasted, runs it default-deny with nothing refused" {
 	session_kit learn.yaml
 	# learn mode: egress open, loudly; a named box, kept for egress suggest
 	krun kit run --learn --name ablrn1 --workspace "$WS" "$TEST_DIR/learn.yaml"
 	assert_success
 	assert_session_done
+	assert_output_contains "proxy=http://127.0.0.1:61128 http://127.0.0.1:61128"
 	[[ "$stderr" == *"LEARN MODE: the egress of box box-ablrn1 is OPEN"* ]] || fail "no warning: $stderr"
 	[[ "$stderr" == *"the allowlist it calls for: agentbox egress suggest box-ablrn1"* ]] || fail "no summary: $stderr"
 	refute_output_contains "egress refused"
+	# the proxy recorded what it tunnelled and fetched itself; a tunnel to
+	# 443 the SNI check recorded by its TLS name
+	[ "$(learnt_api box-ablrn1)" = "443 tls 8080 proxy 8443 proxy " ] || fail "recorded: $(learnt_api box-ablrn1)"
 	runtime kit ls
 	assert_output_matches 'ablrn1 .* idle,learn'
 	runtime kit ls --json
@@ -206,36 +241,65 @@ assert_session_done() {
 	assert_success
 	local block
 	block=$(grep -v '^#' <<<"$stdout")
-	grep -qx '    - registry.test:443' <<<"$block" || fail "no registry: $stdout"
-	grep -qx '    - git.test:443' <<<"$block" || fail "no git: $stdout"
-	grep -qx '    - api.test:443' <<<"$block" || fail "no api: $stdout"
-	grep -qx '    - udp.test:5000/udp' <<<"$block" || fail "no udp: $stdout"
-	grep -q '^    - lookonly.test  *# looked up only' <<<"$block" || fail "no lookup: $stdout"
-	# nothing else: the session reached nothing else
-	[ "$(grep -c '^    - ' <<<"$block")" = 5 ] || fail "more than the session reached: $stdout"
+	assert_session_block "$block"
 
-	# pasted as the kit's allowlist: the same session, default-deny, nothing refused
+	# pasted as the kit's allowlist: the same session, default-deny, through
+	# the proxy again, nothing refused
 	session_kit paste.yaml "$block"
 	krun kit run --name ablrn2 --workspace "$WS" "$TEST_DIR/paste.yaml"
 	assert_success
 	assert_session_done
+	assert_output_contains "proxy=http://127.0.0.1:61128"
 	refute_output_contains "egress refused"
 	refute_output_contains "LEARN MODE"
 	runtime egress log --json box-ablrn2
 	[ -z "$(jq -c 'select(.verdict == "deny")' <<<"$stdout")" ] || fail "refused: $stdout"
 
-	# one entry fewer: that step is refused, and the log says so (the test can fail)
-	session_kit short.yaml "$(grep -v 'git.test' <<<"$block")"
+	# entries fewer: those steps are refused, by the proxy, and the log says
+	# so (the test can fail)
+	session_kit short.yaml "$(grep -v -e 'git.test' -e 'api.test:8080' <<<"$block")"
 	krun kit run --name ablrn3 --workspace "$WS" "$TEST_DIR/short.yaml"
 	refute_output_contains step-git
+	refute_output_contains step-http
 	assert_output_contains step-npm
+	assert_output_contains step-tls8443
 	runtime egress log --json box-ablrn3
-	jq -se 'any(.[]; .verdict == "deny" and .name == "git.test")' <<<"$stdout" >/dev/null || fail "$stdout"
+	jq -se 'any(.[]; .verdict == "deny" and .proto == "proxy" and .name == "git.test")' <<<"$stdout" >/dev/null ||
+		fail "$stdout"
+	jq -se 'any(.[]; .verdict == "deny" and .proto == "proxy" and .name == "api.test" and .port == 8080)' \
+		<<<"$stdout" >/dev/null || fail "$stdout"
 	runtime kit rm ablrn1 ablrn2 ablrn3
 	# its boxes' cgroups are gone (kit-* ones, which assert_kit_run_clean
 	# compares, are other runs' on a shared host: this test made none)
 	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/box-ablrn*' 2>/dev/null)" ] ||
 		fail "cgroups left: $(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/box-ablrn*')"
+	KIT_CGROUPS_BEFORE=$(kit_cgroups)
+	assert_kit_run_clean
+}
+
+@test "kit run --learn with network.proxy: false: the clients connect themselves; the same suggestion runs the session default-deny" {
+	SESSION_PROXY=false session_kit learn.yaml
+	krun kit run --learn --name ablrn5 --workspace "$WS" "$TEST_DIR/learn.yaml"
+	assert_success
+	assert_session_done
+	assert_output_contains "proxy=none none"
+	# the learn log group recorded the connections, named by their lookups
+	[ "$(learnt_api box-ablrn5)" = "443 tls 8080 dns 8443 dns " ] || fail "recorded: $(learnt_api box-ablrn5)"
+	runtime egress suggest box-ablrn5
+	assert_success
+	local block
+	block=$(grep -v '^#' <<<"$stdout")
+	assert_session_block "$block"
+	SESSION_PROXY=false session_kit paste.yaml "$block"
+	krun kit run --name ablrn6 --workspace "$WS" "$TEST_DIR/paste.yaml"
+	assert_success
+	assert_session_done
+	refute_output_contains "egress refused"
+	runtime egress log --json box-ablrn6
+	[ -z "$(jq -c 'select(.verdict == "deny")' <<<"$stdout")" ] || fail "refused: $stdout"
+	runtime kit rm ablrn5 ablrn6
+	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 4 -type d -path '*/agentbox/box-ablrn*' 2>/dev/null)" ] ||
+		fail "cgroups left"
 	KIT_CGROUPS_BEFORE=$(kit_cgroups)
 	assert_kit_run_clean
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Test hosts for egress-learn.bats: static files over HTTPS on each
---https ADDR (port 443; an npm registry, a git repository served dumb, an
-API's JSON are files in --root), a plain TCP greeting on each --tcp
+--https ADDR[:PORT] (port 443 unless given; an npm registry, a git
+repository served dumb, an API's JSON are files in --root), the same over
+plain HTTP on each --http ADDR:PORT, a plain TCP greeting on each --tcp
 ADDR:PORT, and a UDP echo on each --udp ADDR:PORT. Writes --ready once
 every socket listens.
 
   learn_servers.py --root DIR --cert PEM --key PEM --ready FILE
-                   [--https ADDR]... [--tcp ADDR:PORT]... [--udp ADDR:PORT]...
+                   [--https ADDR[:PORT]]... [--http ADDR:PORT]...
+                   [--tcp ADDR:PORT]... [--udp ADDR:PORT]...
 """
 import argparse
 import functools
@@ -55,6 +57,7 @@ def main():
     ap.add_argument("--key", required=True)
     ap.add_argument("--ready", required=True)
     ap.add_argument("--https", action="append", default=[])
+    ap.add_argument("--http", action="append", default=[])
     ap.add_argument("--tcp", action="append", default=[])
     ap.add_argument("--udp", action="append", default=[])
     a = ap.parse_args()
@@ -62,10 +65,14 @@ def main():
     ctx.load_cert_chain(a.cert, a.key)
     servers = []
     handler = functools.partial(Quiet, directory=a.root)
-    for host in a.https:
-        s = http.server.ThreadingHTTPServer((host, 443), handler)
+    for where in a.https:
+        s = http.server.ThreadingHTTPServer(addr_port(where) if ":" in where else (where, 443), handler)
         s.daemon_threads = True
         s.socket = ctx.wrap_socket(s.socket, server_side=True)
+        servers.append(s)
+    for where in a.http:
+        s = http.server.ThreadingHTTPServer(addr_port(where), handler)
+        s.daemon_threads = True
         servers.append(s)
     servers += [ThreadingTCP(addr_port(t), Greeting) for t in a.tcp]
     servers += [ThreadingUDP(addr_port(u), Echo) for u in a.udp]
