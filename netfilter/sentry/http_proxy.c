@@ -486,9 +486,11 @@ static void judge(struct http_proxy *p, struct conn *k)
 	else
 		v = sni_name_verdict(p->prm.policy, h->host, h->port);
 	if (v != EGRESS_NAME_ALLOW) {
+		/* (learn mode refuses a literal only where its filter would) */
 		const char *code = h->port == 53 || h->port == 853 ? "dns-bypass"
 				   : h->family && loopback(h->family, h->addr) ? "loopback"
-				   : v == EGRESS_NAME_DENY ? "denied" : "not-allowed";
+				   : v == EGRESS_NAME_DENY ? "denied"
+				   : p->prm.policy->learn && h->family ? "internal-address" : "not-allowed";
 		refuse(p, k, code, h->family, h->family ? h->addr : NULL);
 		return;
 	}

@@ -43,6 +43,13 @@ static void refused(void *ctx, const struct http_refusal *r, char *phrase, size_
 		sentry_allow_hint(s, "proxy", r->name, r->family, r->addr, r->port, allow, sizeof allow);
 		snprintf(hint, hlen, "the user can allow it: %s (or network.allow in a kit)", allow);
 	}
+	else if (strcmp(r->code, "internal-address") == 0 && r->family) {
+		char range[INET6_ADDRSTRLEN + 8] = "";
+		if (!egress_addr_special_range(r->family, r->addr, range, sizeof range))
+			snprintf(range, sizeof range, "ADDRESS/PREFIX");
+		snprintf(hint, hlen, "the user can open its range: agentbox --egress-internal %s (or network.internal "
+			 "in a kit)", range);
+	}
 	else if (strcmp(r->code, "loopback") == 0)
 		snprintf(hint, hlen, "the box's own addresses are reached directly, not through the proxy (NO_PROXY)");
 	else if (strcmp(r->code, "dns-bypass") == 0)

@@ -304,14 +304,18 @@ learnt_api() {
 	assert_kit_run_clean
 }
 
-@test "kit run --learn: loud while it runs; what stays closed; a live deny of a name cuts its flow; the suggestion's comments and --wildcards" {
-	# a sink for a long-lived connection of the box's
-	nsenter -t "$LRN_HOLD" -n socat -u TCP-LISTEN:9100,bind=198.18.45.69,reuseaddr OPEN:"$TEST_DIR/recv",creat,append \
-		</dev/null >/dev/null 2>&1 3>&- 8>&- &
-	defer kill $!
+@test "kit run --learn: loud while it runs; what stays closed, also to the proxy; a live deny of a name cuts its flows, the proxy's too; the suggestion's comments and --wildcards" {
+	# sinks for long-lived connections of the box's: one its own, one the
+	# box's HTTP proxy tunnels
+	local port
+	for port in 9100 9101; do
+		nsenter -t "$LRN_HOLD" -n socat -u TCP-LISTEN:$port,bind=198.18.45.69,reuseaddr \
+			OPEN:"$TEST_DIR/recv$port",creat,append </dev/null >/dev/null 2>&1 3>&- 8>&- &
+		defer kill $!
+	done
 	local i
 	for ((i = 0; i < 100; i++)); do
-		in_lrn ss -ltn | grep -q '198.18.45.69:9100' && break
+		[ "$(in_lrn ss -ltn | grep -c '198.18.45.69:910[01]')" = 2 ] && break
 		sleep 0.05
 	done
 	kit odd.yaml <<-EOF
@@ -324,6 +328,8 @@ learnt_api() {
 		  - -c
 		  - |
 		    (i=0; while :; do echo line \$i; i=\$((i + 1)); sleep 0.1; done | socat - TCP:stream.test:9100) &
+		    (i=0; while :; do echo line \$i; i=\$((i + 1)); sleep 0.1; done |
+		      socat - PROXY:127.0.0.1:stream.test:9101,proxyport=61128; echo proxied-stream-ended) &
 		    getent hosts inside.test || echo inside-withheld
 		    getent hosts nope.test || echo nope-nxdomain
 		    for h in a c d; do curl -sf https://\$h.cdn.test/v1/status >/dev/null && echo cdn-\$h; done
@@ -332,8 +338,10 @@ learnt_api() {
 		    socat -T2 - TCP:198.18.45.70:9000 </dev/null | grep -q hello-tcp && echo by-address
 		    socat -T2 - TCP:198.18.45.130:9000,connect-timeout=2 </dev/null 2>/dev/null | grep -q hello-tcp ||
 		      echo closed-refused
+		    echo "proxy-closed \$(curl -s -o /dev/null -w '%{http_code}' http://198.18.45.130:9000/)"
 		    echo waiting
 		    while [ ! -e /workspace/go ]; do sleep 0.1; done
+		    sed 's/^/refused-file /' /run/agentbox/refused
 	EOF
 	"$LRN/with-resolv" --root "$ROOT" "${RUNTIME_ARGS[@]}" kit run --learn --name ablrn4 --workspace "$WS" \
 		"$TEST_DIR/odd.yaml" >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- 8>&- &
@@ -348,33 +356,57 @@ learnt_api() {
 	runtime kit ls
 	assert_output_matches 'ablrn4 .* running,learn'
 
-	# a live deny of a name the box streams to: its flow ends
+	# a live deny of a name the box streams to: its flows end, the one the
+	# proxy holds too, and the box's end of that one is closed
 	for ((i = 0; i < 100; i++)); do
-		[ "$({ wc -l <"$TEST_DIR/recv"; } 2>/dev/null || echo 0)" -ge 3 ] && break
+		[ "$({ cat "$TEST_DIR/recv9100" "$TEST_DIR/recv9101" | wc -l; } 2>/dev/null || echo 0)" -ge 6 ] && break
 		sleep 0.1
 	done
-	[ "$(wc -l <"$TEST_DIR/recv")" -ge 3 ] || fail "the stream never carried anything"
+	for port in 9100 9101; do
+		[ "$(wc -l <"$TEST_DIR/recv$port")" -ge 3 ] || fail "the stream to $port never carried anything"
+	done
+	! grep -qx proxied-stream-ended "$TEST_DIR/out" || fail "the proxied stream ended before the deny"
 	runtime egress deny box-ablrn4 stream.test
 	assert_success
+	wait_for_line "$TEST_DIR/out" '^proxied-stream-ended$' 10
 	sleep 0.5
-	a=$(wc -l <"$TEST_DIR/recv")
-	sleep 1
-	b=$(wc -l <"$TEST_DIR/recv")
-	[ "$a" = "$b" ] || fail "still flowing after the deny, in learn mode: $a then $b lines"
+	for port in 9100 9101; do
+		a=$(wc -l <"$TEST_DIR/recv$port")
+		sleep 1
+		b=$(wc -l <"$TEST_DIR/recv$port")
+		[ "$a" = "$b" ] || fail "still flowing to $port after the deny, in learn mode: $a then $b lines"
+	done
 	touch "$WS/go"
 	wait $kitpid || fail "the run failed: $(cat "$TEST_DIR/err")"
 	local out
 	out=$(<"$TEST_DIR/out")
-	for w in inside-withheld nope-nxdomain cdn-a cdn-c cdn-d denied-refused sni-by-ip by-address closed-refused; do
+	for w in inside-withheld nope-nxdomain cdn-a cdn-c cdn-d denied-refused sni-by-ip by-address closed-refused \
+		"proxy-closed 403"; do
 		grep -qx "$w" <<<"$out" || fail "no $w: $out $(cat "$TEST_DIR/err")"
 	done
-	# what stayed closed is in the deny log, as in any box
+	# what stayed closed is in the deny log, as in any box: the box's own
+	# connections, and what it asked of the proxy (curl: HTTPS_PROXY)
 	runtime egress log --json box-ablrn4
-	jq -se 'any(.[]; .name == "b.cdn.test" and .reason == "denied")' <<<"$stdout" >/dev/null || fail "$stdout"
-	jq -se 'any(.[]; .dst == "198.18.45.130" and .port == 9000 and .reason == "internal-address")' <<<"$stdout" \
-		>/dev/null || fail "$stdout"
+	jq -se 'any(.[]; .proto == "proxy" and .name == "b.cdn.test" and .reason == "denied")' <<<"$stdout" >/dev/null ||
+		fail "$stdout"
+	jq -se 'any(.[]; .proto == "tcp" and .dst == "198.18.45.130" and .port == 9000 and .reason == "internal-address")' \
+		<<<"$stdout" >/dev/null || fail "$stdout"
+	jq -se 'any(.[]; .proto == "proxy" and .dst == "198.18.45.130" and .port == 9000 and .reason == "internal-address")' \
+		<<<"$stdout" >/dev/null || fail "$stdout"
 	jq -se 'any(.[]; .dst == "198.18.45.69" and .port == 9100 and .reason == "denied")' <<<"$stdout" >/dev/null ||
 		fail "the stream's packets after the deny are not refused: $stdout"
+	# ... and in the box's refused file
+	grep '^refused-file ' <<<"$out" | grep '"proto":"proxy"' | grep '"name":"b.cdn.test"' | grep -q '"reason":"denied"' ||
+		fail "refused file: $out"
+	grep '^refused-file ' <<<"$out" | grep '"proto":"proxy"' | grep '"dst":"198.18.45.130"' |
+		grep -q '"reason":"internal-address"' || fail "refused file: $out"
+	# kit run's closing words: the refusals, why and the fix, then what it learnt
+	local err
+	err=$(<"$TEST_DIR/err")
+	[[ "$err" == *"proxy 198.18.45.130:9000  internal-address: its destination is an internal address [benchmarking]; open 198.18.0.0/15 with --egress-internal 198.18.0.0/15"* ]] ||
+		fail "summary: $err"
+	[[ "$err" == *"proxy b.cdn.test:443  denied: a deny entry matches"* ]] || fail "summary: $err"
+	[[ "$err" == *'learn mode: "box-ablrn4" reached '*'agentbox egress suggest box-ablrn4'* ]] || fail "summary: $err"
 
 	runtime egress suggest box-ablrn4
 	assert_success
