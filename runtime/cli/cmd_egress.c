@@ -10,6 +10,7 @@
 #include "egress_live.h"
 #include "egress_suggest.h"
 #include "json.h"
+#include "policy.h"
 #include "util.h"
 
 #include <errno.h>
@@ -249,8 +250,14 @@ static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_e
 		struct json_out *o = json ? json_out_new(false) : NULL;
 		if (o)
 			json_obj_begin(o);
-		else if (p.learn)   /* first: what matters most about this box's egress */
-			printf("%-8s  learn (egress is open; agentbox egress suggest %s prints what it reached)\n", "mode", s.id);
+		else {
+			if (p.learn)   /* first: what matters most about this box's egress */
+				printf("%-8s  learn (egress is open; agentbox egress suggest %s prints what it reached)\n",
+				       "mode", s.id);
+			if (s.egress_proxy)   /* what HTTPS_PROXY and co. name in the box */
+				printf("%-8s  %s%s\n", "proxy", policy_proxy_url(),
+				       p.learn ? " (what it lets through is recorded too)" : "");
+		}
 		for (size_t k = 0; k < 3; k++) {
 			if (o) {
 				json_key(o, names[k]);
@@ -270,6 +277,7 @@ static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_e
 		if (o) {
 			json_kv_bool(o, "may_widen", s.egress_may_widen);
 			json_kv_str(o, "mode", p.learn ? "learn" : "enforce");
+			json_kv_bool(o, "proxy", s.egress_proxy);
 			json_obj_end(o);
 			printf("%s\n", json_out_text(o, NULL));
 			json_out_free(o);

@@ -143,6 +143,14 @@ static int resolve_proxy(const struct oci_config *c, struct agent_policy *ret, s
 static const char *const proxy_vars[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
 					  "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy" };
 
+const char *policy_proxy_url(void)
+{
+	static char url[64];
+	if (!url[0])
+		snprintf(url, sizeof url, "http://127.0.0.1:%d", EGRESS_HTTP_PROXY_PORT);
+	return url;
+}
+
 void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, struct arena *a)
 {
 	if (!p->http_proxy || !proc)
@@ -153,8 +161,7 @@ void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, st
 			if (strncmp(proc->env[i], proxy_vars[k], n) == 0 && proc->env[i][n] == '=')
 				return;
 		}
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", EGRESS_HTTP_PROXY_PORT);
+	const char *url = policy_proxy_url();
 	/* libcurl (curl, git, cargo) reads only the lower-case http_proxy, npm
 	 * never HTTP_PROXY for https: both cases; the box's loopback stays
 	 * direct; Node from 22.21 and 24 uses them with NODE_USE_ENV_PROXY */

@@ -351,8 +351,9 @@ learnt_api() {
 	# loud while it runs: egress show and kit ls say learn
 	runtime egress show box-ablrn4
 	assert_output_matches '^mode +learn'
+	assert_output_matches $'\nproxy +http://127\\.0\\.0\\.1:61128 \\(what it lets through is recorded too\\)'
 	runtime egress show --json box-ablrn4
-	[ "$(jq -r .mode <<<"$stdout")" = learn ] || fail "$stdout"
+	[ "$(jq -r '"\(.mode) \(.proxy)"' <<<"$stdout")" = "learn true" ] || fail "$stdout"
 	runtime kit ls
 	assert_output_matches 'ablrn4 .* running,learn'
 
