@@ -87,7 +87,7 @@ static const char global_usage[] =
 	"  --egress-allow LIST       comma-separated egress allow entries\n"
 	"  --egress-deny LIST        comma-separated egress deny entries\n"
 	"  --egress-internal LIST    address ranges allowed names may resolve into\n"
-	"  --egress-mode MODE        enforce (default), or learn: egress open and recorded\n"
+	"  --egress-mode enforce|learn  enforce (default), or learn: egress open and recorded\n"
 	"  --credentials LIST        header credentials of the config file to inject (or none)\n"
 	"  -v, --version             print the version\n"
 	"  -h, --help                print this help\n"
