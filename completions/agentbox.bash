@@ -145,7 +145,7 @@ _agentbox() {
 	case "$cmd${sub:+ $sub}:$n" in
 	"kit build:0" | "kit run:0" | "kit show:0") _agentbox_value KIT "$cur" ;;
 	"kit rm:"* | "kit fork:0") _agentbox_value BOX "$cur" ;;
-	"egress log:0" | "egress show:0" | "egress allow:0" | "egress deny:0" | exec:0 | ps:0 | events:0)
+	"egress log:0" | "egress show:0" | "egress suggest:0" | "egress allow:0" | "egress deny:0" | exec:0 | ps:0 | events:0)
 		_agentbox_value BOX_OR_ID "$cur" ;;
 	start:0 | state:0 | kill:0 | delete:0 | pause:0 | resume:0 | update:0) _agentbox_value ID "$cur" ;;
 	kill:1) _agentbox_value SIGNAL "$cur" ;;

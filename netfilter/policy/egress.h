@@ -43,6 +43,13 @@ struct egress_policy {
 	 * link-local, ...) or the host's own: the sentry withholds such answers
 	 * otherwise. Nothing in them is reachable without an allowed name. */
 	struct egress_list internal;
+	/* Learn mode (agentbox-egress(7), LEARN MODE): egress is open, through
+	 * the same sentry, which records what is reached. Deny entries still
+	 * refuse, answers pointing inside are still withheld, and connections
+	 * to special-purpose ranges the policy does not open are still refused;
+	 * a name no entry names is allowed (egress_policy_check_name,
+	 * sni_name_verdict say so). */
+	bool learn;
 };
 
 #define EGRESS_MAX_ENTRIES 4096
@@ -58,12 +65,13 @@ void egress_policy_free(struct egress_policy *p);
 bool egress_policy_is_empty(const struct egress_policy *p);
 /* Does any allow or deny entry name a domain (so the sentry has work to do)? */
 bool egress_policy_has_domains(const struct egress_policy *p);
-/* Does any allow entry name a domain (so the sentry may forward a lookup and
- * add its addresses: the work of its helpers)? */
+/* Does any allow entry name a domain, or is it learn mode (so the sentry may
+ * forward a lookup and add its addresses: the work of its helpers)? */
 bool egress_policy_allows_names(const struct egress_policy *p);
-/* Canonical text: "allow=e1,e2;deny=e3[;internal=e4]" with every entry in
- * canonical form (lowercase, normalized addresses, /32 and /128 dropped); the
- * internal part only when there is one. Caller frees. */
+/* Canonical text: "allow=e1,e2;deny=e3[;internal=e4][;mode=learn]" with every
+ * entry in canonical form (lowercase, normalized addresses, /32 and /128
+ * dropped); the internal part only when there is one, the mode only in learn
+ * mode. Caller frees. */
 char *egress_policy_to_string(const struct egress_policy *p);
 /* The policy that text (as egress_policy_to_string writes it) describes;
  * source names it in errors. */
@@ -107,6 +115,12 @@ const char *egress_addr_special(int family, const uint8_t *addr);
 /* The same, and the range itself as CIDR text in buf ("198.18.0.0/15"); an
  * IPv6 address that carries an IPv4 one gives that one's range. */
 const char *egress_addr_special_range(int family, const uint8_t *addr, char *buf, size_t len);
+/* The ranges egress_addr_special names (global false), or the globally
+ * reachable exceptions inside them (global true), of family, as CIDR entries
+ * with no port or protocol: IPv6 ones include the IPv4 ranges as IPv6
+ * addresses carry them (IPv4-mapped, NAT64's 64:ff9b::/96, 6to4). At most
+ * max into out; returns how many there are. */
+size_t egress_special_ranges(int family, bool global, struct egress_entry *out, size_t max);
 /* Does the policy open addr's range on purpose: an internal entry, or a CIDR
  * allow entry for every port and protocol, holds it? */
 bool egress_addr_opened(const struct egress_policy *p, int family, const uint8_t *addr);
@@ -114,7 +128,8 @@ bool egress_addr_opened(const struct egress_policy *p, int family, const uint8_t
 enum egress_name_verdict {
 	EGRESS_NAME_NONE,  /* no allow entry names it: REFUSED */
 	EGRESS_NAME_DENY,  /* a deny entry without port or protocol names it: REFUSED */
-	EGRESS_NAME_ALLOW, /* resolve it; set elements follow the matching entries */
+	EGRESS_NAME_ALLOW, /* resolve it; set elements follow the matching entries
+			    * (learn mode: a name no entry names, too) */
 };
 enum egress_name_verdict egress_policy_check_name(const struct egress_policy *p, const char *name);
 

@@ -85,12 +85,23 @@ static bool entries_overlap(const struct egress_entry *d, const struct egress_en
 bool egress_policy_wider(const struct egress_policy *mine, const struct egress_policy *owner, char *what,
 			 size_t len, bool *missing_deny)
 {
-	for (size_t i = 0; i < mine->allow.n; i++)
-		if (!egress_entry_covered(&owner->allow, &mine->allow.v[i])) {
-			egress_entry_to_string(&mine->allow.v[i], what, len);
+	/* learn mode opens what no entry names */
+	if (mine->learn && !owner->learn) {
+		snprintf(what, len, "learn mode");
+		*missing_deny = false;
+		return true;
+	}
+	for (size_t i = 0; i < mine->allow.n; i++) {
+		const struct egress_entry *e = &mine->allow.v[i];
+		/* the owner learns: any name is open to it, addresses are not */
+		if (owner->learn && (e->kind == EGRESS_NAME || e->kind == EGRESS_WILDCARD))
+			continue;
+		if (!egress_entry_covered(&owner->allow, e)) {
+			egress_entry_to_string(e, what, len);
 			*missing_deny = false;
 			return true;
 		}
+	}
 	/* answers into a range the owner withholds */
 	for (size_t i = 0; i < mine->internal.n; i++) {
 		const struct egress_entry *e = &mine->internal.v[i];

@@ -456,6 +456,7 @@ void egress_policy_free(struct egress_policy *p)
 	list_clear(&p->allow);
 	list_clear(&p->deny);
 	list_clear(&p->internal);
+	p->learn = false;
 }
 
 bool egress_policy_is_empty(const struct egress_policy *p)
@@ -478,7 +479,7 @@ bool egress_policy_has_domains(const struct egress_policy *p)
 
 bool egress_policy_allows_names(const struct egress_policy *p)
 {
-	return p && list_has_domains(&p->allow);
+	return p && (p->learn || list_has_domains(&p->allow));
 }
 
 bool egress_entry_matches_name(const struct egress_entry *e, const char *name)
@@ -502,7 +503,7 @@ enum egress_name_verdict egress_policy_check_name(const struct egress_policy *p,
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (egress_entry_matches_name(&p->allow.v[i], name))
 			return EGRESS_NAME_ALLOW;
-	return EGRESS_NAME_NONE;
+	return p->learn ? EGRESS_NAME_ALLOW : EGRESS_NAME_NONE;
 }
 
 char *egress_entry_to_string(const struct egress_entry *e, char *buf, size_t len)
@@ -553,30 +554,43 @@ static void append_list(char **out, size_t *len, const struct egress_list *l)
 	}
 }
 
+#define MODE_LEARN ";mode=learn"
+
 int egress_policy_from_string(const char *text, const char *source, struct egress_policy *ret, struct ab_err *err)
 {
 	const char *deny = text ? strstr(text, ";deny=") : NULL;
 	if (!text || strncmp(text, "allow=", 6) != 0 || !deny)
 		return ab_error(err, 0, "%s: not a policy text (allow=...;deny=...)", source);
+	/* ";mode=learn" ends a learn mode policy's text (no entry holds a ';') */
+	size_t end = strlen(text);
+	bool learn = end >= sizeof MODE_LEARN - 1 && streq(text + end - (sizeof MODE_LEARN - 1), MODE_LEARN);
+	if (learn)
+		end -= sizeof MODE_LEARN - 1;
 	/* ";internal=..." follows when there is any (texts written before it
 	 * existed have none) */
 	const char *internal = strstr(deny, ";internal=");
+	if (internal && (size_t)(internal - text) >= end)
+		internal = NULL;
+	size_t deny_end = internal ? (size_t)(internal - text) : end;
 	char *allow = strndup(text + 6, (size_t)(deny - text - 6));
-	char *denied = strndup(deny + 6, internal ? (size_t)(internal - deny - 6) : strlen(deny + 6));
+	char *denied = strndup(deny + 6, deny_end - (size_t)(deny - text) - 6);
+	char *inside = internal ? strndup(internal + 10, end - (size_t)(internal - text) - 10) : NULL;
 	struct egress_policy p = {0};
-	int r = allow && denied ? 0 : ab_error(err, ENOMEM, "%s", source);
+	int r = allow && denied && (inside || !internal) ? 0 : ab_error(err, ENOMEM, "%s", source);
 	if (r == 0)
 		r = egress_policy_add(&p, allow, false, source, err);
 	if (r == 0)
 		r = egress_policy_add(&p, denied, true, source, err);
-	if (r == 0 && internal)
-		r = egress_policy_add_internal(&p, internal + 10, source, err);
+	if (r == 0 && inside)
+		r = egress_policy_add_internal(&p, inside, source, err);
 	free(allow);
 	free(denied);
+	free(inside);
 	if (r < 0) {
 		egress_policy_free(&p);
 		return -1;
 	}
+	p.learn = learn;
 	*ret = p;
 	return 0;
 }
@@ -595,6 +609,11 @@ char *egress_policy_to_string(const struct egress_policy *p)
 		memcpy(out + len, ";internal=", 11);
 		len += 10;
 		append_list(&out, &len, &p->internal);
+	}
+	if (p->learn) {
+		out = xrealloc(out, len + sizeof MODE_LEARN);
+		memcpy(out + len, MODE_LEARN, sizeof MODE_LEARN);
+		len += sizeof MODE_LEARN - 1;
 	}
 	return out;
 }

@@ -28,7 +28,8 @@ enum egress_name_verdict sni_name_verdict(const struct egress_policy *p, const c
 		    egress_entry_matches_name(e, name))
 			return EGRESS_NAME_ALLOW;
 	}
-	return EGRESS_NAME_NONE;
+	/* learn mode: open, but for what a deny entry refuses */
+	return p->learn ? EGRESS_NAME_ALLOW : EGRESS_NAME_NONE;
 }
 
 static bool in_cidr(const struct egress_entry *e, int family, const uint8_t *addr)
@@ -56,6 +57,11 @@ enum egress_name_verdict sni_addr_verdict(const struct egress_policy *p, int fam
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (covers(&p->allow.v[i], port) && in_cidr(&p->allow.v[i], family, addr))
 			return EGRESS_NAME_ALLOW;
+	/* learn mode: open but for a deny entry, and for the special-purpose
+	 * ranges (loopback, private, link-local, ...) the policy does not open,
+	 * which learn mode's filter keeps closed (ruleset_learn.c) */
+	if (p->learn && !(egress_addr_special(family, addr) && !egress_addr_opened(p, family, addr)))
+		return EGRESS_NAME_ALLOW;
 	return EGRESS_NAME_NONE;
 }
 
@@ -66,6 +72,8 @@ bool sni_addr_allowed(const struct egress_policy *p, int family, const uint8_t *
 
 bool sni_policy_needs_proxy(const struct egress_policy *p)
 {
+	if (p->learn)
+		return true;   /* every TLS connection's name is recorded */
 	for (size_t i = 0; i < p->allow.n; i++)
 		if (covers(&p->allow.v[i], 443))
 			return true;
@@ -85,9 +93,13 @@ bool sni_cred_host_reachable(const struct egress_policy *p, const struct egress_
 		return sni_name_allowed(p, host->name, 443);
 	if (host->kind != EGRESS_WILDCARD)
 		return false;
+	/* learn mode: any name below it that no deny entry takes back */
+	char probe[600];
+	snprintf(probe, sizeof probe, "agentbox-probe.%s", host->name);
+	if (p->learn && sni_name_allowed(p, probe, 443))
+		return true;
 	/* *.d: some name below d that an allow entry names, tried against the
 	 * deny entries too */
-	char probe[600];
 	for (size_t i = 0; i < p->allow.n; i++) {
 		const struct egress_entry *e = &p->allow.v[i];
 		if (!covers(e, 443) || (e->kind != EGRESS_NAME && e->kind != EGRESS_WILDCARD))

@@ -164,3 +164,40 @@ bool egress_addr_opened(const struct egress_policy *p, int family, const uint8_t
 {
 	return list_covers(&p->internal, family, addr) || list_covers(&p->allow, family, addr);
 }
+
+/* Into out (room for max, counted whether or not they fit): the ranges
+ * of rs, each as a CIDR entry of family, shifted by shift bits behind the
+ * bytes of prefix_bytes (an IPv4 range carried in an IPv6 prefix). */
+static size_t put_ranges(const struct range *rs, size_t n, int family, const uint8_t *prefix_bytes, unsigned shift,
+			 struct egress_entry *out, size_t max, size_t at)
+{
+	for (size_t i = 0; i < n; i++, at++) {
+		if (at >= max)
+			continue;
+		struct egress_entry *e = &out[at];
+		memset(e, 0, sizeof *e);
+		e->kind = family == AF_INET ? EGRESS_CIDR4 : EGRESS_CIDR6;
+		if (prefix_bytes)
+			memcpy(e->addr, prefix_bytes, shift / 8);
+		memcpy(e->addr + shift / 8, rs[i].addr, family == AF_INET || prefix_bytes ? 4 : 16);
+		e->prefix = (uint8_t)(shift + rs[i].prefix);
+	}
+	return at;
+}
+
+size_t egress_special_ranges(int family, bool global, struct egress_entry *out, size_t max)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+	static const uint8_t sixtofour[2] = { 0x20, 0x02 };
+	const struct range *r4 = global ? v4_global : v4, *r6 = global ? v6_global : v6;
+	size_t n4 = global ? sizeof v4_global / sizeof v4_global[0] : sizeof v4 / sizeof v4[0];
+	size_t n6 = global ? sizeof v6_global / sizeof v6_global[0] : sizeof v6 / sizeof v6[0];
+	if (family == AF_INET)
+		return put_ranges(r4, n4, AF_INET, NULL, 0, out, max, 0);
+	size_t n = put_ranges(r6, n6, AF_INET6, NULL, 0, out, max, 0);
+	/* IPv6 addresses that carry an IPv4 one are judged by it (embedded_v4) */
+	n = put_ranges(r4, n4, AF_INET6, mapped, 96, out, max, n);
+	n = put_ranges(r4, n4, AF_INET6, nat64, 96, out, max, n);
+	return put_ranges(r4, n4, AF_INET6, sixtofour, 16, out, max, n);
+}

@@ -17,6 +17,10 @@
  *     unmarked udp/tcp dport 53 -> redirect to :sentry_port
  *     tcp dport 443 not from the SNI proxy, to what the allow sets (and no
  *     deny set) hold -> redirect to :EGRESS_SNI_PORT (the SNI check)
+ *   learn mode (ruleset_learn.c): allow sets go through chain learn_pass, which
+ *     logs new connections for the sentry; then the special-purpose ranges
+ *     the policy does not open are refused and the rest passes the same way;
+ *     every TCP/443 connection goes to the SNI check
  *   chain refused (ruleset_log.c): the reason in the mark; counted,
  *     deduplicated for the deny log, logged, then chain refused_answer: a TCP reset
  *     or an ICMP error back to the box (a forged source: dropped)
@@ -41,6 +45,7 @@
 #include "egress_internal.h"
 #include "nft_rule.h"
 #include "ruleset.h"
+#include "ruleset_learn.h"
 #include "sni_policy.h"
 #include "util.h"
 
@@ -455,8 +460,9 @@ static void put_dns_elsewhere_rules(struct eg_batch *b, const char *chain)
 		}
 }
 
-/* deny wins: every deny set before any allow set */
-static void put_set_rules(struct eg_batch *b, const char *chain, const bool used[EG_N_SETS])
+/* deny wins: every deny set before any allow set; an allow set's match is
+ * accepted, or in learn mode goes through its log (learn_to) */
+static void put_set_rules(struct eg_batch *b, const char *chain, const bool used[EG_N_SETS], const char *learn_to)
 {
 	static const int fams[2] = { AF_INET, AF_INET6 };
 	struct rule rr, *r = &rr;
@@ -471,6 +477,8 @@ static void put_set_rules(struct eg_batch *b, const char *chain, const bool used
 					x_set_match(r, idx);
 					if (deny)
 						x_refuse(r, EGRESS_REFUSED_DENIED);
+					else if (learn_to)
+						x_verdict(r, NFT_GOTO, learn_to);
 					else
 						x_verdict(r, NF_ACCEPT, NULL);
 					put_rule(b, r, chain);
@@ -478,7 +486,7 @@ static void put_set_rules(struct eg_batch *b, const char *chain, const bool used
 }
 
 /* Chain output, in the order the packet meets its rules. */
-static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
+static void put_output_rules(struct eg_batch *b, const struct egress_policy *p, const bool used[EG_N_SETS])
 {
 	const char *chain = "output";
 	put_neighbour_rules(b);
@@ -488,7 +496,8 @@ static void put_output_rules(struct eg_batch *b, const bool used[EG_N_SETS])
 	put_loopback_rules(b, chain);
 	put_established_rule(b, chain);
 	put_dns_elsewhere_rules(b, chain);
-	put_set_rules(b, chain, used);
+	put_set_rules(b, chain, used, learn_allow_chain(p));
+	put_learn_output_rules(b, p, chain);
 	struct rule rr = rule_new("output");   /* everything else */
 	x_refuse(&rr, EGRESS_REFUSED_NOT_ALLOWED);
 	put_rule(b, &rr, chain);
@@ -538,6 +547,7 @@ static void put_sni_rules(struct eg_batch *b, const struct egress_policy *p, con
 						x_redirect(r, EGRESS_SNI_PORT);
 					put_rule(b, r, "dns");
 				}
+	put_learn_nat_rules(b, p, "dns");
 }
 
 static int send_batch(int netns_fd, struct eg_batch *b, struct ab_err *err)
@@ -572,6 +582,8 @@ int eg_ruleset_install(int netns_fd, const struct egress_policy *p, const char *
 	put_chain(&b, "refused", NULL, 0, 0, 0);
 	put_chain(&b, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
 	put_chain(&b, "dns", "nat", NF_INET_LOCAL_OUT, NAT_PRIORITY, NF_ACCEPT);
+	if (p->learn)
+		put_chain(&b, "learn_pass", NULL, 0, 0, 0);
 	bool used[EG_N_SETS];
 	sets_in_use(p, used);
 	for (unsigned i = 0; i < EG_N_SETS; i++)
@@ -580,7 +592,8 @@ int eg_ruleset_install(int netns_fd, const struct egress_policy *p, const char *
 	put_static_elements(&b, p);
 	put_reject_chain(&b);
 	put_refused_chain(&b);
-	put_output_rules(&b, used);
+	put_learn_chain(&b, p);
+	put_output_rules(&b, p, used);
 	put_nat_rules(&b, sentry_port);
 	put_sni_rules(&b, p, used);
 	if (more)

@@ -20,12 +20,15 @@ enum egress_refusal {
 	EGRESS_REFUSED_DENIED,       /* a deny entry does */
 	EGRESS_REFUSED_DNS,          /* DNS/DoT elsewhere than the sentry, or a guarded resolver */
 	EGRESS_REFUSED_SPOOF,        /* a source address that is not the box's */
+	EGRESS_REFUSED_INTERNAL,     /* learn mode: a special-purpose range the policy does not open */
 };
 #define EGRESS_REFUSAL_MARK(why) (0x0ab0e000u | (uint32_t)(why))
 /* nfnetlink_log group of every log rule (groups are per network namespace):
  * the first packet to a destination in a minute, and the repeats. */
 #define EGRESS_NFLOG_GROUP 171
 #define EGRESS_NFLOG_REPEAT_GROUP 172
+/* learn mode: every new connection the box opens (ruleset_learn.c) */
+#define EGRESS_NFLOG_LEARN_GROUP 173
 /* Default DNS port of the sentry on 127.0.0.1 and ::1 inside the netns. */
 #define EGRESS_SENTRY_PORT 53
 /* The sentry's SNI proxy on 127.0.0.1 and ::1: where the ruleset redirects

@@ -11,6 +11,7 @@
 
 #define DURABLE_LOG "egress.log"
 #define DURABLE_LOG_OLD "egress.log.1"
+#define DURABLE_LEARN "egress.learn"   /* learn mode's records (sentry_learn.h), begun afresh by each learning run */
 #define DURABLE_LOG_MAX_DEFAULT (4u << 20)   /* per file: a container keeps at most twice this */
 
 struct durable_log {

@@ -345,8 +345,11 @@ static void hand_over(struct http_proxy *p, struct conn *k)
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, k->c, NULL);
 	(void)epoll_ctl(p->ep, EPOLL_CTL_DEL, k->u, NULL);
 	k->c = k->u = -1;   /* the flow's now */
+	if (sni_proxy_adopt(p->prm.flows, &a) == 0 && !a.hello && p->prm.passed) {
+		const struct peer *pe = &k->addrs[k->tried - 1];
+		p->prm.passed(p->prm.ctx, k->h.family ? NULL : k->h.host, pe->family, pe->addr, k->h.port);
+	}
 	conn_end(p, k);
-	(void)sni_proxy_adopt(p->prm.flows, &a);
 }
 
 static void check_connect(struct http_proxy *p, struct conn *k)
@@ -483,9 +486,11 @@ static void judge(struct http_proxy *p, struct conn *k)
 	else
 		v = sni_name_verdict(p->prm.policy, h->host, h->port);
 	if (v != EGRESS_NAME_ALLOW) {
+		/* (learn mode refuses a literal only where its filter would) */
 		const char *code = h->port == 53 || h->port == 853 ? "dns-bypass"
 				   : h->family && loopback(h->family, h->addr) ? "loopback"
-				   : v == EGRESS_NAME_DENY ? "denied" : "not-allowed";
+				   : v == EGRESS_NAME_DENY ? "denied"
+				   : p->prm.policy->learn && h->family ? "internal-address" : "not-allowed";
 		refuse(p, k, code, h->family, h->family ? h->addr : NULL);
 		return;
 	}

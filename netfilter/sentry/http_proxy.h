@@ -13,7 +13,13 @@
  * a socket of the box's network namespace the filter judges like any other;
  * and once connected, the flow goes to the SNI check (sni_proxy.h), which
  * judges a TLS server name on port 443 as for a redirected connection. What
- * the policy decided is never a 5xx: clients retry those. */
+ * the policy decided is never a 5xx: clients retry those.
+ *
+ * In learn mode the same verdicts say yes to all but what a deny entry, an
+ * answer pointing inside or an address literal in a range learn mode keeps
+ * closed refuses (sni_policy.h), as learn mode's filter does; what it lets
+ * through is told to the caller (passed) to be recorded, since the learn
+ * log group leaves out the proxy's own marked connections. */
 #ifndef AGENTBOX_HTTP_PROXY_H
 #define AGENTBOX_HTTP_PROXY_H
 
@@ -48,6 +54,11 @@ struct http_proxy_params {
 	/* a refusal r: logged by the caller, who writes the sentence that says
 	 * why (phrase) and what the user can do about it (hint, "" for nothing) */
 	void (*refused)(void *ctx, const struct http_refusal *r, char *phrase, size_t plen, char *hint, size_t hlen);
+	/* a connection let through without a TLS ClientHello to judge (a tunnel
+	 * to a port but 443, a plain request): the host asked for (NULL: an
+	 * address literal) and where it went; a tunnel to 443 is the SNI
+	 * check's to tell (its `passed`). NULL: none to call */
+	void (*passed)(void *ctx, const char *name, int family, const uint8_t *addr, uint16_t port);
 	void *ctx;
 };
 

@@ -22,6 +22,8 @@
  *   sentry_upstream.c where each upstream is asked from, the exchange with it
  *   sentry_reload.c   live policy changes
  *   sentry_log.c      the deny log and the packets the ruleset logged
+ *   sentry_learn.c    learn mode's records of what the box reached
+ *   sentry_names.c    which addresses the answers for each name held
  *   sentry_refused.c  what the box reads about its refusals: the text, its file
  *   sentry_helper.c   the privileged helpers, and the sentry's requests to them
  *   sentry_sockets.c  its listeners, log sockets and upstream sets, made in the netns
@@ -50,8 +52,10 @@
 #include "sentry_dns.h"
 #include "sentry_helper.h"
 #include "sentry_http.h"
+#include "sentry_learn.h"
 #include "sentry_log.h"
 #include "sentry_mem.h"
+#include "sentry_names.h"
 #include "sentry_privs.h"
 #include "sentry_reload.h"
 #include "sentry_sni.h"
@@ -176,37 +180,45 @@ static int setup(struct sentry *s, bool need_netadmin, bool need_net, struct mnl
 		    (r = sentry_bind_http(EGRESS_HTTP_PROXY_PORT, s->http_fd, err)) < 0)
 			return r;
 	}
+	if (s->p->learn && (r = sentry_open_learn_socket(sp->nflog_learn_fd, &s->nflog_learn, err)) < 0)
+		return r;
 	if (add_upstreams && (r = sentry_add_upstreams(*nl, sp, err)) < 0)
 		return ab_wrap(err, "add upstream resolvers");
 	return sentry_empty_root(err);
 }
 
-/* The container ended: what it was refused just before, and all that is
- * still to be written. */
+/* The container ended: what it was refused (or learnt) just before, and all
+ * that is still to be written. */
 static void last_words(struct sentry *s)
 {
 	sentry_handle_nflog(s);
 	sentry_handle_nflog_repeats(s);
+	sentry_handle_learn_nflog(s);
 	if (sentry_gateway_polled(s))
 		sentry_gateway_read(s, 4096);
 	sentry_log_tick(s, true);
 }
 
+/* When the loop must wake up with no input: the first of the parts' deadlines */
+IDLE_TEXT static uint64_t next_wakeup(const struct sentry *s, uint64_t now)
+{
+	/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
+	uint64_t next = s->pidfd >= 0 ? UINT64_MAX : now + 1000;
+	uint64_t due[] = { !s->released ? s->active_at + IDLE_RELEASE_MS : UINT64_MAX, sentry_log_next(s),
+			   sentry_learn_next(s), s->sni_next, s->http_next };
+	for (size_t i = 0; i < ARRAY_SIZE(due); i++)
+		if (due[i] < next)
+			next = due[i];
+	return next;
+}
+
 IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 {
-	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_HTTP, P_GATEWAY, P_RELOAD, P_FIXED };
+	enum { P_INIT, P_NFLOG, P_REPEAT, P_UDP4, P_UDP6, P_TCP4, P_TCP6, P_SNI, P_HTTP, P_GATEWAY, P_RELOAD, P_LEARN,
+	       P_FIXED };
 	struct pollfd pf[P_FIXED + MAX_QUERIES + MAX_TCP_CLIENTS];
 	for (;;) {
-		/* with a pidfd nothing needs a periodic wake-up; /proc needs a look each second */
-		uint64_t now = now_ms(), next = s->pidfd >= 0 ? UINT64_MAX : now + 1000;
-		if (!s->released && s->active_at + IDLE_RELEASE_MS < next)
-			next = s->active_at + IDLE_RELEASE_MS;
-		if (sentry_log_next(s) < next)
-			next = sentry_log_next(s);
-		if (s->sni_next < next)
-			next = s->sni_next;
-		if (s->http_next < next)
-			next = s->http_next;
+		uint64_t now = now_ms(), next = next_wakeup(s, now);
 		pf[P_INIT] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
 		pf[P_NFLOG] = (struct pollfd){ .fd = s->nflog, .events = POLLIN };
 		pf[P_REPEAT] = (struct pollfd){ .fd = s->nflog_repeat, .events = POLLIN };
@@ -219,6 +231,7 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 		pf[P_GATEWAY] = (struct pollfd){ .fd = sentry_gateway_polled(s) ? s->sp->gateway_fd : -1,
 						 .events = POLLIN };
 		pf[P_RELOAD] = (struct pollfd){ .fd = s->reload_fd, .events = POLLIN };
+		pf[P_LEARN] = (struct pollfd){ .fd = s->learn ? s->nflog_learn : -1, .events = POLLIN };
 		for (size_t i = 0; i < MAX_QUERIES; i++) {
 			struct query *q = &s->q[i];
 			bool live = q->state != Q_FREE && q->fd >= 0;
@@ -250,6 +263,8 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 				sentry_gateway_read(s, 64);
 			if (pf[P_RELOAD].revents)
 				sentry_reload(s);
+			if (pf[P_LEARN].revents)
+				sentry_handle_learn_nflog(s);
 			for (int i = 0; i < 2; i++) {
 				if (pf[P_UDP4 + i].revents)
 					sentry_udp_query(s, s->udp[i]);
@@ -274,6 +289,7 @@ IDLE_TEXT __attribute__((noinline)) static void serve(struct sentry *s)
 			if (s->q[i].state != Q_FREE && s->q[i].deadline <= now)
 				sentry_query_timeout(s, &s->q[i]);
 		sentry_log_tick(s, false);
+		sentry_learn_tick(s, false);
 		bool busy = false;
 		for (size_t i = 0; i < MAX_TCP_CLIENTS; i++) {
 			if (s->tc[i].fd >= 0 && s->tc[i].deadline <= now)
@@ -299,7 +315,8 @@ static void close_inherited_fds(const struct sentry *s)
 		       sp->listen_fd[0], sp->listen_fd[1], sp->listen_fd[2], sp->listen_fd[3], sp->nflog_fd, sp->nflog_repeat_fd,
 		       sp->log_fd, sp->sni_fd[0], sp->sni_fd[1], sp->gateway_fd, sp->durable ? sp->durable_dirfd : -1,
 		       sp->reloadable ? sp->policy_fd : -1, s->refusedfd, sp->http_proxy ? sp->http_fd[0] : -1,
-		       sp->http_proxy ? sp->http_fd[1] : -1 };
+		       sp->http_proxy ? sp->http_fd[1] : -1, sp->learn_fd > 0 ? sp->learn_fd : -1,
+		       sp->learn_durable_fd > 0 ? sp->learn_durable_fd : -1, sp->nflog_learn_fd > 0 ? sp->nflog_learn_fd : -1 };
 	(void)close_fds_from(3, keep, ARRAY_SIZE(keep));
 }
 
@@ -348,7 +365,8 @@ static int start_proxies(struct sentry *s, struct ab_err *err)
 
 /* Everything before serving: 1. the query buffers, 2. the parameters
  * checked, 3. set up with the helpers, 4. every capability dropped, 5. the
- * SNI check and the HTTP proxy, 6. live changes, 7. the message buffer. */
+ * SNI check and the HTTP proxy, 6. live changes, 7. learn mode's records,
+ * 8. the message buffer. */
 static int prepare_to_serve(struct sentry *s, struct ab_err *err)
 {
 	const struct egress_sentry_params *sp = s->sp;
@@ -359,7 +377,8 @@ static int prepare_to_serve(struct sentry *s, struct ab_err *err)
 	if (!s->p || s->ttl_min > s->ttl_max || (sp->dns && sp->port == 0))
 		return ab_error(err, 0, "egress sentry: bad parameters");
 	if ((r = setup_with_helpers(s, err)) < 0 || (r = sentry_drop_caps(none, 0, err)) < 0 ||
-	    (r = start_proxies(s, err)) < 0 || (r = sentry_reload_start(s, err)) < 0) {
+	    (r = start_proxies(s, err)) < 0 || (r = sentry_reload_start(s, err)) < 0 ||
+	    (r = sentry_learn_start(s, err)) < 0) {
 		(void)ab_wrap(err, "egress sentry");
 		return r;
 	}
@@ -392,6 +411,8 @@ static void wind_down(struct sentry *s)
 	const struct egress_sentry_params *sp = s->sp;
 	sentry_http_stop(s);
 	sentry_sni_stop(s);   /* its flows end with the box */
+	sentry_learn_stop(s);   /* its last counts written */
+	sentry_names_free(s);
 	for (int i = 0; i < 2; i++) {
 		if (s->sni_fd[i] >= 0)
 			close(s->sni_fd[i]);

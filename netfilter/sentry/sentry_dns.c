@@ -19,6 +19,7 @@
 #include "log.h"
 #include "sentry_dns.h"
 #include "sentry_helper.h"
+#include "sentry_learn.h"
 #include "sentry_log.h"
 #include "sentry_refused.h"
 #include "sentry_state.h"
@@ -145,6 +146,7 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 		ret = DNS_RCODE_SERVFAIL;
 		goto out;
 	}
+	sentry_learn_lookup(s, qname, DNS_RCODE(a->hdr.flags));
 	if (DNS_RCODE(a->hdr.flags) != DNS_RCODE_NOERROR)
 		goto out;
 	/* deny wins along the whole CNAME chain */
@@ -167,6 +169,7 @@ static int apply_answer(struct sentry *s, uint8_t *msg, size_t len, const char *
 		 * netns, knows them (it runs wherever a name may be forwarded) */
 		if (egress_addr_special(ad->family, ad->addr) || sentry_net_is_local(s, ad->family, ad->addr) == 1) {
 			sentry_log_pointed(s, qname, ad->family, ad->addr);
+			sentry_learn_inside(s, qname, ad->family, ad->addr);
 			if (ret < 0)
 				refuse_name(s, rf, "internal-address", qname, NULL, ad->family, ad->addr);
 			ret = DNS_RCODE_NXDOMAIN;

@@ -5,7 +5,8 @@
  * SNI check) or, without one, plain sockets of the box: the filter judges
  * them either way. Its connections go on as the SNI check's flows; its
  * refusals go to the deny log (proto "proxy") and the refused file, and come
- * back to the box in words, with what the user can do about them. */
+ * back to the box in words, with what the user can do about them. In
+ * learn mode, what it lets through is recorded. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -16,6 +17,7 @@
 #include "http_proxy.h"
 #include "sentry_helper.h"
 #include "sentry_http.h"
+#include "sentry_learn.h"
 #include "sentry_log.h"
 #include "sentry_refused.h"
 #include "sentry_state.h"
@@ -41,10 +43,27 @@ static void refused(void *ctx, const struct http_refusal *r, char *phrase, size_
 		sentry_allow_hint(s, "proxy", r->name, r->family, r->addr, r->port, allow, sizeof allow);
 		snprintf(hint, hlen, "the user can allow it: %s (or network.allow in a kit)", allow);
 	}
+	else if (strcmp(r->code, "internal-address") == 0 && r->family) {
+		char range[INET6_ADDRSTRLEN + 8] = "";
+		if (!egress_addr_special_range(r->family, r->addr, range, sizeof range))
+			snprintf(range, sizeof range, "ADDRESS/PREFIX");
+		snprintf(hint, hlen, "the user can open its range: agentbox --egress-internal %s (or network.internal "
+			 "in a kit)", range);
+	}
 	else if (strcmp(r->code, "loopback") == 0)
 		snprintf(hint, hlen, "the box's own addresses are reached directly, not through the proxy (NO_PROXY)");
 	else if (strcmp(r->code, "dns-bypass") == 0)
 		snprintf(hint, hlen, "look names up through the box's resolver");
+}
+
+/* Learn mode records what the proxy let through without a ClientHello the
+ * SNI check records (sentry_learn.h): the learn log group leaves out the
+ * proxy's marked connections. A no-op when not learning. */
+static void passed(void *ctx, const char *name, int family, const uint8_t *addr, uint16_t port)
+{
+	struct learn_conn c = { .name = name, .family = family, .addr = addr, .proto = IPPROTO_TCP, .port = port,
+				.via = LV_PROXY };
+	sentry_learn_conn(ctx, &c);
 }
 
 int sentry_http_start(struct sentry *s, struct ab_err *err)
@@ -56,6 +75,7 @@ int sentry_http_start(struct sentry *s, struct ab_err *err)
 		.flows = s->sni,
 		.upstream_socket = upstream_socket,
 		.refused = refused,
+		.passed = passed,
 		.ctx = s,
 	};
 	return http_proxy_new(&prm, &s->http, err);

@@ -24,6 +24,7 @@
 
 #include "nflog.h"
 #include "sentry_log.h"
+#include "sentry_names.h"
 #include "sentry_refused.h"
 #include "sentry_state.h"
 #include "util.h"
@@ -83,14 +84,25 @@ static void put_num(struct line *l, const char *key, uint64_t v)
 	put(l, num);
 }
 
-static void line_begin(struct sentry *s, struct line *l, const char *verdict)
+static void put_time(struct line *l, const char *key, uint64_t rt_ms)
 {
 	char ts[64];
-	format_rfc3339(ts, sizeof ts);
+	struct timespec when = { .tv_sec = (time_t)(rt_ms / 1000), .tv_nsec = (long)(rt_ms % 1000) * 1000000 };
+	if (rt_ms)
+		format_rfc3339_at(ts, sizeof ts, &when);
+	else
+		format_rfc3339(ts, sizeof ts);
+	put_str(l, key, ts);
+}
+
+/* A record begins with the time of the first attempt it covers (rt_ms, wall
+ * clock; 0: now), not the time it is written: repeats are written later. */
+static void line_begin(struct sentry *s, struct line *l, const char *verdict, uint64_t rt_ms)
+{
 	l->len = 0;
 	l->cut = false;
 	put(l, "{");
-	put_str(l, "time", ts);
+	put_time(l, "time", rt_ms);
 	put_str(l, "container", s->sp->container_id ? s->sp->container_id : "");
 	put_str(l, "verdict", verdict);
 }
@@ -126,6 +138,27 @@ static bool may_write(struct sentry *s)
 		return false;
 	s->tokens -= 1;
 	return true;
+}
+
+/* A record of more than one attempt: how many more, and when the first and
+ * the last of them were ("time" is the first too). */
+static void put_repeats(struct line *l, uint32_t repeats, uint64_t first_rt, uint64_t last_rt)
+{
+	if (!repeats)
+		return;
+	put_num(l, "repeats", repeats);
+	put_time(l, "first", first_rt);
+	put_time(l, "last", last_rt);
+}
+
+/* One more attempt for a record: the first its next record covers starts
+ * the span. */
+static void note_attempt(bool waiting, uint64_t *first_rt, uint64_t *last_rt)
+{
+	uint64_t now = wall_ms();
+	if (!waiting)
+		*first_rt = now;
+	*last_rt = now;
 }
 
 /* ---- the destinations and names seen ---- */
@@ -199,6 +232,7 @@ static const char *recent_name(struct sentry *s, int family, const uint8_t *addr
 
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name)
 {
+	sentry_names_note(s, name, a->family, a->addr);   /* every name it held, for learn mode and live denies */
 	for (size_t i = 0; i < RECENT_NAMES; i++) {
 		struct recent_name *r = &s->recent[i];
 		if (r->family == a->family && memcmp(r->addr, a->addr, 16) == 0) {
@@ -220,7 +254,7 @@ static bool dest_write(struct sentry *s, struct dest *d)
 	char dst[INET6_ADDRSTRLEN], pbuf[8];
 	inet_ntop(d->family, d->addr, dst, sizeof dst);
 	struct line l;
-	line_begin(s, &l, "deny");
+	line_begin(s, &l, "deny", d->first_rt);
 	put_str(&l, "proto", nflog_proto_name(d->proto, pbuf));
 	put_str(&l, "dst", dst);
 	if (d->has_port)
@@ -229,8 +263,7 @@ static bool dest_write(struct sentry *s, struct dest *d)
 	if (name)
 		put_str(&l, "name", name);
 	put_str(&l, "reason", reason_text[d->reason]);
-	if (d->repeats)
-		put_num(&l, "repeats", d->repeats);
+	put_repeats(&l, d->repeats, d->first_rt, d->last_rt);
 	if (!line_write(s, &l, false)) {
 		s->tokens += 1;   /* not written: the log is full, the tick says so */
 		return false;
@@ -304,7 +337,7 @@ static bool named_write(struct sentry *s, struct named *r)
 	if (!may_write(s))
 		return false;
 	struct line l;
-	line_begin(s, &l, r->kind == NK_CREDENTIAL ? "credential" : "deny");
+	line_begin(s, &l, r->kind == NK_CREDENTIAL ? "credential" : "deny", r->first_rt);
 	put_str(&l, "proto", proto[r->kind]);
 	if (r->family) {
 		char dst[INET6_ADDRSTRLEN];
@@ -321,8 +354,7 @@ static bool named_write(struct sentry *s, struct named *r)
 		put_str(&l, "reason", r->reason);
 	if (r->detail[0])
 		put_str(&l, "detail", r->detail);
-	if (r->repeats)
-		put_num(&l, "repeats", r->repeats);
+	put_repeats(&l, r->repeats, r->first_rt, r->last_rt);
 	if (!line_write(s, &l, false)) {
 		s->tokens += 1;
 		return false;
@@ -337,6 +369,7 @@ void sentry_log_named(struct sentry *s, const struct named_event *e)
 	bool created;
 	struct named *r = named_slot(s, e, &created);
 	r->last_ms = now_ms();
+	note_attempt(!created && (r->pending || r->repeats), &r->first_rt, &r->last_rt);
 	if (created) {
 		r->pending = true;
 		(void)named_write(s, r);
@@ -365,7 +398,7 @@ void sentry_log_pointed(struct sentry *s, const char *name, int family, const ui
 		return;
 	}
 	struct line l;
-	line_begin(s, &l, "deny");
+	line_begin(s, &l, "deny", 0);
 	put_str(&l, "proto", "dns");
 	put_str(&l, "dst", dst);
 	put_str(&l, "name", name);
@@ -390,6 +423,8 @@ static enum reason reason_of(const struct nflog_packet *pkt)
 		return R_DNS_BYPASS;
 	case EGRESS_REFUSED_SPOOF:
 		return R_SPOOFED;
+	case EGRESS_REFUSED_INTERNAL:
+		return R_INTERNAL;
 	default:
 		return R_NOT_ALLOWED;
 	}
@@ -414,6 +449,7 @@ static struct dest *packet_dest(struct sentry *s, const struct nflog_packet *pkt
 	count_gap(q, pkt, lost);
 	struct dest *d = dest_slot(s, pkt->family, pkt->dst, pkt->proto, pkt->has_port ? pkt->dport : -1, created);
 	d->last_ms = now_ms();
+	note_attempt(!*created && (d->pending || d->repeats), &d->first_rt, &d->last_rt);
 	if (*created) {
 		d->reason = (uint8_t)reason_of(pkt);
 		d->pending = true;
@@ -520,7 +556,7 @@ IDLE_TEXT void sentry_log_tick(struct sentry *s, bool final)
 	}
 	if (s->lost_records || s->lost_repeats || s->dropped_records || s->dropped_repeats) {
 		struct line l;
-		line_begin(s, &l, "summary");
+		line_begin(s, &l, "summary", 0);
 		/* first packets to a destination the kernel could not pass on */
 		if (s->lost_records)
 			put_num(&l, "lost", s->lost_records);

@@ -17,6 +17,8 @@ void sentry_log_name(struct sentry *s, const char *name, enum reason reason);
 void sentry_log_named(struct sentry *s, const struct named_event *e);
 /* An allowed name whose answer pointed inside, at addr. */
 void sentry_log_pointed(struct sentry *s, const char *name, int family, const uint8_t *addr);
+/* An answer for name held a: the name the records of that address carry
+ * (the last one), and every name it had (sentry_names.h). */
 void sentry_remember_name(struct sentry *s, const struct dns_addr *a, const char *name);
 /* Read the log groups' sockets: first packets, repeats (a bounded amount). */
 void sentry_handle_nflog(struct sentry *s);

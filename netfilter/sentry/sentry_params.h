@@ -79,6 +79,13 @@ struct egress_sentry_params {
 	 * it, http_fd is not looked at */
 	bool http_proxy;
 	int http_fd[2];
+	/* learn mode (sentry_learn.h), with a policy that learns: the learn file
+	 * in the state directory and its durable copy (O_APPEND; 0 or -1: none;
+	 * without the first nothing is recorded), and the socket on the learn
+	 * log group from egress_sentry_sockets_open (0 or -1: open it) */
+	int learn_fd;
+	int learn_durable_fd;
+	int nflog_learn_fd;
 };
 
 #endif

@@ -70,7 +70,8 @@ void sentry_refusal_text(const struct sentry *s, const char *code, const char *n
 	} else if (strcmp(code, "not-allowed") == 0)
 		snprintf(buf, len, "agentbox egress policy: %s is not on the allowlist", w);
 	else if (strcmp(code, "internal-address") == 0)
-		snprintf(buf, len, "agentbox egress policy: %s points to an internal address the policy does not open", w);
+		snprintf(buf, len, "agentbox egress policy: %s %s an internal address the policy does not open", w,
+			 name ? "points to" : "is");
 	else if (strcmp(code, "dns-bypass") == 0)
 		snprintf(buf, len, "agentbox egress policy: %s: DNS goes through the box's resolver only", w);
 	else

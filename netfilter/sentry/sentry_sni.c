@@ -13,7 +13,9 @@
 
 #include "gateway_proto.h"
 #include "sentry_helper.h"
+#include "sentry_learn.h"
 #include "sentry_log.h"
+#include "sentry_names.h"
 #include "sentry_sni.h"
 #include "sentry_state.h"
 #include "sni_proxy.h"
@@ -30,6 +32,25 @@ static void log_refusal(void *ctx, int family, const uint8_t *addr, int port, co
 	sentry_log_named(ctx, &e);
 }
 
+/* Learn mode records a TLS connection by the name it asked for, and by its
+ * address too when no lookup of that name led there (a name over an IP:
+ * the address must be allowed as well). The ruleset's record of the
+ * check's own connection says no more (sentry_learn.c leaves it out). */
+static void passed(void *ctx, int family, const uint8_t *addr, int port, const char *name)
+{
+	struct sentry *s = ctx;
+	if (!sentry_learning(s))
+		return;
+	struct learn_conn c = { .name = name, .family = family, .addr = addr, .proto = IPPROTO_TCP, .port = port,
+				.via = LV_TLS };
+	if (name)
+		sentry_learn_conn(s, &c);
+	if (!name || !sentry_names_held(s, name, family, addr, (uint64_t)s->ttl_max * 1000)) {
+		c.via = name ? LV_TLS_ADDR : LV_NONE;
+		sentry_learn_conn(s, &c);
+	}
+}
+
 int sentry_sni_start(struct sentry *s, struct ab_err *err)
 {
 	const struct egress_sentry_params *sp = s->sp;
@@ -40,6 +61,7 @@ int sentry_sni_start(struct sentry *s, struct ab_err *err)
 		.listen_fd = { s->sni_fd[0], s->sni_fd[1] },
 		.upstream_socket = upstream_socket,
 		.log = log_refusal,
+		.passed = passed,
 		.ctx = s,
 	};
 	return sni_proxy_new(&prm, &s->sni, err);

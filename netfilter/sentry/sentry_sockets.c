@@ -127,6 +127,10 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp)
 		close(sp->nflog_repeat_fd);
 		sp->nflog_repeat_fd = -1;
 	}
+	if (sp->nflog_learn_fd > 0) {
+		close(sp->nflog_learn_fd);
+		sp->nflog_learn_fd = -1;
+	}
 }
 
 static bool any_guarded_upstream(const struct egress_sentry_params *sp);
@@ -146,6 +150,9 @@ static int sockets_open_here(void *arg, struct ab_err *err)
 	int r = x->dns ? sentry_bind_listeners(x->port, x->udp, x->tcp, err) : 0;
 	if (r == 0)
 		r = sentry_open_log_sockets(&sp->nflog_fd, &sp->nflog_repeat_fd, err);
+	/* learn mode's log group: connections made before the sentry serves wait in it */
+	if (r == 0 && sp->policy && sp->policy->learn)
+		r = sentry_open_learn_socket(-1, &sp->nflog_learn_fd, err);
 	/* the SNI check's listeners, before the program can connect anywhere */
 	if (r == 0 && sp->policy && (sni_policy_needs_proxy(sp->policy) || sp->live))
 		r = sentry_bind_sni(EGRESS_SNI_PORT, sp->sni_fd, err);
@@ -234,6 +241,18 @@ static void add_upstream(struct eg_batch *b, const struct egress_upstream *u)
 		eg_set_get(eg_set_index(EG_GUARD, false, u->family, EG_SHAPE_ANY), &s);
 		eg_batch_elems(b, &s, NFT_MSG_NEWSETELEM, NLM_F_CREATE, &e, 1, "guard loopback resolver in set");
 	}
+}
+
+int sentry_open_learn_socket(int given, int *ret, struct ab_err *err)
+{
+	if (given > 0) {
+		*ret = given;
+		return 0;
+	}
+	/* every new connection of a learning box, each at once (a batch would
+	 * wait for a timer the box's end does not: its last ones lost), into a
+	 * buffer of 1 MiB */
+	return nflog_open(EGRESS_NFLOG_LEARN_GROUP, 0, 1 << 20, ret, err);
 }
 
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err)

@@ -33,6 +33,9 @@ void egress_sentry_sockets_close(struct egress_sentry_params *sp);
 int sentry_bind_listeners(uint16_t port, int udp[2], int tcp[2], struct ab_err *err);
 /* In the current netns: the sockets on the log groups (first packets, repeats). */
 int sentry_open_log_sockets(int *first, int *repeat, struct ab_err *err);
+/* In the current netns: the socket on learn mode's log group, or given
+ * when it is one (> 0). */
+int sentry_open_learn_socket(int given, int *ret, struct ab_err *err);
 /* The upstream resolvers of sp into their sets (guarded ones into the guard sets too). */
 int sentry_add_upstreams(struct mnl_socket *nl, const struct egress_sentry_params *sp, struct ab_err *err);
 /* In the current netns: the SNI check's listeners on 127.0.0.1 and ::1 at

@@ -25,7 +25,7 @@ struct sentry *sentry_state_new(const struct egress_sentry_params *sp)
 	s->http_next = UINT64_MAX;
 	s->nflog = s->nflog_repeat = s->pidfd = s->procfd = s->helper = s->net = s->logfd = -1;
 	s->durable.fd = s->durable.dirfd = -1;
-	s->policy_fd = s->reload_fd = -1;
+	s->policy_fd = s->reload_fd = s->nflog_learn = -1;
 	s->refusedfd = sp->refused_fd > 0 ? sp->refused_fd : -1;
 	for (size_t i = 0; i < MAX_QUERIES; i++)
 		s->q[i].fd = -1;

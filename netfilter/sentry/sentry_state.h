@@ -53,6 +53,9 @@ enum up_side {
 	UP_BOX_LOCAL, /* one of the box's own addresses (loopback): from the box, over TCP */
 };
 
+struct sentry_names;
+struct sentry_learn;
+
 struct upstream {
 	struct egress_upstream u;
 	enum up_side side;
@@ -123,6 +126,8 @@ struct dest {
 	uint8_t addr[16];
 	uint32_t repeats;        /* since its last record */
 	uint64_t last_ms;
+	uint64_t first_rt, last_rt;   /* wall clock (ms) of the first and last attempt
+				       * its next record covers */
 };
 
 /* What a record by name is about: its "proto" (and "verdict"). */
@@ -145,6 +150,7 @@ struct named {
 	uint8_t addr[16];
 	uint32_t repeats;
 	uint64_t last_ms;
+	uint64_t first_rt, last_rt;   /* as struct dest's */
 	char reason[24];         /* "" for a credential's use */
 	char credential[128];    /* NK_CREDENTIAL: its name */
 	char detail[128];        /* NK_HTTPS: the gateway's words on the first one */
@@ -218,12 +224,23 @@ struct sentry {
 	struct http_proxy *http;   /* the box's HTTP proxy (sentry_http.c), when it has one */
 	int http_fd[2];         /* its listeners (the caller's, or bound in setup) */
 	uint64_t http_next;     /* when it wants to run next, UINT64_MAX: on input only */
+	struct sentry_names *names_map;   /* names and their addresses (sentry_names.c), NULL: none yet */
+	struct sentry_learn *learn;       /* learn mode's records (sentry_learn.c), NULL: not learning */
+	int nflog_learn;                  /* learn mode's log group, -1: none */
 };
 
 static inline uint64_t now_ms(void)
 {
 	struct timespec ts = { 0 };
 	idle_clock(&ts);   /* the serve loop's, after a release too */
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The wall clock in ms: when something happened, for the records. */
+static inline uint64_t wall_ms(void)
+{
+	struct timespec ts = { 0 };
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 

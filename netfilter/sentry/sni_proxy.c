@@ -281,6 +281,8 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 			refuse(p, f, v == EGRESS_NAME_DENY ? "denied" : "not-allowed", h.sni);
 			return;
 		}
+		if (p->prm.passed)
+			p->prm.passed(p->prm.ctx, f->dst.ss_family, addr, port, h.sni);
 		if (cred_host(p, h.sni)) {
 			if (p->prm.gateway_fd < 0 || !handoff(p, f, h.sni))
 				refuse(p, f, "gateway-unavailable", h.sni);   /* fails closed */
@@ -290,7 +292,8 @@ static void step_hello(struct sni_proxy *p, struct flow *f)
 		/* no name (or an address for one): only an address a CIDR entry allows */
 		refuse(p, f, "no-name", h.has_sni ? h.sni : NULL);
 		return;
-	}
+	} else if (p->prm.passed)
+		p->prm.passed(p->prm.ctx, f->dst.ss_family, addr, port, NULL);
 	if (f->u >= 0)
 		splice_from_now(p, f);   /* adopted: connected already */
 	else

@@ -34,6 +34,9 @@ struct sni_proxy_params {
 	 * printable ASCII, unescaped) and why (a static word: "not-allowed",
 	 * "denied", "no-name", ...) */
 	void (*log)(void *ctx, int family, const uint8_t *addr, int port, const char *name, const char *reason);
+	/* a connection let through: by its server name, or (name NULL) by its
+	 * address; NULL: none to call */
+	void (*passed)(void *ctx, int family, const uint8_t *addr, int port, const char *name);
 	void *ctx;
 };
 

@@ -1,12 +1,16 @@
 /* egress log: what the container tried to reach and was refused, from the deny log
  * its DNS sentry writes in the state directory, or once the state is gone,
- * from the durable log (deny_log.h). */
+ * from the durable log (deny_log.h). egress show: the policy in force.
+ * egress suggest: the allowlist a learn mode run calls for (egress_suggest.h),
+ * from the same places. egress allow/deny: egress_live.h. */
 #include "commands.h"
 #include "agent_config.h"
 #include "deny_log.h"
 #include "durable_log.h"
 #include "egress_live.h"
+#include "egress_suggest.h"
 #include "json.h"
+#include "policy.h"
 #include "util.h"
 
 #include <errno.h>
@@ -15,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#define LEARN_READ_MAX (4u << 20)   /* a learn file's size at most (sentry_learn.h) */
 
 static void print_record(const char *line, bool json)
 {
@@ -60,9 +66,16 @@ static void print_record(const char *line, bool json)
 		snprintf(dst, sizeof dst, strchr(f[3], ':') ? "[%s]:%lld" : "%s:%lld", f[3], YAJL_GET_INTEGER(port));
 	else if (f[3])
 		snprintf(dst, sizeof dst, "%s", f[3]);
-	char again[48] = "", why[200] = "";
-	if (YAJL_IS_INTEGER(repeats))
-		snprintf(again, sizeof again, "  (%lld more times)", YAJL_GET_INTEGER(repeats));
+	char again[160] = "", why[200] = "";
+	if (YAJL_IS_INTEGER(repeats)) {
+		/* written later than they happened: when the first and the last were */
+		yajl_val first = json_get(v, "first"), last = json_get(v, "last");
+		if (YAJL_IS_STRING(first) && YAJL_IS_STRING(last))
+			snprintf(again, sizeof again, "  (%lld more times, first %s, last %s)", YAJL_GET_INTEGER(repeats),
+				 YAJL_GET_STRING(first), YAJL_GET_STRING(last));
+		else
+			snprintf(again, sizeof again, "  (%lld more times)", YAJL_GET_INTEGER(repeats));
+	}
 	/* a credential's use names the credential; the gateway's refusals say more */
 	yajl_val cred = json_get(v, "credential"), detail = json_get(v, "detail");
 	if (YAJL_IS_STRING(cred))
@@ -237,6 +250,14 @@ static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_e
 		struct json_out *o = json ? json_out_new(false) : NULL;
 		if (o)
 			json_obj_begin(o);
+		else {
+			if (p.learn)   /* first: what matters most about this box's egress */
+				printf("%-8s  learn (egress is open; agentbox egress suggest %s prints what it reached)\n",
+				       "mode", s.id);
+			if (s.egress_proxy)   /* what HTTPS_PROXY and co. name in the box */
+				printf("%-8s  %s%s\n", "proxy", policy_proxy_url(),
+				       p.learn ? " (what it lets through is recorded too)" : "");
+		}
 		for (size_t k = 0; k < 3; k++) {
 			if (o) {
 				json_key(o, names[k]);
@@ -255,6 +276,8 @@ static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_e
 		}
 		if (o) {
 			json_kv_bool(o, "may_widen", s.egress_may_widen);
+			json_kv_str(o, "mode", p.learn ? "learn" : "enforce");
+			json_kv_bool(o, "proxy", s.egress_proxy);
 			json_obj_end(o);
 			printf("%s\n", json_out_text(o, NULL));
 			json_out_free(o);
@@ -265,10 +288,77 @@ static int egress_show(struct global_opts *g, int argc, char **argv, struct ab_e
 	return r;
 }
 
+/* The learn records of container id: its state's while it has one, else
+ * the durable copy. *ret NULL when there are none. */
+static int learn_records(struct global_opts *g, const char *id, char **ret, struct ab_err *err)
+{
+	*ret = NULL;
+	char path[PATH_MAX];
+	struct stat st;
+	if (!container_id_valid(id))
+		return ab_error(err, 0, "egress suggest: \"%s\" is not a container ID", id);
+	snprintf(path, sizeof path, "%s/%s", g->root, id);
+	if (lstat(path, &st) == 0) {
+		_cleanup_close_ int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dirfd < 0)
+			return ab_error(err, errno, "egress suggest: open %s", path);
+		if (read_file_at(dirfd, EGRESS_LEARN, 2 * LEARN_READ_MAX, ret, NULL, err) < 0 && err->code != ENOENT)
+			return ab_wrap(err, "egress suggest");
+		if (*ret)
+			return 0;
+	}
+	struct arena a = {0};
+	struct agent_config cfg;
+	char base[PATH_MAX];
+	_cleanup_close_ int dirfd = -1;
+	int r = agent_config_load(g->config_path, &a, &cfg, err);
+	if (r == 0)
+		r = deny_log_find(&cfg, id, &dirfd, base, err);
+	if (r == 0 && dirfd >= 0 && read_file_at(dirfd, DURABLE_LEARN, 2 * LEARN_READ_MAX, ret, NULL, err) < 0 &&
+	    err->code != ENOENT)
+		r = ab_wrap(err, "egress suggest");
+	arena_free(&a);
+	return r;
+}
+
+static int egress_suggest(struct global_opts *g, int argc, char **argv, struct ab_err *err)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'}, {"wildcards", no_argument, NULL, 'w'}, {0}};
+	bool json = false, wildcards = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+jw", opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'w')
+			wildcards = true;
+		else
+			return ab_error(err, 0, "egress suggest: unknown option \"%s\"", argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return ab_error(err, 0, "egress suggest: expected exactly one container ID");
+	const char *id = argv[optind];
+	_cleanup_free_ char *text = NULL;
+	if (learn_records(g, id, &text, err) < 0)
+		return -1;
+	if (!text)
+		return ab_error(err, 0, "egress suggest: container \"%s\" has no learn records (run it in learn mode: agentbox kit run --learn, or --egress-mode learn)",
+				id);
+	struct egress_suggest *sg = egress_suggest_new();
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		(void)egress_suggest_add(sg, line);   /* a torn last line while it runs */
+	char *out = egress_suggest_text(sg, id, wildcards, json);
+	fputs(out, stdout);
+	free(out);
+	egress_suggest_free(sg);
+	return 0;
+}
+
 int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 {
 	if (argc < 2)
-		return ab_error(err, 0, "egress: expected a subcommand: log, show, allow or deny");
+		return ab_error(err, 0, "egress: expected a subcommand: log, show, suggest, allow or deny");
 	if (streq(argv[1], "log")) {
 		if (wants_help(argc - 1, argv + 1)) {
 			printf("usage: agentbox egress log [--json] [--follow] ID\n\n"
@@ -286,6 +376,15 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		}
 		return egress_show(g, argc - 1, argv + 1, err);
 	}
+	if (streq(argv[1], "suggest")) {
+		if (wants_help(argc - 1, argv + 1)) {
+			printf("usage: agentbox egress suggest [--wildcards] [--json] ID\n\n"
+			       "print the network.allow block a learn mode run calls for.\nSee agentbox-egress(8).\n");
+			return 0;
+		}
+		optind = 0;
+		return egress_suggest(g, argc - 1, argv + 1, err);
+	}
 	if (streq(argv[1], "allow") || streq(argv[1], "deny")) {
 		bool deny = streq(argv[1], "deny");
 		if (wants_help(argc - 1, argv + 1)) {
@@ -302,5 +401,5 @@ int cmd_egress(struct global_opts *g, int argc, char **argv, struct ab_err *err)
 		return egress_live_change(g, container_id_or_box(g, argv[2], box, sizeof box), deny, argv + 3,
 					  (size_t)argc - 3, err);
 	}
-	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log, show, allow, deny)", argv[1]);
+	return ab_error(err, 0, "egress: unknown subcommand \"%s\" (log, show, suggest, allow, deny)", argv[1]);
 }

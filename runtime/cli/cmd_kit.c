@@ -25,7 +25,7 @@
 
 static const char kit_usage[] =
 	"usage: agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE\n"
-	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace]\n"
+	"       agentbox kit run [--name NAME] [--allow ENTRY]... [--learn] [--workspace DIR] [--allow-sensitive-workspace]\n"
 	"                        [--workspace-guard quarantine|off] [-t|--tty] [KIT] [-- COMMAND [ARG...]]\n"
 	"       agentbox kit show [--json] [KIT]\n"
 	"       agentbox kit ls [-q|--json]\n"
@@ -36,7 +36,9 @@ static const char kit_usage[] =
 	"  build  write an OCI bundle (config.json and rootfs) for KIT into BUNDLE\n"
 	"  run    build KIT into a temporary bundle and run COMMAND in it (without KIT:\n"
 	"         the host's rootfs, the current directory as workspace, no network);\n"
-	"         with --name, in the named box, which keeps what it wrote for the next run\n"
+	"         with --name, in the named box, which keeps what it wrote for the next run;\n"
+	"         with --learn, egress open and recorded: agentbox egress suggest prints\n"
+	"         the allowlist the run called for\n"
 	"  show   print the effective kit after extends, with the policy it implies (--json: as one object)\n"
 	"  ls     list the named boxes\n"
 	"  rm     remove named boxes\n"
@@ -150,10 +152,11 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		{"allow-sensitive-workspace", no_argument, NULL, 'S'},
 		{"name", required_argument, NULL, 'n'},
 		{"workspace-guard", required_argument, NULL, 'G'},
+		{"learn", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	bool allow_sensitive = false, guard_set = false;
+	bool allow_sensitive = false, guard_set = false, learn = false;
 	enum kit_ws_guard guard = KIT_WS_GUARD_QUARANTINE;
 	const char *name = NULL;
 	_cleanup_free_ char **allow = xcalloc((size_t)argc + 1, sizeof *allow);
@@ -175,6 +178,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 				return ab_error(err, 0, "--workspace-guard \"%s\": give quarantine or off", optarg);
 			guard_set = true;
 			break;
+		case 'L': learn = true; break;
 		case 'h': fputs(kit_usage, stdout); return 0;
 		default:
 			return usage_error(err, "run: unknown or incomplete option \"%s\"", argv[optind - 1]);
@@ -220,6 +224,7 @@ static int kit_run_cmd(struct global_opts *g, int argc, char **argv, struct ab_e
 		.name = name,
 		.ws_guard_set = guard_set,
 		.ws_guard = guard,
+		.learn = learn,
 	};
 	if (name && !kit_box_name_valid(name))
 		return ab_error(err, 0, "--name \"%s\": a box name is letters, digits, \"-\", \"_\" and \".\", "
@@ -286,6 +291,7 @@ static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
 			json_kv_int(j, "created", v[i].created);
 			json_kv_int(j, "last_used", v[i].last_used);
 			json_kv_bool(j, "running", v[i].running);
+			json_kv_bool(j, "learn", v[i].learn);
 			/* what egress log/allow/deny take (kit_run.c names a run's container so) */
 			char id[sizeof v[i].name + 8];
 			snprintf(id, sizeof id, BOX_ID_PREFIX "%s", v[i].name);
@@ -307,8 +313,9 @@ static int kit_ls_cmd(int argc, char **argv, struct ab_err *err)
 			human_size(shared, sizeof shared, v[i].layers_size);
 			local_time(created, sizeof created, v[i].created);
 			local_time(used, sizeof used, v[i].last_used);
-			printf("%-20s %-32s %8s %8s %-16s  %-16s  %s\n", v[i].name, v[i].kit ? v[i].kit : "(default kit)",
-			       size, shared, created, used, v[i].running ? "running" : "idle");
+			/* learn: the last run's egress was open (egress suggest box-NAME) */
+			printf("%-20s %-32s %8s %8s %-16s  %-16s  %s%s\n", v[i].name, v[i].kit ? v[i].kit : "(default kit)",
+			       size, shared, created, used, v[i].running ? "running" : "idle", v[i].learn ? ",learn" : "");
 		}
 	}
 	arena_free(&a);

@@ -58,9 +58,9 @@ static const struct command commands[] = {
 	{"events", cmd_events, "print container statistics and events as JSON lines",
 	 "agentbox events [--stats] [--interval DURATION] ID"},
 	{"kit", cmd_kit, "build, run or show a kit (a YAML definition of an agent's box); list, remove and fork named boxes",
-	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--workspace DIR] [--allow-sensitive-workspace] [--workspace-guard quarantine|off] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [--json] [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
-	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs",
-	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
+	 "agentbox kit build [--allow-sensitive-workspace] KIT -o BUNDLE | agentbox kit run [--name NAME] [--allow ENTRY]... [--learn] [--workspace DIR] [--allow-sensitive-workspace] [--workspace-guard quarantine|off] [-t|--tty] [KIT] [-- COMMAND [ARG...]] | agentbox kit show [--json] [KIT] | agentbox kit ls [-q|--json] | agentbox kit rm NAME... | agentbox kit fork NAME NEW"},
+	{"egress", cmd_egress, "show what a container tried to reach and was refused; show, allow or deny its policy while it runs; suggest the allowlist learn mode calls for",
+	 "agentbox egress log [--json] [--follow] ID | agentbox egress show [--json] ID | agentbox egress suggest [--wildcards] [--json] ID | agentbox egress allow ID ENTRY... | agentbox egress deny ID ENTRY..."},
 	{"setup", cmd_setup, "register agentbox with Docker, Podman or containerd, or take it back",
 	 "agentbox setup [--dry-run] [--undo] [--path PATH] [--config FILE] docker|podman|containerd"},
 };
@@ -87,6 +87,7 @@ static const char global_usage[] =
 	"  --egress-allow LIST       comma-separated egress allow entries\n"
 	"  --egress-deny LIST        comma-separated egress deny entries\n"
 	"  --egress-internal LIST    address ranges allowed names may resolve into\n"
+	"  --egress-mode enforce|learn  enforce (default), or learn: egress open and recorded\n"
 	"  --credentials LIST        header credentials of the config file to inject (or none)\n"
 	"  -v, --version             print the version\n"
 	"  -h, --help                print this help\n"
@@ -126,7 +127,7 @@ int command_help(const char *name)
 enum {
 	OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CGMGR, OPT_CONFIG,
 	OPT_SECCOMP, OPT_EGRESS_ALLOW, OPT_EGRESS_DENY, OPT_EGRESS_INTERNAL, OPT_ROOTLESS,
-	OPT_CREDENTIALS,
+	OPT_CREDENTIALS, OPT_EGRESS_MODE,
 };
 
 static const struct option global_options[] = {
@@ -143,6 +144,7 @@ static const struct option global_options[] = {
 	{"egress-internal", required_argument, NULL, OPT_EGRESS_INTERNAL},
 	{"rootless", required_argument, NULL, OPT_ROOTLESS},
 	{"credentials", required_argument, NULL, OPT_CREDENTIALS},
+	{"egress-mode", required_argument, NULL, OPT_EGRESS_MODE},
 	{"version", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
@@ -203,6 +205,13 @@ static int parse_global_flags(int argc, char **argv, struct global_opts *g, stru
 			m->rootless = optarg;
 			break;
 		case OPT_CREDENTIALS: g->credentials = optarg; break;
+		case OPT_EGRESS_MODE:
+			if (!streq(optarg, "learn") && !streq(optarg, "enforce")) {
+				fprintf(stderr, "agentbox: --egress-mode: unknown mode \"%s\" (enforce or learn)\n", optarg);
+				return 1;
+			}
+			g->egress_learn = streq(optarg, "learn");
+			break;
 		case 'v':
 			printf("agentbox version %s\ncommit: %s\nspec: %s\n", AGENTBOX_VERSION, AGENTBOX_COMMIT, SPEC_VERSION);
 #ifdef AGENTBOX_TEST_HOOKS

@@ -3,6 +3,7 @@
  * delete (unless --keep). run --detach is create + start. */
 #include "container.h"
 #include "container_internal.h"
+#include "egress_suggest.h"
 #include "json.h"
 #include "log.h"
 #include "mem_release.h"
@@ -275,6 +276,32 @@ static void report_refused_egress(const char *root, const char *id)
 	egress_refused_summary(stderr, path, id);
 }
 
+/* Learn mode's summary, before the state goes away (its records stay in the
+ * durable log, where egress suggest finds them). */
+static void report_learnt_egress(const char *root, const char *id)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s/%s", root, id, EGRESS_LEARN);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	struct egress_suggest *g = egress_suggest_new();
+	char line[4096];
+	while (fgets(line, sizeof line, f))
+		(void)egress_suggest_add(g, line);
+	struct egress_suggest_summary s;
+	egress_suggest_summary(g, &s);
+	egress_suggest_free(g);
+	fprintf(stderr, "agentbox: learn mode: \"%s\" reached %zu name%s (%zu only looked up) and %zu address%s "
+		"with no name", id, s.names, s.names == 1 ? "" : "s", s.lookups_only, s.addresses,
+		s.addresses == 1 ? "" : "es");
+	if (s.inside)
+		fprintf(stderr, "; %zu answer%s pointed inside (withheld)", s.inside, s.inside == 1 ? "" : "s");
+	if (s.lost || s.unrecorded || s.full)
+		fprintf(stderr, "; INCOMPLETE: some were not recorded");
+	fprintf(stderr, ".\nagentbox: the allowlist it calls for: agentbox egress suggest %s\n", id);
+}
+
 int container_run(const struct global_opts *g, const struct create_opts *o, struct ab_err *err)
 {
 	struct create_ctx cc = {.g = g, .o = o, .state_dirfd = -1, .sync_fd = -1, .console_master = -1};
@@ -337,6 +364,8 @@ int container_run(const struct global_opts *g, const struct create_opts *o, stru
 	policy_sentry_finish(&cc.policy, 2000);
 	if (o->report_egress)
 		report_refused_egress(g->root, o->id);
+	if (o->report_learn)
+		report_learnt_egress(g->root, o->id);
 	if (poststart_failed) {
 		container_destroy_after_poststart(g, &cc.st, cc.config);
 	} else if (!o->keep) {

@@ -8,8 +8,9 @@
  *      over (after a deny, but for the addresses of allowed names)
  *   4. the sentry told through EGRESS_POLICY_FILE and SIGHUP; if it refuses,
  *      the old ruleset goes back
- *   5. after a deny, the conntrack entries of flows to a denied CIDR deleted,
- *      so established connections end too (not those to a denied name)
+ *   5. after a deny, the conntrack entries of flows to a denied CIDR, and to
+ *      the addresses the sentry learnt for a denied name, deleted, so
+ *      established connections end too
  *   6. the state, and a "policy" record in both deny logs */
 #include "egress_live.h"
 #include "agent_config.h"
@@ -93,6 +94,7 @@ static int changed_policy(const struct egress_policy *cur, bool deny, char *cons
 	    egress_policy_add(ret, d, true, "the changed policy", err) < 0 ||
 	    egress_policy_add_internal(ret, in, "the changed policy", err) < 0)
 		r = -1;
+	ret->learn = cur->learn;   /* a live change keeps the mode */
 	free(a);
 	free(d);
 	free(in);
@@ -342,15 +344,38 @@ static int live_sentry(struct live *l, struct ab_err *err)
 	return 0;
 }
 
-/* 5. flows open to what is now denied end here (CIDR entries) */
+/* The addresses the sentry learnt for the names just denied: its answer's
+ * "cut ENTRY" lines (sentry_reload.c), as deny entries into cuts. */
+static void learnt_addresses(const struct live *l, struct egress_policy *cuts)
+{
+	char *text = NULL;
+	struct ab_err e;
+	if (read_file_at(l->dirfd, EGRESS_POLICY_FILE, 1 << 20, &text, NULL, &e) < 0)
+		return;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if (strncmp(line, "cut ", 4) == 0 && egress_policy_add(cuts, line + 4, true, "the DNS sentry", &e) < 0)
+			log_debug("%s: %s", l->verb, e.msg);
+	free(text);
+}
+
+/* 5. flows open to what is now denied end here: to a denied CIDR, and to
+ * what a denied name's answers held */
 static void live_cut_denied(const struct live *l)
 {
-	size_t cut = 0;
+	struct egress_policy cuts = {0};
+	char *list = egress_policy_to_string(&l->req);
 	struct ab_err e;
-	if (egress_conntrack_cut(l->netns, &l->req.deny, &cut, &e) < 0)
+	/* the request's own entries first (the CIDRs among them are cut) */
+	if (egress_policy_from_string(list, "the request", &cuts, &e) < 0)
+		cuts = (struct egress_policy){0};
+	free(list);
+	learnt_addresses(l, &cuts);
+	size_t cut = 0;
+	if (egress_conntrack_cut(l->netns, &cuts.deny, &cut, &e) < 0)
 		log_warn("%s: established connections were not cut: %s", l->verb, e.msg);
 	else if (cut)
 		log_debug("%s: %zu established connections cut", l->verb, cut);
+	egress_policy_free(&cuts);
 }
 
 /* 6. the state and the logs */

@@ -33,6 +33,7 @@ static bool profile_name_valid(const char *n)
 #define ANNOTATION_EGRESS_DENY "agentbox.egress.deny"
 #define ANNOTATION_EGRESS_REASONS "agentbox.egress.reasons"
 #define ANNOTATION_EGRESS_PROXY "agentbox.egress.proxy"
+#define ANNOTATION_EGRESS_MODE "agentbox.egress.mode"
 
 static int resolve_egress(const struct global_opts *g, const struct oci_config *c,
 			  struct agent_policy *ret, struct ab_err *err)
@@ -142,6 +143,14 @@ static int resolve_proxy(const struct oci_config *c, struct agent_policy *ret, s
 static const char *const proxy_vars[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
 					  "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy" };
 
+const char *policy_proxy_url(void)
+{
+	static char url[64];
+	if (!url[0])
+		snprintf(url, sizeof url, "http://127.0.0.1:%d", EGRESS_HTTP_PROXY_PORT);
+	return url;
+}
+
 void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, struct arena *a)
 {
 	if (!p->http_proxy || !proc)
@@ -152,8 +161,7 @@ void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, st
 			if (strncmp(proc->env[i], proxy_vars[k], n) == 0 && proc->env[i][n] == '=')
 				return;
 		}
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", EGRESS_HTTP_PROXY_PORT);
+	const char *url = policy_proxy_url();
 	/* libcurl (curl, git, cargo) reads only the lower-case http_proxy, npm
 	 * never HTTP_PROXY for https: both cases; the box's loopback stays
 	 * direct; Node from 22.21 and 24 uses them with NODE_USE_ENV_PROXY */
@@ -168,6 +176,37 @@ void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, st
 	proc->n_env += n_add;
 	env[proc->n_env] = NULL;
 	proc->env = env;
+}
+
+/* Learn mode (agentbox-egress(7), LEARN MODE): the runtime's flag
+ * (--egress-mode learn, which kit run --learn sets), or the workload's
+ * annotation where the admin allows it (egress.learn_allowed): it opens
+ * egress, which a workload may never do by itself. The floor and the
+ * seccomp profile are the same in either mode. */
+static int resolve_learn(const struct global_opts *g, const struct oci_config *c, struct agent_policy *ret,
+			 struct ab_err *err)
+{
+	const struct agent_config *cfg = &ret->config;
+	const char *mode = oci_annotation(c, ANNOTATION_EGRESS_MODE);
+	if (mode && !streq(mode, "learn") && !streq(mode, "enforce"))
+		return ab_error(err, 0, "annotation %s: unknown mode \"%s\" (enforce or learn)", ANNOTATION_EGRESS_MODE, mode);
+	bool asked = mode && streq(mode, "learn");
+	if (!g->egress_learn && !asked)
+		return 0;
+	if (!ret->egress_enforced) {
+		if (g->egress_learn)
+			return ab_error(err, 0, "--egress-mode learn: the egress firewall is off (--egress-allow all or egress.enforce: false): there is nothing to learn through");
+		log_warn("egress: annotation %s=learn: the egress firewall is off: nothing is recorded", ANNOTATION_EGRESS_MODE);
+		return 0;
+	}
+	if (!g->egress_learn && !cfg->egress_learn_allowed)
+		return ab_error(err, 0, "annotation %s=learn: learn mode opens egress, and %s does not allow it: refused (set egress.learn_allowed: true there, or run with --egress-mode learn)",
+				ANNOTATION_EGRESS_MODE, cfg->path ? cfg->path : DEFAULT_AGENT_CONFIG);
+	ret->egress.learn = true;
+	/* kit run says so itself, louder, with the box's name */
+	if (!g->egress_live)
+		log_warn("egress: LEARN MODE: the container's egress is OPEN (deny entries and internal ranges aside); its DNS sentry records what it reaches: agentbox egress suggest ID prints the allowlist");
+	return 0;
 }
 
 /* The path of the container's state directory (ROOT/ID), from its fd. */
@@ -445,7 +484,7 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 	if (fp && !streq(fp, "refuse"))
 		return ab_error(err, 0, "annotation %s: unknown value \"%s\" (refuse)", ANNOTATION_FILE_PRIVILEGES, fp);
 	ret->refuse_file_privileges = fp != NULL;
-	if (resolve_egress(g, c, ret, err) < 0 || resolve_proxy(c, ret, err) < 0)
+	if (resolve_egress(g, c, ret, err) < 0 || resolve_learn(g, c, ret, err) < 0 || resolve_proxy(c, ret, err) < 0)
 		return -1;
 	ret->seccomp_profile = profile;
 	return 0;

@@ -18,6 +18,8 @@ int policy_resolve(const struct global_opts *g, const struct oci_config *c,
 /* The box's HTTP proxy's variables into proc's environment (in a), when
  * the container has the proxy and the environment names no proxy itself. */
 void policy_proxy_env(const struct agent_policy *p, struct oci_process *proc, struct arena *a);
+/* What those variables name: the box's HTTP proxy's URL, "http://127.0.0.1:PORT" */
+const char *policy_proxy_url(void);
 /* The programs init loads, in order: the engine's own profile, then ours,
  * then the file-privileges guard when asked for (POLICY_SECCOMP_MAX in all);
  * proc: the process they are for (the container's, or exec's). */

@@ -80,8 +80,14 @@ static void why_and_fix(const struct record *r, char *buf, size_t len)
 	} else if (streq(reason, "internal-address") && r->dst && *r->dst) {
 		const char *what;
 		internal_range(r->dst, range, sizeof range, &what);
-		snprintf(buf, len, "internal-address: the answer points to an internal address [%s]; open %s with "
-			 "--egress-internal %s or the kit's network.internal", what, range, range);
+		/* a name's answer, or a connection made by address (learn mode's
+		 * filter, the box's HTTP proxy asked for an address literal) */
+		snprintf(buf, len, "internal-address: %s an internal address [%s]; open %s with "
+			 "--egress-internal %s or the kit's network.internal",
+			 streq(r->proto, "dns") ? "the answer points to" : "its destination is", what, range, range);
+	} else if (streq(reason, "loopback")) {
+		snprintf(buf, len, "loopback: the box's HTTP proxy does not connect to the box itself; its own "
+			 "addresses are reached directly (NO_PROXY)");
 	} else if (streq(reason, "dns-bypass")) {
 		snprintf(buf, len, "dns-bypass: DNS goes through the box's own resolver only (its /etc/resolv.conf)");
 	} else if (streq(reason, "spoofed-source")) {

@@ -5,6 +5,7 @@
 #include "test_hooks.h"
 #include "cgroups_host.h"
 #include "deny_log.h"
+#include "durable_log.h"
 #include "egress_netns.h"
 #include "log.h"
 #include "process.h"
@@ -60,7 +61,7 @@ static void sentry_child_free(struct sentry_child *a)
 		return;
 	egress_sentry_sockets_close(&a->sp);
 	int fds[] = {a->ready_r, a->ready_w, a->netns, a->sp.init_pidfd, a->sp.log_fd, a->sp.gateway_fd,
-		     a->sp.durable_dirfd, a->sp.policy_fd, a->sp.refused_fd};
+		     a->sp.durable_dirfd, a->sp.policy_fd, a->sp.refused_fd, a->sp.learn_fd, a->sp.learn_durable_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -82,7 +83,8 @@ static int sentry_child(void *arg)
 	int keep[] = {a->ready_w, a->netns, a->sp.init_pidfd, a->sp.listen_fd[0], a->sp.listen_fd[1],
 		      a->sp.listen_fd[2], a->sp.listen_fd[3], a->sp.nflog_fd, a->sp.nflog_repeat_fd, a->sp.log_fd,
 		      a->sp.sni_fd[0], a->sp.sni_fd[1], a->sp.gateway_fd, a->sp.durable_dirfd, a->sp.policy_fd,
-		      a->sp.refused_fd, a->sp.http_fd[0], a->sp.http_fd[1]};
+		      a->sp.refused_fd, a->sp.http_fd[0], a->sp.http_fd[1], a->sp.learn_fd, a->sp.learn_durable_fd,
+		      a->sp.nflog_learn_fd};
 	close_fds_from(3, keep, ARRAY_SIZE(keep));
 	process_reset_signals();
 	setsid();
@@ -154,7 +156,7 @@ static struct sentry_child *sentry_child_new(void)
 	if (!a)
 		return NULL;
 	a->ready_r = a->ready_w = a->sp.init_pidfd = a->sp.nflog_fd = a->sp.nflog_repeat_fd = a->sp.log_fd = -1;
-	a->sp.refused_fd = -1;
+	a->sp.refused_fd = a->sp.learn_fd = a->sp.learn_durable_fd = a->sp.nflog_learn_fd = -1;
 	for (int i = 0; i < 4; i++)
 		a->sp.listen_fd[i] = -1;
 	a->sp.sni_fd[0] = a->sp.sni_fd[1] = a->sp.gateway_fd = a->sp.durable_dirfd = a->sp.policy_fd = -1;
@@ -271,6 +273,21 @@ static int sentry_upstreams(struct egress_sentry_params *sp, const struct agent_
 	return 0;
 }
 
+/* Learn mode's records (sentry_learn.h): in the state directory, and where
+ * they outlive it (egress suggest reads them after the box is gone); a
+ * learning run of a named box begins them afresh. */
+static int learn_files(struct egress_sentry_params *sp, int state_dirfd, struct ab_err *err)
+{
+	int flags = O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
+	sp->learn_fd = openat(state_dirfd, EGRESS_LEARN, flags, 0600);
+	if (sp->learn_fd < 0)
+		return ab_error(err, errno, "egress: open %s", EGRESS_LEARN);
+	/* best effort, as the durable log */
+	if (sp->durable_dirfd >= 0)
+		sp->learn_durable_fd = openat(sp->durable_dirfd, DURABLE_LEARN, flags, 0600);
+	return 0;
+}
+
 /* The files the sentry writes and reads: the deny log, its durable copy,
  * the live policy, the box's refused file. */
 static int sentry_files(struct egress_sentry_params *sp, struct agent_policy *p, const struct container_state *st,
@@ -295,7 +312,7 @@ static int sentry_files(struct egress_sentry_params *sp, struct agent_policy *p,
 	sp->live = p->egress_live;
 	/* the box's refused file, when create made one (container.c) */
 	sp->refused_fd = openat(state_dirfd, EGRESS_REFUSED, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	return 0;
+	return p->egress.learn ? learn_files(sp, state_dirfd, err) : 0;
 }
 
 /* Where the sentry says it serves (or why it could not start): the status
@@ -463,6 +480,8 @@ size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[POLICY_SENTR
 	/* (a repeat always follows a first packet: that one wakes it) */
 	if (a->sp.nflog_fd >= 0)
 		fds[n++] = a->sp.nflog_fd;
+	if (a->sp.nflog_learn_fd >= 0)   /* a connection of a learning box is to be recorded */
+		fds[n++] = a->sp.nflog_learn_fd;
 	for (int i = 0; i < 2; i++) {   /* a TLS connection waits for the SNI check, a request for the proxy */
 		if (a->sp.sni_fd[i] >= 0)
 			fds[n++] = a->sp.sni_fd[i];

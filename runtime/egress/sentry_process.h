@@ -39,7 +39,8 @@ int policy_sentry_wait_started(int state_dirfd, pid_t sentry_pid, uint64_t sentr
 /* A sentry prepared and not forked yet: the fds whose first input calls for it
  * (its DNS listeners, log socket and SNI listeners) into fds, their count; 0
  * when there is none to fork. */
-#define POLICY_SENTRY_WAKE_MAX 9   /* 4 DNS listeners, the log socket, 2 SNI and 2 proxy listeners */
+#define POLICY_SENTRY_WAKE_MAX 10   /* 4 DNS listeners, the log socket, 2 SNI and 2 proxy listeners,
+				     * learn's log socket */
 size_t policy_sentry_wake_fds(const struct agent_policy *p, int fds[POLICY_SENTRY_WAKE_MAX]);
 /* Forked and not yet reaped: wait (at most timeout_ms) for it to exit, which it
  * does once init has, after logging what init was refused last. */

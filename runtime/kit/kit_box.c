@@ -138,6 +138,8 @@ int kit_box_load(int storefd, const char *name, struct kit_box *b, struct ab_err
 	b->freezing = (s = get_str(v, "freezing")) && layer_id_valid(s) ? arena_strdup(a, s) : NULL;
 	b->created = get_int(v, "created", 0);
 	b->last_used = get_int(v, "last_used", 0);
+	yajl_val learn = json_get(v, "learn");
+	b->learn = learn && YAJL_IS_TRUE(learn);
 	int64_t uid = get_int(v, "uid", -1), gid = get_int(v, "gid", -1);
 	b->has_user = uid >= 0 && uid <= UINT32_MAX && gid >= 0 && gid <= UINT32_MAX;
 	b->uid = b->has_user ? (uint32_t)uid : 0;
@@ -172,6 +174,8 @@ int kit_box_save_at(int storefd, const char *dir, const struct kit_box *b, struc
 	}
 	json_kv_int(j, "created", b->created);
 	json_kv_int(j, "last_used", b->last_used);
+	if (b->learn)
+		json_kv_bool(j, "learn", true);
 	json_key(j, "layers");
 	json_arr_begin(j);
 	for (size_t i = 0; i < b->n_layers; i++)

@@ -53,6 +53,7 @@ struct kit_box {
 	bool has_user;
 	uint32_t uid, gid;
 	int64_t created, last_used;     /* seconds since the epoch */
+	bool learn;                     /* the last run was in learn mode (egress open, recorded) */
 	char **layers;                  /* frozen layers, top first */
 	size_t n_layers;
 	char *freezing;                 /* a fork's layer not yet in `layers` */
@@ -72,8 +73,8 @@ int kit_box_acquire(const char *name, struct kit_box *b, struct ab_err *err);
  * must match them. */
 int kit_box_check_base(struct kit_box *b, const char *base, uint32_t uid, uint32_t gid,
 		       struct ab_err *err);
-/* Record the kit and the time of this run. */
-int kit_box_touch(struct kit_box *b, const char *kit_file, struct ab_err *err);
+/* Record the kit, the time and the mode (learn) of this run. */
+int kit_box_touch(struct kit_box *b, const char *kit_file, bool learn, struct ab_err *err);
 /* The overlay's layers, relative to the store (the mount is made from there):
  * lowerdir ("layers/A:...:BASE"), upperdir and workdir (emptied first). */
 int kit_box_overlay_dirs(struct kit_box *b, const char *base_dir, char **ret_lower, char **ret_upper,
@@ -90,6 +91,7 @@ struct kit_box_info {
 	uint64_t size;                  /* bytes in its own upper layer */
 	uint64_t layers_size;           /* bytes in the frozen layers under it */
 	bool running;
+	bool learn;                     /* its last run was in learn mode */
 };
 /* Every box of the store, by name. */
 int kit_box_list(struct arena *a, struct kit_box_info **ret, size_t *ret_n, struct ab_err *err);

@@ -63,6 +63,7 @@ int kit_box_list(struct arena *a, struct kit_box_info **ret, size_t *ret_n, stru
 		x->kit = b.kit ? arena_strdup(a, b.kit) : NULL;
 		x->created = b.created;
 		x->last_used = b.last_used;
+		x->learn = b.learn;
 		char path[PATH_MAX];
 		snprintf(path, sizeof path, "%s/upper", names[i]);
 		x->size = tree_size(storefd, path, 0);

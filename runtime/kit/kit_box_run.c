@@ -92,9 +92,10 @@ int kit_box_check_base(struct kit_box *b, const char *base, uint32_t uid, uint32
 	return 0;
 }
 
-int kit_box_touch(struct kit_box *b, const char *kit_file, struct ab_err *err)
+int kit_box_touch(struct kit_box *b, const char *kit_file, bool learn, struct ab_err *err)
 {
 	char real[PATH_MAX];
+	b->learn = learn;
 	b->kit = kit_file ? arena_strdup(&b->arena, realpath(kit_file, real) ? real : kit_file) : NULL;
 	b->last_used = (int64_t)time(NULL);
 	return kit_box_save_at(b->store_fd, b->name, b, err);

@@ -44,6 +44,7 @@ struct run_ctx {
 	struct kit_placeholders placeholders;
 	struct kit_sweep sweep;         /* the workspace guard's end of the run */
 	struct kit_box box;             /* a named box; box.name[0] == 0 for none */
+	bool learn;                     /* learn mode (kit run --learn, --egress-mode learn) */
 	char home_source[PATH_MAX + 16];
 	char id[KIT_BOX_NAME_MAX + 8];  /* the container's: kit-HEX, or box-NAME */
 	bool cgroups_off;               /* rootless without a delegated cgroup */
@@ -253,7 +254,7 @@ static int box_prepare(struct run_ctx *rc, const char *name, const char *kit_fil
 	const char *base = box_base(k, &rc->arena, err);
 	if (!base || kit_box_check_base(&rc->box, base, rc->uid, rc->gid, err) < 0)
 		return -1;
-	return kit_box_touch(&rc->box, kit_file, err);
+	return kit_box_touch(&rc->box, kit_file, rc->learn, err);
 }
 
 /* The box's overlay: its layers over the rootfs; a new box's / as the
@@ -379,7 +380,10 @@ static int egress_flags(struct global_opts *g, const struct kit_run_opts *o, str
 		for (size_t i = 0; i < o->n_allow; i++)
 			rc->allow_list = join_list(rc->allow_list, o->allow[i]);
 		g->egress_allow = rc->allow_list;
-		rc->network = rc->allow_list != NULL;
+		/* learning, the box reaches out whatever the kit allows */
+		rc->network = rc->allow_list != NULL || rc->learn;
+	} else if (rc->learn) {
+		return ab_error(err, 0, "kit run --learn: the egress firewall is off (--egress-allow all): there is nothing to learn through");
 	} else {
 		rc->network = k->n_allow + o->n_allow > 0;
 	}
@@ -521,6 +525,7 @@ static __attribute__((noinline)) int prepare_run(struct global_opts *g, const st
 		.gateway_creds = rc->gcreds,
 		.n_gateway_creds = n_gcreds,
 		.gateway_upstream_ca = rc->k->upstream_ca,
+		.report_learn = rc->learn,
 	};
 	if (rc->cgroups_off)
 		g->cgroups_disabled = true;
@@ -548,10 +553,18 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	const struct global_opts saved = *g;
 	/* the box is its user's: egress allow may widen what the kit allows */
 	g->egress_live = true;
+	/* learn mode: the operator's flag, or this run's */
+	rc.learn = g->egress_learn || o->learn;
+	g->egress_learn = rc.learn;
 	struct create_opts co;
 	int ret = -1;
-	if (prepare_run(g, o, &rc, &co, err) == 0)
+	if (prepare_run(g, o, &rc, &co, err) == 0) {
+		if (rc.learn)
+			log_warn("kit run: LEARN MODE: the egress of box %s is OPEN: it may reach any address outside the host's "
+				 "networks (deny entries still refuse); its DNS sentry records every name, port and protocol "
+				 "it reaches", rc.id);
 		ret = container_run(g, &co, err);
+	}
 	end_run(&rc, o, ret);
 	g->egress_allow = saved.egress_allow;
 	g->egress_deny = saved.egress_deny;
@@ -559,6 +572,7 @@ int kit_run(struct global_opts *g, const struct kit_run_opts *o, struct ab_err *
 	g->seccomp_profile = saved.seccomp_profile;
 	g->cgroups_disabled = saved.cgroups_disabled;
 	g->egress_live = saved.egress_live;
+	g->egress_learn = saved.egress_learn;
 	kit_free(rc.k);
 	free(rc.allow_list);
 	free(rc.deny_list);

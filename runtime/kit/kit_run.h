@@ -23,6 +23,7 @@ struct kit_run_opts {
 	const char *name;               /* --name: a box that persists (kit_box.h) */
 	bool ws_guard_set;              /* --workspace-guard: over the kit's workspace_guard */
 	enum kit_ws_guard ws_guard;
+	bool learn;                     /* --learn: egress open, what it reaches recorded */
 };
 
 /* Build the kit into a temporary bundle and run it in the foreground: returns

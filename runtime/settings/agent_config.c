@@ -106,7 +106,7 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		       struct ab_err *err)
 {
 	static const char *const keys[] = {"enforce", "allow", "deny", "internal", "annotations_may_widen", "hook_anchor",
-					   "live_may_widen", "proxy", NULL};
+					   "live_may_widen", "proxy", "learn_allowed", NULL};
 	if (yml_check_map(n, "egress", keys, err) < 0)
 		return -1;
 	const struct yml_node *v;
@@ -123,6 +123,9 @@ static int load_egress(struct arena *a, const struct yml_node *n, struct agent_c
 		return -1;
 	if ((v = yml_map_get(n, "live_may_widen")) &&
 	    yml_get_bool(v, "egress.live_may_widen", &c->egress_live_may_widen, err) < 0)
+		return -1;
+	if ((v = yml_map_get(n, "learn_allowed")) &&
+	    yml_get_bool(v, "egress.learn_allowed", &c->egress_learn_allowed, err) < 0)
 		return -1;
 	if ((v = yml_map_get(n, "hook_anchor")) &&
 	    yml_get_bool(v, "egress.hook_anchor", &c->egress_hook_anchor, err) < 0)

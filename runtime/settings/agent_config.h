@@ -36,6 +36,7 @@ struct agent_config {
 	bool egress_live_may_widen;       /* egress allow may go beyond egress.allow and the flags */
 	bool egress_hook_anchor;          /* pin the netfilter hook anchor (netfilter/ruleset/anchor.c) */
 	bool egress_proxy;                /* the box's HTTP proxy for every container (off: by annotation) */
+	bool egress_learn_allowed;        /* annotation agentbox.egress.mode=learn may turn learn mode on */
 	/* floor */
 	bool refuse_privileged;
 	uint64_t allowed_capabilities;    /* exempt from refuse_privileged */

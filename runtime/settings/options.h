@@ -27,6 +27,7 @@ struct global_opts {
 	const char *seccomp_profile;    /* --seccomp-profile NAME */
 	const char *credentials;        /* --credentials LIST (config.yaml's header credentials) */
 	bool egress_live;               /* kit run: the box's user may widen its policy live (egress allow) */
+	bool egress_learn;              /* --egress-mode learn, kit run --learn: egress open and recorded */
 };
 
 struct create_opts {
@@ -52,6 +53,7 @@ struct create_opts {
 	int (*on_netns)(pid_t init_pid, int netns_fd, void *data, struct ab_err *err);
 	int timeout_ms;                 /* run only: SIGKILL the container after this, 0 = none */
 	bool report_egress;             /* run only: print refused egress to stderr at the end */
+	bool report_learn;              /* run only: learn mode's summary on stderr at the end */
 	/* Use this parsed config instead of loading BUNDLE/config.json (kit run: a config
 	 * holding credentials that must never be on disk). Taken: create/run free it. */
 	struct oci_config *config;

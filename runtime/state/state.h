@@ -20,6 +20,7 @@
 #define CONFIG_COPY "config.json"
 #define EGRESS_LOG "egress.log"
 #define EGRESS_POLICY_FILE "egress.policy"   /* a live policy change for the sentry (egress_live.c) */
+#define EGRESS_LEARN "egress.learn"          /* learn mode's records (netfilter/sentry/sentry_learn.h) */
 /* What the box may read about its refusals: the sentry writes it in the state
  * dir, the box sees it read-only at REFUSED_FILE_BOX (init_ctx.h). */
 #define EGRESS_REFUSED "refused"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Shell completion (completions/agentbox.bash, completions/_agentbox): every
-# command of `agentbox --help`, every subcommand of kit and egress and every
+# command of `agentbox --help`, every subcommand of kit and egress (suggest
+# too) and every
 # option of every synopsis is offered, by bash and by zsh; values (formats,
 # --rootless), container IDs under the --root given, named boxes and kits.
 # The scripts read the words from the binary's own help, so this checks the
@@ -77,7 +78,7 @@ assert_offers() {
 	assert_offers "$cmds" "$(comp agentbox "")"
 	assert_offers "$(help_globals)" "$(comp agentbox --)"
 	assert_offers "$(printf '%s\n' build run show ls rm fork)" "$(comp agentbox kit "")"
-	assert_offers "$(printf '%s\n' log show allow deny)" "$(comp agentbox egress "")"
+	assert_offers "$(printf '%s\n' log show suggest allow deny)" "$(comp agentbox egress "")"
 	# each synopsis' long options, after the command (and subcommand): the
 	# queries first, then one bash answers them all
 	local queries= wants=() i
@@ -98,6 +99,10 @@ assert_offers() {
 	[ "$(comp agentbox eg)" = egress ]
 	[ "$(comp agentbox kit run --w | tr "\n" " ")" = "--workspace --workspace-guard " ]
 	[ "$(comp agentbox --rootless "" | tr '\n' ' ')" = "auto false true " ]
+	# learn mode's words: the global mode, kit run's flag, egress suggest's options
+	[ "$(comp agentbox --egress-mode "" | tr '\n' ' ')" = "enforce learn " ]
+	[ "$(comp agentbox kit run --l)" = --learn ]
+	[ "$(comp agentbox egress suggest -- | tr '\n' ' ')" = "--json --wildcards " ]
 	[ "$(comp agentbox list --format "" | tr '\n' ' ')" = "json table " ]
 	[ "$(comp agentbox kill ID KI)" = KILL ]
 	# the box's command after --, the kit's files for KIT
@@ -112,7 +117,7 @@ assert_offers() {
 	assert_offers "$cmds" "$(zcomp agentbox "")"
 	assert_offers "$(help_globals)" "$(zcomp agentbox --)"
 	assert_offers "$(printf '%s\n' build run show ls rm fork)" "$(zcomp agentbox kit "")"
-	assert_offers "$(printf '%s\n' log show allow deny)" "$(zcomp agentbox egress "")"
+	assert_offers "$(printf '%s\n' log show suggest allow deny)" "$(zcomp agentbox egress "")"
 	for cmd in $cmds; do
 		while read -r line; do
 			opts=$(grep -oE -- '--[a-z][a-z-]+' <<<"$line" | sort -u)
@@ -122,6 +127,8 @@ assert_offers() {
 		done < <(synopses "$cmd")
 	done
 	[ "$(zcomp agentbox list --format "" | tr '\n' ' ')" = "json table " ]
+	[ "$(zcomp agentbox --egress-mode "" | tr '\n' ' ')" = "enforce learn " ]
+	[ "$(zcomp agentbox egress suggest -- | tr '\n' ' ')" = "--json --wildcards " ]
 	[ "$(zcomp agentbox kit show "")" = "_files -g *.(yaml|yml)" ]
 	[ "$(zcomp agentbox kit run -- "")" = "_command_names -e" ]
 }
@@ -138,11 +145,13 @@ assert_offers() {
 	# IDs where a container is meant; box names too where a box is (exec, egress)
 	[ "$(comp agentbox --root "$ROOT" state abcp)" = abcp-one ]
 	[ "$(comp agentbox --root "$ROOT" egress allow abcp | tr '\n' ' ')" = "abcp-box abcp-one " ]
+	[ "$(comp agentbox --root "$ROOT" egress suggest abcp | tr '\n' ' ')" = "abcp-box abcp-one " ]
 	[ "$(comp agentbox kit rm abcp)" = abcp-box ]
 	[ "$(comp agentbox kit run --name abc)" = abcp-box ]
 	if command -v zsh >/dev/null; then
 		[ "$(zcomp agentbox --root "$ROOT" kill abcp)" = abcp-one ]
 		[ "$(zcomp agentbox kit fork "")" = abcp-box ]
+		[ "$(zcomp agentbox --root "$ROOT" egress suggest abcp | tr '\n' ' ')" = "abcp-box abcp-one " ]
 	fi
 	runtime kit rm abcp-box
 	assert_success

@@ -230,3 +230,68 @@ ruleset() { nsenter --net=/run/netns/ablive$$ nft list table inet agentbox | gre
 	jq -se 'map(select(.dst == "198.18.40.9" and .port == 9000 and .reason == "denied")) | length > 0' \
 		<<<"$stdout" >/dev/null || fail "the refused packets are not logged: $stdout"
 }
+
+@test "egress deny: an established connection to a denied name's addresses ends too" {
+	command -v socat >/dev/null || skip "needs socat"
+	ip netns exec ablsrv$$ socat -u TCP-LISTEN:9000,bind=198.18.40.9,reuseaddr OPEN:"$TEST_DIR/recv",creat,append \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	RUNTIME_ARGS+=(--egress-allow live.test:9000,other.test)
+	start_box cn
+	# by name: the box looked it up, the sentry learnt its address
+	"$RUNTIME" --root "$ROOT" "${RUNTIME_ARGS[@]}" exec cn sh -c \
+		'i=0; while true; do echo line $i; i=$((i + 1)); sleep 0.1; done | nc live.test 9000' \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	local i a b
+	for ((i = 0; i < 100; i++)); do
+		[ "$({ wc -l <"$TEST_DIR/recv"; } 2>/dev/null || echo 0)" -ge 3 ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <"$TEST_DIR/recv")" -ge 3 ] || fail "the connection never carried anything"
+	# a deny of another name cuts nothing: the flow goes on
+	runtime egress deny cn other.test
+	assert_success
+	a=$(wc -l <"$TEST_DIR/recv")
+	sleep 1
+	b=$(wc -l <"$TEST_DIR/recv")
+	[ "$b" -gt "$a" ] || fail "cut by a deny of another name: $a then $b lines"
+	runtime egress deny cn live.test:9000
+	assert_success
+	# the flow is refused from its next packet on: nothing more arrives
+	sleep 0.5
+	a=$(wc -l <"$TEST_DIR/recv")
+	sleep 1
+	b=$(wc -l <"$TEST_DIR/recv")
+	[ "$a" = "$b" ] || fail "still flowing after the deny: $a then $b lines"
+	runtime egress log --json cn
+	jq -se 'map(select(.dst == "198.18.40.9" and .port == 9000 and .verdict == "deny")) | length > 0' \
+		<<<"$stdout" >/dev/null || fail "the refused packets are not logged: $stdout"
+}
+
+@test "egress log: a record of repeats carries the time of its first and last refusal, not of its write" {
+	printf 'egress: {live_may_widen: true}\n' >"$CONFIG"
+	start_box rp
+	# refused five times, then allowed: the repeats are written later (at
+	# the next flush, here the end), after the policy record
+	runtime exec rp sh -c 'for i in 1 2 3 4 5; do nslookup -type=a live.test 198.18.40.53 >/dev/null 2>&1; done'
+	runtime egress allow rp live.test
+	assert_success
+	runtime kill rp KILL
+	local i
+	for ((i = 0; i < 100; i++)); do
+		jq -e 'select(.repeats)' "$ROOT/rp/egress.log" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	runtime egress log --json rp
+	local policy_time rec
+	policy_time=$(jq -r 'select(.verdict == "policy") | .time' <<<"$stdout")
+	rec=$(jq -c 'select(.name == "live.test" and .repeats)' <<<"$stdout")
+	[ -n "$policy_time" ] && [ -n "$rec" ] || fail "no policy record or no repeats: $stdout"
+	# written after the policy record, about refusals made before it
+	[ "$(jq -r .time <<<"$rec")" = "$(jq -r .first <<<"$rec")" ] || fail "time is not the first refusal: $rec"
+	[[ "$(jq -r .last <<<"$rec")" < "$policy_time" ]] || fail "the last refusal is after the allow: $rec, $policy_time"
+	[[ "$(jq -r .first <<<"$rec")" < "$(jq -r .last <<<"$rec")" ]] || fail "first is not before last: $rec"
+	runtime egress log rp
+	assert_output_matches "live\.test +not-allowed +\([0-9]+ more times, first 20[0-9T:.-]+Z, last 20[0-9T:.-]+Z\)"
+}

@@ -339,3 +339,61 @@ kit_with_ca() {
 	assert_output_contains "proxy: false"
 	assert_kit_run_clean
 }
+
+@test "egress deny NAME: the tunnels the box's HTTP proxy holds to the name's addresses end, and the box's end of them" {
+	# a sink on web.test for a stream the box sends through a CONNECT tunnel
+	ip netns exec "$KP_NS" socat -u TCP-LISTEN:9300,bind=198.18.44.65,reuseaddr OPEN:"$TEST_DIR/recv",creat,append \
+		</dev/null >/dev/null 2>&1 3>&- &
+	defer kill $!
+	local i a b
+	for ((i = 0; i < 100; i++)); do
+		ip netns exec "$KP_NS" ss -ltn | grep -q '198.18.44.65:9300' && break
+		sleep 0.05
+	done
+	kit stream.yaml <<-'EOF'
+		rootfs: host
+		network:
+		  allow: [web.test:9300, registry.test]
+		command:
+		  - sh
+		  - -c
+		  - |
+		    (i=0; while :; do echo line $i; i=$((i + 1)); sleep 0.1; done |
+		      socat - PROXY:127.0.0.1:web.test:9300,proxyport=61128; echo tunnel-ended) &
+		    while [ ! -e /workspace/go ]; do sleep 0.1; done
+	EOF
+	unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$KP_DIR/resolv.conf" \
+		"$RUNTIME" --root "$ROOT" --egress-internal 198.18.44.64/26 kit run --name abkpcut --workspace "$WS" \
+		"$TEST_DIR/stream.yaml" >"$TEST_DIR/out" 2>"$TEST_DIR/err" </dev/null 3>&- &
+	local kitpid=$!
+	defer kill $kitpid
+	for ((i = 0; i < 100; i++)); do
+		[ "$({ wc -l <"$TEST_DIR/recv"; } 2>/dev/null || echo 0)" -ge 3 ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <"$TEST_DIR/recv")" -ge 3 ] || fail "the tunnel never carried anything: $(cat "$TEST_DIR/err")"
+	# a deny of another name cuts nothing
+	runtime egress deny box-abkpcut registry.test
+	assert_success
+	a=$(wc -l <"$TEST_DIR/recv")
+	sleep 1
+	b=$(wc -l <"$TEST_DIR/recv")
+	[ "$b" -gt "$a" ] || fail "cut by a deny of another name: $a then $b lines"
+	# its own: the proxy's connection is cut, and it closes the box's end
+	runtime egress deny box-abkpcut web.test
+	assert_success
+	wait_for_line "$TEST_DIR/out" '^tunnel-ended$' 10
+	a=$(wc -l <"$TEST_DIR/recv")
+	sleep 1
+	b=$(wc -l <"$TEST_DIR/recv")
+	[ "$a" = "$b" ] || fail "still flowing after the deny: $a then $b lines"
+	runtime egress log --json box-abkpcut
+	# (the proxy's next packet is new to conntrack, and the name's addresses
+	# are in no allow set now)
+	jq -se 'any(.[]; .verdict == "deny" and .dst == "198.18.44.65" and .port == 9300 and .name == "web.test")' \
+		<<<"$stdout" >/dev/null || fail "the tunnel's refused packets are not logged: $stdout"
+	touch "$WS/go"
+	wait $kitpid || fail "the run failed: $(cat "$TEST_DIR/err")"
+	runtime kit rm abkpcut
+	assert_kit_run_clean
+}

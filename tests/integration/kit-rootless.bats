@@ -863,3 +863,48 @@ sudo" ] || fail "the box's home: $out"
 	as_way runuser "$KR_BIN/agentbox" kit rm krs
 	assert_user_run_clean
 }
+
+@test "rootless kit run --learn: what the box reached, itself and through its HTTP proxy, is recorded as the user's; its suggestion runs the box default-deny with nothing refused" {
+	setup_inet
+	KR_RESOLV=$TEST_DIR/resolv.conf
+	# socat connects itself; curl goes through the box's HTTP proxy (its
+	# http_proxy, as every kit box's): a plain request the proxy makes
+	local cmd='echo "proxy=${http_proxy:-none}"
+		getent hosts api.test >/dev/null && echo looked-up
+		socat -T5 - TCP:web.test:8080,connect-timeout=4 </dev/null | grep -q hello && echo web-reached
+		curl -s --max-time 5 --http0.9 http://other.test:8080/ | grep -q hello && echo other-reached-by-proxy'
+	kkit open.yaml <<-'EOF2'
+		rootfs: host
+	EOF2
+	kr --egress-internal 198.18.42.128/25 kit run --learn --workspace "$WS" --name krlearn open.yaml -- sh -c "$cmd"
+	assert_success
+	assert_output_contains "proxy=http://127.0.0.1:61128"
+	assert_output_contains looked-up
+	assert_output_contains web-reached
+	assert_output_contains other-reached-by-proxy
+	assert_output_contains "LEARN MODE"
+	# the records are the user's: in its durable log directory, read after the run
+	kr egress suggest box-krlearn
+	assert_success
+	grep -qx '    - web.test:8080' <<<"$stdout" || fail "$stdout"
+	grep -qx '    - other.test:8080' <<<"$stdout" || fail "the proxy's request is not in it: $stdout"
+	grep -q '^    - api.test  *# looked up only' <<<"$stdout" || fail "$stdout"
+	local f
+	f=$(find "$KR_HOME/.local/state/agentbox/log" -name egress.learn 2>/dev/null | head -1)
+	[ -n "$f" ] && [ "$(stat -c %U "$f")" = "$KR_USER" ] || fail "no learn file of the user's: ${f:-none}"
+	grep -q '"name":"other.test","via":"proxy"' "$f" || fail "not recorded as the proxy's: $(cat "$f")"
+	# pasted, default-deny: nothing refused; without it, refused
+	{ grep -v '^#' <<<"$stdout"; echo "rootfs: host"; } >"$TEST_DIR/paste.yaml"
+	chown "$KR_USER:" "$TEST_DIR/paste.yaml"
+	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" paste.yaml -- sh -c "$cmd"
+	assert_success
+	assert_output_contains looked-up
+	assert_output_contains web-reached
+	assert_output_contains other-reached-by-proxy
+	refute_output_contains "egress refused"
+	kr --egress-internal 198.18.42.128/25 kit run --workspace "$WS" open.yaml -- sh -c "$cmd"
+	refute_output_contains web-reached
+	refute_output_contains other-reached-by-proxy
+	kr kit rm krlearn
+	assert_user_run_clean
+}

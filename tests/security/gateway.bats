@@ -314,7 +314,7 @@ for p in 1 2; do /usr/bin/curl -sS --max-time 20 -k --resolve evil.test:443:198.
 	runtime egress log gw-engine
 	[ "$status" -eq 0 ]
 	grep -Eq 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN$' <<<"$output"
-	assert_output_matches 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN +\(1 more times\)'
+	assert_output_matches 'credential +https +198\.19\.97\.10:443 +api\.test +credential GITHUB_TOKEN +\(1 more times, first [0-9T:.-]+Z, last [0-9T:.-]+Z\)'
 	assert_output_matches 'deny +tls +198\.19\.97\.10:443 +evil\.test +not-allowed'
 	! grep -rq "$ABGW_SECRET" "$ROOT/gw-engine/" || fail "succeeded, must not: grep -rq \"\$ABGW_SECRET\" \"\$ROOT/gw-engine/\""
 	runtime delete gw-engine

@@ -392,6 +392,87 @@ static void resolv_conf(void)
 	   "loopback: 127.0.0.0/8 and ::1");
 }
 
+/* Learn mode: open for any name no deny entry refuses, carried in the
+ * canonical text, and wider than any policy that does not learn. */
+static void learn_mode(void)
+{
+	struct egress_policy p = {0};
+	struct ab_err err = {0};
+	ok(egress_policy_add(&p, "web.test:443", false, SRC, &err) == 0 &&
+		   egress_policy_add(&p, "bad.test,*.ads.test", true, SRC, &err) == 0 &&
+		   egress_policy_add_internal(&p, "10.0.0.0/8", SRC, &err) == 0,
+	   "a policy");
+	ok(egress_policy_check_name(&p, "other.test") == EGRESS_NAME_NONE, "enforcing: an unnamed name is refused");
+	ok(!egress_policy_allows_names(&(struct egress_policy){0}), "an empty policy allows no name");
+	p.learn = true;
+	ok(egress_policy_check_name(&p, "other.test") == EGRESS_NAME_ALLOW, "learning: an unnamed name resolves");
+	ok(egress_policy_check_name(&p, "bad.test") == EGRESS_NAME_DENY, "learning: a deny entry still refuses");
+	ok(egress_policy_check_name(&p, "x.ads.test") == EGRESS_NAME_DENY, "learning: a deny wildcard too");
+	struct egress_policy empty = {.learn = true};
+	ok(egress_policy_allows_names(&empty), "learning with no entry: names are forwarded");
+	char *s = egress_policy_to_string(&p);
+	is_str(s, "allow=web.test:443;deny=bad.test,*.ads.test;internal=10.0.0.0/8;mode=learn", "the text says learn");
+	struct egress_policy q = {0};
+	ok(egress_policy_from_string(s, "text", &q, &err) == 0 && q.learn && q.internal.n == 1 && q.deny.n == 2,
+	   "and reads back");
+	char *t = egress_policy_to_string(&q);
+	is_str(t, s, "to the same text");
+	free(t);
+	free(s);
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=;deny=;mode=learn", "text", &q, &err) == 0 && q.learn && q.allow.n == 0 &&
+		   q.deny.n == 0,
+	   "learning with no entry reads back");
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=a.test;deny=b.test", "text", &q, &err) == 0 && !q.learn,
+	   "a text without a mode enforces");
+	egress_policy_free(&q);
+	ok(egress_policy_from_string("allow=a.test;deny=;mode=open", "text", &q, &err) < 0,
+	   "an unknown mode is no entry: refused");
+
+	/* the ranges learn mode's filter keeps closed, and the exceptions in them */
+	struct egress_entry r[128];
+	size_t n4 = egress_special_ranges(AF_INET, false, r, 128);
+	char text[EGRESS_ENTRY_TEXT];
+	bool has10 = false, has_meta = false;
+	for (size_t i = 0; i < n4 && i < 128; i++) {
+		egress_entry_to_string(&r[i], text, sizeof text);
+		has10 |= streq(text, "10.0.0.0/8");
+		has_meta |= streq(text, "169.254.0.0/16");
+	}
+	ok(n4 >= 15 && has10 && has_meta, "IPv4: private and link-local (metadata) among %zu ranges", n4);
+	size_t n6 = egress_special_ranges(AF_INET6, false, r, 128);
+	bool mapped = false, nat64 = false, sixtofour = false, ula = false;
+	for (size_t i = 0; i < n6 && i < 128; i++) {
+		egress_entry_to_string(&r[i], text, sizeof text);
+		mapped |= streq(text, "::ffff:10.0.0.0/104");
+		nat64 |= streq(text, "64:ff9b::a9fe:0/112");
+		sixtofour |= streq(text, "2002:7f00::/24");
+		ula |= streq(text, "fc00::/7");
+	}
+	ok(ula && mapped && nat64 && sixtofour, "IPv6: its own ranges, and IPv4's as IPv6 carries them (%zu)", n6);
+	ok(egress_special_ranges(AF_INET, false, NULL, 0) == n4, "counted without room");
+	n4 = egress_special_ranges(AF_INET, true, r, 128);
+	ok(n4 == 2 && streq(egress_entry_to_string(&r[0], text, sizeof text), "192.0.0.9"), "the exceptions");
+
+	/* a learning joiner reaches what an enforcing owner refuses */
+	struct egress_policy owner = {0}, mine = {.learn = true};
+	char what[EGRESS_ENTRY_TEXT];
+	bool missing_deny;
+	egress_policy_add(&owner, "a.test", false, "o", &err);
+	ok(egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "learn mode is wider");
+	is_str(what, "learn mode", "named");
+	mine.learn = false;
+	owner.learn = true;
+	egress_policy_add(&mine, "z.test:443", false, "m", &err);
+	ok(!egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "a name within a learning owner's");
+	egress_policy_add(&mine, "198.51.100.0/24", false, "m", &err);
+	ok(egress_policy_wider(&mine, &owner, what, sizeof what, &missing_deny), "an address range is not");
+	egress_policy_free(&owner);
+	egress_policy_free(&mine);
+	egress_policy_free(&p);
+}
+
 int main(void)
 {
 	valid_shapes();
@@ -400,5 +481,6 @@ int main(void)
 	internal_ranges();
 	reasons();
 	resolv_conf();
+	learn_mode();
 	return tap_done();
 }

@@ -32,6 +32,13 @@ int main(void)
 		  "  dns  meta.test -> 169.254.169.254  internal-address: the answer points to an internal address [link-local (cloud metadata)]; open 169.254.0.0/16 with --egress-internal 169.254.0.0/16 or the kit's network.internal" },
 		{ "{\"verdict\":\"deny\",\"proto\":\"dns\",\"dst\":\"8.8.8.8\",\"name\":\"self.test\",\"reason\":\"internal-address\"}",
 		  "  dns  self.test -> 8.8.8.8  internal-address: the answer points to an internal address [the host's own]; open 8.8.8.8/32 with --egress-internal 8.8.8.8/32 or the kit's network.internal" },
+		/* by address: learn mode's filter, or the box's HTTP proxy asked for a literal */
+		{ "{\"verdict\":\"deny\",\"proto\":\"tcp\",\"dst\":\"10.45.0.1\",\"port\":9000,\"reason\":\"internal-address\"}",
+		  "  tcp  10.45.0.1:9000  internal-address: its destination is an internal address [private]; open 10.0.0.0/8 with --egress-internal 10.0.0.0/8 or the kit's network.internal" },
+		{ "{\"verdict\":\"deny\",\"proto\":\"proxy\",\"dst\":\"169.254.169.254\",\"port\":80,\"reason\":\"internal-address\"}",
+		  "  proxy 169.254.169.254:80  internal-address: its destination is an internal address [link-local (cloud metadata)]; open 169.254.0.0/16 with --egress-internal 169.254.0.0/16 or the kit's network.internal" },
+		{ "{\"verdict\":\"deny\",\"proto\":\"proxy\",\"dst\":\"127.0.0.1\",\"port\":8080,\"reason\":\"loopback\"}",
+		  "  proxy 127.0.0.1:8080  loopback: the box's HTTP proxy does not connect to the box itself; its own addresses are reached directly (NO_PROXY)" },
 		{ "{\"verdict\":\"deny\",\"proto\":\"tcp\",\"dst\":\"198.51.100.9\",\"port\":443,\"reason\":\"denied\"}",
 		  "  tcp  198.51.100.9:443  denied: a deny entry matches (the kit's network.deny, --egress-deny or the config's egress.deny)" },
 		{ "{\"verdict\":\"deny\",\"proto\":\"udp\",\"dst\":\"9.9.9.9\",\"port\":53,\"reason\":\"dns-bypass\"}",

@@ -83,5 +83,48 @@ int main(void)
 			free(e.name);
 	}
 	egress_policy_free(&p);
+
+	/* learn mode: every TLS connection is checked (and its name recorded),
+	 * open but for what a deny entry refuses */
+	p = policy("", "bad.test,*.ads.test:443,198.51.100.0/24");
+	ok(!sni_policy_needs_proxy(&p), "no allow entry: no check");
+	p.learn = true;
+	ok(sni_policy_needs_proxy(&p), "learning: the check runs");
+	ok(sni_name_allowed(&p, "any.test", 443), "learning: an unnamed name passes");
+	ok(sni_name_verdict(&p, "bad.test", 443) == EGRESS_NAME_DENY, "learning: a denied name is refused");
+	ok(sni_name_verdict(&p, "x.ads.test", 443) == EGRESS_NAME_DENY, "learning: a denied wildcard on its port");
+	ok(sni_name_allowed(&p, "x.ads.test", 8443), "learning: ... not on another");
+	ok(addr_ok(&p, "192.0.2.1", 443) == false && addr_ok(&p, "8.8.4.4", 443),
+	   "learning: a nameless connection passes, but not to a special-purpose range");
+	ok(!addr_ok(&p, "198.51.100.9", 443), "learning: not to a denied range");
+	/* the box's HTTP proxy judges an address literal by this verdict: the
+	 * ranges learn mode's filter keeps closed are closed to it too */
+	uint8_t a[16];
+	inet_pton(AF_INET, "10.1.2.3", a);
+	ok(sni_addr_verdict(&p, AF_INET, a, 8080) == EGRESS_NAME_NONE, "learning: a private address is not opened");
+	inet_pton(AF_INET6, "::ffff:169.254.169.254", a);
+	ok(sni_addr_verdict(&p, AF_INET6, a, 80) == EGRESS_NAME_NONE, "learning: nor metadata as IPv4-mapped IPv6");
+	inet_pton(AF_INET, "8.8.4.4", a);
+	ok(sni_addr_verdict(&p, AF_INET, a, 22) == EGRESS_NAME_ALLOW, "learning: a public address on any port is");
+	inet_pton(AF_INET, "198.51.100.9", a);
+	ok(sni_addr_verdict(&p, AF_INET, a, 22) == EGRESS_NAME_DENY, "learning: a denied one is DENY");
+	struct ab_err err;
+	egress_policy_add_internal(&p, "10.0.0.0/8", "test", &err);
+	egress_policy_add(&p, "192.168.7.0/24:8080", false, "test", &err);
+	inet_pton(AF_INET, "10.1.2.3", a);
+	ok(sni_addr_verdict(&p, AF_INET, a, 8080) == EGRESS_NAME_ALLOW, "learning: a range opened as internal is open");
+	inet_pton(AF_INET, "192.168.7.9", a);
+	ok(sni_addr_verdict(&p, AF_INET, a, 8080) == EGRESS_NAME_ALLOW &&
+		   sni_addr_verdict(&p, AF_INET, a, 8081) == EGRESS_NAME_NONE,
+	   "learning: a private range a CIDR entry allows on a port: that port only");
+	/* a credential host below a wildcard is reachable while learning */
+	struct egress_entry h;
+	ok(cred_host_parse("*.any.test", "test", &h, &err) == 0 && sni_cred_host_reachable(&p, &h),
+	   "learning: a wildcard credential host is reachable");
+	free(h.name);
+	ok(cred_host_parse("*.ads.test", "test", &h, &err) == 0 && !sni_cred_host_reachable(&p, &h),
+	   "learning: ... not one a deny wildcard takes back whole");
+	free(h.name);
+	egress_policy_free(&p);
 	return tap_done();
 }
